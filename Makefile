@@ -1,0 +1,73 @@
+# Artel: entry points for people and CI. The real build is CMake + Ninja;
+# this file only names the common runs. Every target installs missing Debian
+# packages first (scripts/install-deps.sh; a no-op when all are present).
+#
+#   make demo    build, then run the demo (scripts/demo.sh)
+#   make test    sanitizer build (ASan+UBSan) in build-asan/, then every CTest test
+#   make build   optimized build in build/; binaries in build/bin/
+#   make bench   optimized build, then every build/bin/bench_* program
+#   make format  clang-format -i over src tests bench
+#   make tidy    clang-tidy over src (uses build/compile_commands.json)
+#   make clean   remove build trees
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_DIR ?= build
+ASAN_DIR ?= build-asan
+CMAKE ?= cmake
+CTEST ?= ctest
+
+# The sanitizer build uses RelWithDebInfo at -O1 without NDEBUG: ASan at -O0
+# is several times slower, and tests should keep assert() live.
+ASAN_CMAKE_FLAGS := -DARTEL_SANITIZE=ON -DARTEL_BUILD_BENCH=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
+
+# Stop at the first report, with a stack trace. Exported so that test
+# discovery at build time (gtest_discover_tests) runs under the same options.
+export ASAN_OPTIONS := halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1
+export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1
+
+SOURCE_DIRS := src tests bench
+
+.PHONY: all deps build test bench demo format format-check tidy clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+test: deps
+	$(CMAKE) -S . -B $(ASAN_DIR) -G Ninja $(ASAN_CMAKE_FLAGS)
+	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
+	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j $(JOBS)
+
+bench: build
+	@set -e; shopt -s nullglob; benches=($(BUILD_DIR)/bin/bench_*); \
+	if (( $${#benches[@]} == 0 )); then echo "bench: no $(BUILD_DIR)/bin/bench_* programs yet"; exit 0; fi; \
+	for b in "$${benches[@]}"; do \
+	  [[ -x $$b && -f $$b ]] || continue; \
+	  echo "==> $$b"; "$$b" --benchmark_counters_tabular=true; echo; \
+	done
+
+demo: build
+	@scripts/demo.sh
+
+format:
+	@find $(SOURCE_DIRS) \( -name '*.h' -o -name '*.cc' \) -print0 2>/dev/null | xargs -0 -r clang-format -i --style=file
+
+format-check:
+	@find $(SOURCE_DIRS) \( -name '*.h' -o -name '*.cc' \) -print0 2>/dev/null | xargs -0 -r clang-format --dry-run --Werror --style=file
+
+# clang-tidy needs the compile database; configuring is enough, but the build
+# target also makes sure generated files exist.
+tidy: build
+	run-clang-tidy -quiet -p $(BUILD_DIR) -j $(JOBS) -extra-arg=-Wno-unknown-warning-option '^$(CURDIR)/src/'
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,0 +1,24 @@
+// The verbs of the `artel` command line.
+//
+// Each verb lives in its own file (cmd_<verb>.cc) and contributes one
+// function that registers a CLI11 subcommand on the root app. The callback it
+// installs stores the verb's exit status in *exit_code; main() returns it.
+// Adding a verb = one new file + one line in main.cc.
+//
+// Thread-safety: used from main() only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace artel::cli {
+
+// `artel test PATH...`: run scenario files (docs/scenarios.md).
+void AddTestCommand(CLI::App& app, int* exit_code);
+
+// `artel check PATH...`: load and validate manifests without running anything.
+void AddCheckCommand(CLI::App& app, int* exit_code);
+
+// `artel version`.
+void AddVersionCommand(CLI::App& app, int* exit_code);
+
+}  // namespace artel::cli

@@ -1,0 +1,23 @@
+// artel: the command-line client. Offline verbs (test, check) run here
+// without a daemon; each verb is registered from its own cmd_*.cc file.
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"artel: a multi-tenant GPU cluster scheduler"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  artel::cli::AddTestCommand(app, &exit_code);
+  artel::cli::AddCheckCommand(app, &exit_code);
+  artel::cli::AddVersionCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit with 2, as most Unix tools do; --help exits with 0.
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,1096 @@
+#include "core/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <unordered_set>
+
+#include "core/engine_impl.h"
+
+namespace artel::core {
+
+const char* WorkloadStateName(WorkloadState s) {
+  switch (s) {
+    case WorkloadState::kPending: return "Pending";
+    case WorkloadState::kAdmitted: return "Admitted";
+    case WorkloadState::kEvicting: return "Evicting";
+    case WorkloadState::kFinished: return "Finished";
+  }
+  return "Unknown";
+}
+
+const char* EvictionReasonName(EvictionReason r) {
+  switch (r) {
+    case EvictionReason::kInClusterQueue: return "InClusterQueue";
+    case EvictionReason::kInCohortReclamation: return "InCohortReclamation";
+    case EvictionReason::kInCohortFairSharing: return "InCohortFairSharing";
+    case EvictionReason::kInCohortReclaimWhileBorrowing: return "InCohortReclaimWhileBorrowing";
+    case EvictionReason::kClusterQueueStopped: return "ClusterQueueStopped";
+    case EvictionReason::kLocalQueueStopped: return "LocalQueueStopped";
+    case EvictionReason::kDeactivated: return "Deactivated";
+  }
+  return "Unknown";
+}
+
+const char* PendingReasonKindName(PendingReason::Kind k) {
+  using K = PendingReason::Kind;
+  switch (k) {
+    case K::kNone: return "None";
+    case K::kNotYetTried: return "NotYetTried";
+    case K::kLocalQueueMissing: return "LocalQueueMissing";
+    case K::kClusterQueueMissing: return "ClusterQueueMissing";
+    case K::kNamespaceNotAllowed: return "NamespaceNotAllowed";
+    case K::kStopped: return "Stopped";
+    case K::kInactive: return "Inactive";
+    case K::kNoFlavor: return "NoFlavor";
+    case K::kInsufficientQuota: return "InsufficientQuota";
+    case K::kPreemptionNoCandidates: return "PreemptionNoCandidates";
+    case K::kWaitingForEvictions: return "WaitingForEvictions";
+    case K::kResourceQuotaExceeded: return "ResourceQuotaExceeded";
+    case K::kBlockedByStrictFIFO: return "BlockedByStrictFIFO";
+    case K::kReservedByOther: return "ReservedByOther";
+    case K::kInadmissibleUntilChange: return "InadmissibleUntilChange";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+using K = PendingReason::Kind;
+
+PendingReason Reason(K kind, std::string message) {
+  PendingReason r;
+  r.kind = kind;
+  r.message = std::move(message);
+  return r;
+}
+
+// Resource id a ResourceQuota key caps, or "" for keys Artel ignores.
+std::string RqResource(const std::string& key) {
+  if (key.rfind("requests.", 0) == 0) return key.substr(9);
+  if (key == "cpu" || key == "memory" || key == "ephemeral-storage") return key;
+  return "";
+}
+
+std::string Fmt(const std::string& res, Amount a) { return FormatQuantity(a) + " " + res; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Configuration.
+
+int32_t EngineImpl::NsId(const std::string& ns) {
+  int32_t id = namespaces.Find(ns);
+  if (id >= 0) return id;
+  id = namespaces.Intern(ns);
+  NsRt n;
+  n.name = ns;
+  n.labels["kubernetes.io/metadata.name"] = ns;
+  n.usage.assign(resources.size(), 0);
+  nss.push_back(std::move(n));
+  return id;
+}
+
+namespace {
+
+Status Err(const SourcePos& pos, const std::string& field, std::string msg) {
+  Status s = InvalidArgument(std::move(msg));
+  s.WithPos(pos).WithField(field);
+  return s;
+}
+
+Status ValidateConfig(const Config& c) {
+  std::unordered_set<std::string> names;
+  for (const auto& f : c.flavors) {
+    if (!names.insert(f.name).second)
+      return Err(f.pos, "metadata.name", "duplicate ResourceFlavor \"" + f.name + "\"");
+  }
+  const std::unordered_set<std::string> flavor_names = names;
+  auto check_groups = [&](const std::vector<ResourceGroupSpec>& groups, const SourcePos& pos, bool has_parent,
+                          const std::string& kind) -> Status {
+    std::unordered_set<std::string> covered;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const auto& grp = groups[g];
+      std::string gpath = "spec.resourceGroups[" + std::to_string(g) + "]";
+      for (const auto& r : grp.covered_resources) {
+        if (!covered.insert(r).second)
+          return Err(pos, gpath + ".coveredResources",
+                     "resource \"" + r + "\" is covered by more than one resource group");
+      }
+      std::unordered_set<std::string> fl;
+      for (size_t f = 0; f < grp.flavors.size(); ++f) {
+        const auto& fq = grp.flavors[f];
+        std::string fpath = gpath + ".flavors[" + std::to_string(f) + "]";
+        if (!flavor_names.count(fq.flavor))
+          return Err(pos, fpath + ".name", kind + " references ResourceFlavor \"" + fq.flavor + "\", which does not exist");
+        if (!fl.insert(fq.flavor).second)
+          return Err(pos, fpath + ".name", "flavor \"" + fq.flavor + "\" listed twice in one resource group");
+        for (size_t r = 0; r < fq.resources.size(); ++r) {
+          const auto& rq = fq.resources[r];
+          std::string rpath = fpath + ".resources[" + std::to_string(r) + "]";
+          if (std::find(grp.covered_resources.begin(), grp.covered_resources.end(), rq.name) ==
+              grp.covered_resources.end())
+            return Err(pos, rpath + ".name", "resource \"" + rq.name + "\" is not in coveredResources");
+          if (rq.nominal < 0) return Err(pos, rpath + ".nominalQuota", "must not be negative");
+          if (rq.borrowing_limit && *rq.borrowing_limit < 0)
+            return Err(pos, rpath + ".borrowingLimit", "must not be negative");
+          if (rq.lending_limit && *rq.lending_limit < 0)
+            return Err(pos, rpath + ".lendingLimit", "must not be negative");
+          if (rq.borrowing_limit && !has_parent)
+            return Err(pos, rpath + ".borrowingLimit", "borrowingLimit needs a cohort (parent) to borrow from");
+        }
+      }
+    }
+    return Status::Ok();
+  };
+  names.clear();
+  for (const auto& q : c.cluster_queues) {
+    if (!names.insert(q.name).second)
+      return Err(q.pos, "metadata.name", "duplicate ClusterQueue \"" + q.name + "\"");
+    Status s = check_groups(q.resource_groups, q.pos, !q.cohort.empty(), "ClusterQueue " + q.name);
+    if (!s.ok()) return s;
+  }
+  names.clear();
+  std::unordered_map<std::string, const CohortSpec*> cohorts;
+  for (const auto& co : c.cohorts) {
+    if (!names.insert(co.name).second) return Err(co.pos, "metadata.name", "duplicate Cohort \"" + co.name + "\"");
+    cohorts[co.name] = &co;
+    Status s = check_groups(co.resource_groups, co.pos, !co.parent.empty(), "Cohort " + co.name);
+    if (!s.ok()) return s;
+  }
+  for (const auto& co : c.cohorts) {
+    std::vector<std::string> path{co.name};
+    std::string cur = co.parent;
+    while (!cur.empty()) {
+      if (std::find(path.begin(), path.end(), cur) != path.end()) {
+        std::string cyc;
+        for (const auto& p : path) cyc += p + " -> ";
+        return Err(co.pos, "spec.parentName", "cohort cycle: " + cyc + cur);
+      }
+      path.push_back(cur);
+      auto it = cohorts.find(cur);
+      cur = it == cohorts.end() ? "" : it->second->parent;
+    }
+  }
+  names.clear();
+  for (const auto& lq : c.local_queues) {
+    if (!names.insert(lq.ns + "/" + lq.name).second)
+      return Err(lq.pos, "metadata.name", "duplicate LocalQueue \"" + lq.ns + "/" + lq.name + "\"");
+  }
+  names.clear();
+  for (const auto& pc : c.priority_classes) {
+    if (!names.insert(pc.name).second)
+      return Err(pc.pos, "metadata.name", "duplicate WorkloadPriorityClass \"" + pc.name + "\"");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status EngineImpl::ApplyConfig(const Config& c) {
+  Status st = ValidateConfig(c);
+  if (!st.ok()) return st;
+  // Take pending workloads out of the old structures.
+  for (auto& q : lqs) q.heap.clear();
+  for (Wl& w : wls) w.in_heap = false;
+  parked_by_root.clear();
+  orphans.clear();
+  for (auto& n : nss) n.parked.clear();
+
+  config = c;
+  for (const auto& f : config.flavors) flavors_by_name.Intern(f.name);
+  flavors.assign(flavors_by_name.size(), FlavorRt{});
+  for (size_t i = 0; i < flavors_by_name.size(); ++i) flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
+  for (const auto& f : config.flavors) flavors[flavors_by_name.Find(f.name)].spec = &f;
+
+  tree = QuotaTree();
+  cqs.clear();
+  cq_index.clear();
+  cohort_node.clear();
+  // Cohorts, explicit and implicit.
+  auto cohort = [&](const std::string& name) {
+    auto it = cohort_node.find(name);
+    if (it != cohort_node.end()) return it->second;
+    int32_t n = tree.AddNode(name, true);
+    cohort_node[name] = n;
+    return n;
+  };
+  for (const auto& co : config.cohorts) cohort(co.name);
+  for (const auto& co : config.cohorts) {
+    if (!co.parent.empty()) tree.SetParent(cohort(co.name), cohort(co.parent));
+  }
+  for (const auto& q : config.cluster_queues) {
+    if (!q.cohort.empty()) cohort(q.cohort);
+  }
+  auto apply_groups = [&](int32_t node, const std::vector<ResourceGroupSpec>& groups) {
+    for (const auto& g : groups) {
+      for (const auto& fq : g.flavors) {
+        int32_t f = flavors_by_name.Find(fq.flavor);
+        for (const auto& rq : fq.resources) {
+          int32_t res = resources.Intern(rq.name);
+          int32_t fr = tree.InternFr(f, res);
+          tree.SetQuota(node, fr, rq.nominal, rq.borrowing_limit.value_or(kNoLimit),
+                        rq.lending_limit.value_or(kNoLimit));
+        }
+      }
+    }
+  };
+  for (const auto& co : config.cohorts) {
+    int32_t n = cohort(co.name);
+    tree.mutable_node(n).fair_weight = co.fair_weight;
+    apply_groups(n, co.resource_groups);
+  }
+  for (const auto& q : config.cluster_queues) {
+    CqRt rt;
+    rt.name = q.name;
+    rt.spec = &q;
+    rt.node = tree.AddNode(q.name, false);
+    tree.mutable_node(rt.node).fair_weight = q.fair_weight;
+    if (!q.cohort.empty()) tree.SetParent(rt.node, cohort(q.cohort));
+    apply_groups(rt.node, q.resource_groups);
+    for (const auto& g : q.resource_groups) {
+      GroupRt grt;
+      for (const auto& r : g.covered_resources) {
+        int32_t res = resources.Intern(r);
+        grt.resources.push_back(res);
+        rt.group_of_resource[res] = static_cast<int32_t>(rt.groups.size());
+      }
+      for (const auto& fq : g.flavors) grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
+      rt.groups.push_back(std::move(grt));
+    }
+    rt.held = q.stop_policy != StopPolicy::kNone;
+    cq_index[q.name] = static_cast<int32_t>(cqs.size());
+    cqs.push_back(std::move(rt));
+  }
+  // Flavor-resources held by admitted workloads must exist in the tree.
+  for (Wl& w : wls) {
+    if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting) continue;
+    for (const auto& ps : w.info.admission) {
+      for (const auto& [res, flv] : ps.flavors) tree.InternFr(flavors_by_name.Intern(flv), resources.Intern(res));
+    }
+  }
+  if (flavors.size() < flavors_by_name.size()) {
+    size_t old = flavors.size();
+    flavors.resize(flavors_by_name.size());
+    for (size_t i = old; i < flavors.size(); ++i) flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
+  }
+  tree.Finalize();
+  cq_of_node.assign(tree.num_nodes(), -1);
+  for (size_t i = 0; i < cqs.size(); ++i) cq_of_node[cqs[i].node] = static_cast<int32_t>(i);
+  root_cqs.assign(tree.num_nodes(), {});
+  for (size_t i = 0; i < cqs.size(); ++i) root_cqs[tree.Root(cqs[i].node)].push_back(static_cast<int32_t>(i));
+  parked_by_root.assign(tree.num_nodes(), {});
+
+  // Local queues.
+  std::vector<LqRt> old_lqs = std::move(lqs);
+  std::unordered_map<std::string, int32_t> old_lq_index = std::move(lq_index);
+  lqs.clear();
+  lq_index.clear();
+  for (const auto& l : config.local_queues) {
+    LqRt rt;
+    rt.ns = l.ns;
+    rt.name = l.name;
+    rt.ns_id = NsId(l.ns);
+    rt.spec = &l;
+    auto it = cq_index.find(l.cluster_queue);
+    rt.cq = it == cq_index.end() ? -1 : it->second;
+    std::string key = l.ns + "/" + l.name;
+    auto old = old_lq_index.find(key);
+    if (old != old_lq_index.end()) {  // keep Admission Fair Sharing history
+      const LqRt& o = old_lqs[old->second];
+      rt.afs_consumed = o.afs_consumed;
+      rt.afs_penalty = o.afs_penalty;
+      rt.afs_last_sample = o.afs_last_sample;
+      rt.afs_sampled = o.afs_sampled;
+    }
+    rt.current_usage.assign(resources.size(), 0);
+    rt.afs_consumed.resize(resources.size(), 0);
+    rt.afs_penalty.resize(resources.size(), 0);
+    if (rt.cq >= 0) cqs[rt.cq].lqs.push_back(static_cast<int32_t>(lqs.size()));
+    lq_index[key] = static_cast<int32_t>(lqs.size());
+    lqs.push_back(std::move(rt));
+  }
+  // Namespaces and ResourceQuotas.
+  for (auto& n : nss) {
+    n.labels.clear();
+    n.labels["kubernetes.io/metadata.name"] = n.name;
+    n.hard.clear();
+  }
+  for (const auto& ns : config.namespaces) {
+    NsRt& n = nss[NsId(ns.name)];
+    n.labels = ns.labels;
+    n.labels["kubernetes.io/metadata.name"] = ns.name;
+  }
+  for (const auto& rq : config.resource_quotas) {
+    NsRt& n = nss[NsId(rq.ns)];
+    for (const auto& [key, amount] : rq.hard) {
+      std::string r = RqResource(key);
+      if (r.empty()) continue;
+      int32_t res = resources.Intern(r);
+      bool found = false;
+      for (auto& [hr, ha] : n.hard) {
+        if (hr == res) {
+          ha = std::min(ha, amount);
+          found = true;
+        }
+      }
+      if (!found) n.hard.emplace_back(res, amount);
+    }
+  }
+  for (auto& n : nss) n.usage.assign(resources.size(), 0);
+  for (auto& l : lqs) {
+    l.current_usage.assign(resources.size(), 0);
+    l.afs_consumed.resize(resources.size(), 0);
+    l.afs_penalty.resize(resources.size(), 0);
+  }
+  priority_classes.clear();
+  for (const auto& pc : config.priority_classes) priority_classes[pc.name] = pc.value;
+
+  // Re-resolve every workload and rebuild usage.
+  for (auto& q : cqs) q.admitted.clear();
+  for (WlId id = 0; id < wls.size(); ++id) {
+    Wl& w = wls[id];
+    if (w.info.state == WorkloadState::kFinished) continue;
+    auto lit = lq_index.find(w.info.spec.ns + "/" + w.info.spec.queue);
+    w.lq = lit == lq_index.end() ? -1 : lit->second;
+    if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
+      // Keep the admission under the ClusterQueue that admitted it.
+      auto cit = cq_index.find(w.info.cluster_queue);
+      w.cq = cit == cq_index.end() ? -1 : cit->second;
+      w.usage.clear();
+      for (const auto& ps : w.info.admission) {
+        for (const auto& [res, flv] : ps.flavors) {
+          int32_t fr = tree.FindFr(flavors_by_name.Find(flv), resources.Find(res));
+          Amount a = ps.resource_usage.count(res) ? ps.resource_usage.at(res) : 0;
+          bool merged = false;
+          for (auto& [f, v] : w.usage) {
+            if (f == fr) {
+              v += a;
+              merged = true;
+            }
+          }
+          if (!merged) w.usage.emplace_back(fr, a);
+        }
+      }
+      std::sort(w.usage.begin(), w.usage.end());
+      if (w.cq >= 0) {
+        tree.AddUsage(cqs[w.cq].node, w.usage, +1);
+        w.admitted_pos = static_cast<int32_t>(cqs[w.cq].admitted.size());
+        cqs[w.cq].admitted.push_back(id);
+      }
+      for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] += a;
+      if (w.lq >= 0) {
+        for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
+      }
+    } else {
+      w.parked = false;
+      Resolve(id);
+    }
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Queues.
+
+void EngineImpl::Resolve(WlId id) {
+  Wl& w = wls[id];
+  w.parked = false;
+  auto lit = lq_index.find(w.info.spec.ns + "/" + w.info.spec.queue);
+  w.lq = lit == lq_index.end() ? -1 : lit->second;
+  w.cq = w.lq >= 0 ? lqs[w.lq].cq : -1;
+  w.info.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+  if (!w.info.spec.active) {
+    w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
+  } else if (w.lq < 0) {
+    w.info.pending = Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue + " does not exist in namespace " +
+                                                       w.info.spec.ns);
+  } else if (w.cq < 0) {
+    w.info.pending = Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue +
+                                                         " of LocalQueue " + w.info.spec.queue + " does not exist");
+  } else if (!cqs[w.cq].spec->namespace_selector ||
+             !cqs[w.cq].spec->namespace_selector->Matches(nss[w.ns].labels)) {
+    w.info.pending = Reason(K::kNamespaceNotAllowed, "namespace " + w.info.spec.ns +
+                                                         " is not selected by the namespaceSelector of ClusterQueue " +
+                                                         cqs[w.cq].name);
+  } else if (lqs[w.lq].spec->stop_policy != StopPolicy::kNone) {
+    w.info.pending = Reason(K::kStopped, "LocalQueue " + w.info.spec.queue + " is stopped (stopPolicy)");
+  } else {
+    if (cqs[w.cq].held) {
+      w.info.pending = Reason(K::kStopped, "ClusterQueue " + cqs[w.cq].name + " is stopped (stopPolicy)");
+    } else if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kLocalQueueMissing ||
+               w.info.pending.kind == K::kClusterQueueMissing || w.info.pending.kind == K::kNamespaceNotAllowed ||
+               w.info.pending.kind == K::kStopped || w.info.pending.kind == K::kInactive) {
+      w.info.pending = Reason(K::kNotYetTried, "waiting for the next scheduling cycle");
+    }
+    w.info.pending.cluster_queue = cqs[w.cq].name;
+    Enqueue(id);
+    return;
+  }
+  orphans.push_back(id);
+}
+
+void EngineImpl::Enqueue(WlId id) {
+  Wl& w = wls[id];
+  if (w.in_heap || w.lq < 0) return;
+  lqs[w.lq].heap.insert(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  w.in_heap = true;
+}
+
+void EngineImpl::Dequeue(WlId id) {
+  Wl& w = wls[id];
+  if (!w.in_heap) return;
+  lqs[w.lq].heap.erase(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  w.in_heap = false;
+}
+
+void EngineImpl::Unpark(int32_t root) {
+  if (root < 0 || root >= static_cast<int32_t>(parked_by_root.size())) return;
+  std::vector<WlId> list;
+  list.swap(parked_by_root[root]);
+  for (WlId id : list) {
+    Wl& w = wls[id];
+    if (!w.parked || w.info.state != WorkloadState::kPending) continue;
+    w.parked = false;
+    Enqueue(id);
+  }
+}
+
+double EngineImpl::AfsUsage(int32_t lq) const {
+  const LqRt& l = lqs[lq];
+  double total = 0;
+  for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
+    double weight = 1.0;
+    auto it = opts.afs.resource_weights.find(resources.Name(static_cast<int32_t>(r)));
+    if (it != opts.afs.resource_weights.end()) weight = static_cast<double>(it->second) / 1000.0;
+    total += weight * (l.afs_consumed[r] + l.afs_penalty[r]);
+  }
+  double lw = static_cast<double>(l.spec->fair_weight) / 1000.0;
+  if (lw <= 0) return total > 0 ? 1e300 : 0;
+  return total / lw;
+}
+
+void EngineImpl::AfsSample(Time now) {
+  const Time interval = std::max<Time>(1, opts.afs.usage_sampling_interval);
+  for (LqRt& l : lqs) {
+    if (!l.afs_sampled) {
+      l.afs_sampled = true;
+      l.afs_last_sample = now;
+      continue;
+    }
+    Time elapsed = now - l.afs_last_sample;
+    if (elapsed < interval) continue;
+    double alpha = 1.0;
+    if (opts.afs.usage_half_life > 0)
+      alpha = 1.0 - std::pow(0.5, static_cast<double>(elapsed) / static_cast<double>(opts.afs.usage_half_life));
+    for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
+      l.afs_consumed[r] = (1 - alpha) * l.afs_consumed[r] + alpha * static_cast<double>(l.current_usage[r]) / 1000.0;
+      l.afs_penalty[r] = 0;
+    }
+    l.afs_last_sample = now;
+  }
+}
+
+WlId EngineImpl::Head(int32_t cqi) {
+  CqRt& cq = cqs[cqi];
+  if (cq.sticky != kNoWl) {
+    const Wl& s = wls[cq.sticky];
+    if (s.in_heap && s.cq == cqi && s.info.state == WorkloadState::kPending) return cq.sticky;
+    cq.sticky = kNoWl;
+  }
+  WlId best = kNoWl;
+  double best_afs = 0;
+  QueueKey best_key{};
+  for (int32_t l : cq.lqs) {
+    const LqRt& lq = lqs[l];
+    if (lq.heap.empty()) continue;
+    const QueueKey& k = *lq.heap.begin();
+    double afs = opts.admission_fair_sharing ? AfsUsage(l) : 0.0;
+    if (best == kNoWl || afs < best_afs || (afs == best_afs && k < best_key)) {
+      best = k.id;
+      best_afs = afs;
+      best_key = k;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------
+// Usage.
+
+void EngineImpl::AdmitUsage(WlId id) {
+  Wl& w = wls[id];
+  tree.AddUsage(cqs[w.cq].node, w.usage, +1);
+  CqRt& cq = cqs[w.cq];
+  w.admitted_pos = static_cast<int32_t>(cq.admitted.size());
+  cq.admitted.push_back(id);
+  for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] += a;
+  if (w.lq >= 0) {
+    for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
+  }
+}
+
+void EngineImpl::ReleaseUsage(WlId id) {
+  Wl& w = wls[id];
+  if (w.cq >= 0) {
+    tree.AddUsage(cqs[w.cq].node, w.usage, -1);
+    CqRt& cq = cqs[w.cq];
+    if (w.admitted_pos >= 0 && w.admitted_pos < static_cast<int32_t>(cq.admitted.size()) &&
+        cq.admitted[w.admitted_pos] == id) {
+      WlId last = cq.admitted.back();
+      cq.admitted[w.admitted_pos] = last;
+      wls[last].admitted_pos = w.admitted_pos;
+      cq.admitted.pop_back();
+    }
+    Unpark(tree.Root(cq.node));
+  }
+  w.admitted_pos = -1;
+  for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] -= a;
+  if (w.lq >= 0) {
+    for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] -= a;
+  }
+  // A release in the namespace may unblock ResourceQuota-parked workloads.
+  std::vector<WlId> list;
+  list.swap(nss[w.ns].parked);
+  for (WlId p : list) {
+    Wl& pw = wls[p];
+    if (!pw.parked || pw.info.state != WorkloadState::kPending) continue;
+    pw.parked = false;
+    Enqueue(p);
+  }
+}
+
+void EngineImpl::RebuildUsage() {
+  for (size_t n = 0; n < tree.num_nodes(); ++n) {
+    auto& node = tree.mutable_node(static_cast<int32_t>(n));
+    std::fill(node.usage.begin(), node.usage.end(), 0);
+  }
+  for (const CqRt& cq : cqs) {
+    for (WlId id : cq.admitted) tree.AddUsage(cq.node, wls[id].usage, +1);
+  }
+}
+
+void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now, std::vector<Eviction>* out,
+                       const std::string& msg) {
+  Wl& w = wls[id];
+  w.info.state = WorkloadState::kEvicting;
+  w.info.evictions++;
+  Eviction ev;
+  ev.victim = w.info.key;
+  ev.victim_cluster_queue = w.info.cluster_queue;
+  ev.reason = reason;
+  if (preemptor != kNoWl) {
+    ev.preemptor = wls[preemptor].info.key;
+    ev.preemptor_cluster_queue = wls[preemptor].info.cluster_queue;
+  }
+  ev.message = msg;
+  ev.at = now;
+  w.info.last_eviction = ev;
+  out->push_back(std::move(ev));
+}
+
+// ---------------------------------------------------------------------------
+// The cycle.
+
+namespace {
+
+bool ResourceQuotaAllows(const EngineImpl& e, const Wl& w, std::string* why) {
+  const NsRt& n = e.nss[w.ns];
+  for (const auto& [res, hard] : n.hard) {
+    Amount want = 0;
+    for (const auto& [r, a] : w.ns_usage) {
+      if (r == res) want = a;
+    }
+    if (want == 0) continue;
+    if (n.usage[res] + want > hard) {
+      *why = "namespace " + n.name + " ResourceQuota caps requests." + e.resources.Name(res) + " at " +
+             FormatQuantity(hard) + "; " + FormatQuantity(n.usage[res]) + " in use, workload needs " +
+             FormatQuantity(want);
+      return false;
+    }
+  }
+  return true;
+}
+
+void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
+  w.info.admission.clear();
+  w.ns_usage.clear();
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    PodSetAssignment psa;
+    psa.name = w.info.spec.pod_sets[i].name;
+    psa.count = a.pod_sets[i].count;
+    for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
+    for (const auto& [res, per_pod] : w.pod_sets[i].per_pod) {
+      Amount total = per_pod * psa.count;
+      psa.resource_usage[e.resources.Name(res)] = total;
+      bool merged = false;
+      for (auto& [r, v] : w.ns_usage) {
+        if (r == res) {
+          v += total;
+          merged = true;
+        }
+      }
+      if (!merged) w.ns_usage.emplace_back(res, total);
+    }
+    w.info.admission.push_back(std::move(psa));
+  }
+}
+
+void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
+  if (!r->message.empty()) return;
+  std::string m = w.info.key + " in ClusterQueue " + r->cluster_queue + ": ";
+  switch (r->kind) {
+    case K::kInsufficientQuota:
+      m += "needs " + Fmt(r->resource, r->requested) + " of flavor " + r->flavor + " but " +
+           FormatQuantity(r->available) + " is available (missing " + FormatQuantity(r->missing) + ", limited at " +
+           r->level + ")";
+      break;
+    case K::kPreemptionNoCandidates:
+      m += "needs " + Fmt(r->resource, r->requested) + " of flavor " + r->flavor + " (" +
+           FormatQuantity(r->available) + " available at " + r->level +
+           ") and no workload may be preempted for it under the queue's preemption policy";
+      break;
+    case K::kWaitingForEvictions: {
+      m += "waiting for " + std::to_string(r->would_preempt.size()) + " preempted workload(s) to stop:";
+      for (const auto& v : r->would_preempt) m += " " + v;
+      break;
+    }
+    default:
+      m += PendingReasonKindName(r->kind);
+  }
+  (void)e;
+  r->message = std::move(m);
+}
+
+}  // namespace
+
+bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
+  if (fresh_snapshot) RebuildUsage();
+  std::vector<Entry> entries;
+  for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
+    if (cqs[c].held) continue;
+    WlId h = Head(c);
+    if (h == kNoWl) continue;
+    Entry en;
+    en.wl = h;
+    en.cq = c;
+    en.assignment = Nominate(*this, h, c, &en.targets);
+    entries.push_back(std::move(en));
+  }
+  if (entries.empty()) return false;
+  if (!opts.fair_sharing) {
+    std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+      if (a.assignment.borrow_level != b.assignment.borrow_level)
+        return a.assignment.borrow_level < b.assignment.borrow_level;
+      const Wl& x = wls[a.wl];
+      const Wl& y = wls[b.wl];
+      if (x.info.priority != y.info.priority) return x.info.priority > y.info.priority;
+      if (x.info.queued_at != y.info.queued_at) return x.info.queued_at < y.info.queued_at;
+      return x.info.uid < y.info.uid;
+    });
+  }
+  bool changed = false;
+  std::vector<std::pair<int32_t, FrAmounts>> temp;  // cycle-only usage, rolled back at the end
+  std::unordered_set<WlId> victims;
+  std::vector<char> done(entries.size(), 0);
+  for (size_t step = 0; step < entries.size(); ++step) {
+    size_t idx = step;
+    if (opts.fair_sharing) {
+      int32_t pick = FairSharingPickNext(*this, entries, done);
+      if (pick < 0) break;
+      idx = static_cast<size_t>(pick);
+    }
+    done[idx] = 1;
+    Entry& en = entries[idx];
+    Wl& w = wls[en.wl];
+    CqRt& cq = cqs[en.cq];
+    Assignment& a = en.assignment;
+    result->decisions++;
+    if (a.mode == Mode::kFit) {
+      if (!FitsNow(*this, en.cq, a.usage)) {
+        // Another entry of this cycle took the capacity; retry next cycle.
+        w.info.pending = Reason(K::kReservedByOther, "");
+        w.info.pending.cluster_queue = cq.name;
+        w.info.pending.message = w.info.key + ": capacity was taken by a higher entry in this cycle; retrying";
+        result->decisions--;
+        continue;
+      }
+      BuildAdmission(*this, w, a);
+      std::string why;
+      if (!ResourceQuotaAllows(*this, w, &why)) {
+        w.info.admission.clear();
+        w.info.pending = Reason(K::kResourceQuotaExceeded, w.info.key + ": " + why);
+        w.info.pending.cluster_queue = cq.name;
+        Dequeue(en.wl);
+        w.parked = true;
+        nss[w.ns].parked.push_back(en.wl);
+        if (cq.sticky == en.wl) cq.sticky = kNoWl;
+        changed = true;
+        continue;
+      }
+      // Admit.
+      w.usage = a.usage;
+      Dequeue(en.wl);
+      w.info.state = WorkloadState::kAdmitted;
+      w.info.pending = PendingReason{};
+      w.info.admitted_at = now;
+      w.admit_seq = next_admit_seq++;
+      w.waiting_preemption = false;
+      AdmitUsage(en.wl);
+      if (opts.admission_fair_sharing && w.lq >= 0) {
+        double alpha = 1.0;
+        if (opts.afs.usage_half_life > 0)
+          alpha = 1.0 - std::pow(0.5, static_cast<double>(opts.afs.usage_sampling_interval) /
+                                          static_cast<double>(opts.afs.usage_half_life));
+        for (const auto& [res, amt] : w.ns_usage) lqs[w.lq].afs_penalty[res] += alpha * static_cast<double>(amt) / 1000.0;
+      }
+      if (cq.sticky == en.wl) cq.sticky = kNoWl;
+      pending_count--;
+      admitted_count++;
+      result->admitted.push_back(w.info.key);
+      changed = true;
+      continue;
+    }
+    if ((a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) && !en.targets.empty()) {
+      bool overlap = false;
+      for (const Target& t : en.targets) overlap = overlap || victims.count(t.id) > 0;
+      if (overlap) {
+        en.targets = GetTargets(*this, en.wl, en.cq, a.usage);
+        bool still = !en.targets.empty();
+        for (const Target& t : en.targets) still = still && !victims.count(t.id);
+        if (!still) {
+          result->decisions--;
+          continue;  // skipped; retried next cycle
+        }
+      }
+      std::vector<std::string> names;
+      for (const Target& t : en.targets) {
+        names.push_back(wls[t.id].info.key);
+        if (wls[t.id].info.state == WorkloadState::kAdmitted) {
+          std::string msg = "preempted by " + w.info.key + " (ClusterQueue " + cq.name + ") to " +
+                            (t.reason == EvictionReason::kInClusterQueue ? "admit a higher-priority workload"
+                             : t.reason == EvictionReason::kInCohortFairSharing
+                                 ? "restore the fair share"
+                                 : "reclaim quota");
+          Evict(t.id, t.reason, en.wl, now, &result->evictions, msg + " [" + EvictionReasonName(t.reason) + "]");
+          changed = true;
+        }
+        victims.insert(t.id);
+      }
+      tree.AddUsage(cq.node, a.usage, +1);
+      temp.emplace_back(cq.node, a.usage);
+      w.waiting_preemption = true;
+      cq.sticky = en.wl;
+      w.info.pending = a.reason;
+      w.info.pending.kind = K::kWaitingForEvictions;
+      w.info.pending.cluster_queue = cq.name;
+      w.info.pending.would_preempt = names;
+      w.info.pending.message.clear();
+      FillMessage(*this, w, &w.info.pending);
+      continue;
+    }
+    // Inadmissible this cycle.
+    bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
+    if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
+      FrAmounts reserve;
+      const auto& node = tree.node(cq.node);
+      for (const auto& [fr, amt] : a.usage) {
+        Amount r = std::min(amt, node.nominal[fr] - node.usage[fr]);
+        if (r > 0) reserve.emplace_back(fr, r);
+      }
+      if (!reserve.empty()) {
+        tree.AddUsage(cq.node, reserve, +1);
+        temp.emplace_back(cq.node, std::move(reserve));
+      }
+    }
+    w.info.pending = a.reason;
+    if (preempt_mode) w.info.pending.kind = K::kPreemptionNoCandidates;
+    if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kNotYetTried)
+      w.info.pending.kind = K::kInsufficientQuota;
+    w.info.pending.cluster_queue = cq.name;
+    w.info.pending.message.clear();
+    FillMessage(*this, w, &w.info.pending);
+    w.waiting_preemption = false;
+    if (cq.sticky == en.wl) cq.sticky = kNoWl;
+    if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
+      Dequeue(en.wl);
+      w.parked = true;
+      parked_by_root[tree.Root(cq.node)].push_back(en.wl);
+      changed = true;
+    }
+  }
+  for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
+  return changed;
+}
+
+void EngineImpl::SetStrictFifoReasons() {
+  for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
+    CqRt& cq = cqs[c];
+    if (cq.spec->queueing_strategy != QueueingStrategy::kStrictFIFO || cq.held) continue;
+    WlId h = Head(c);
+    if (h == kNoWl) continue;
+    const PendingReason::Kind hk = wls[h].info.pending.kind;
+    if (hk == K::kNotYetTried || hk == K::kNone) continue;
+    for (int32_t l : cq.lqs) {
+      for (const QueueKey& k : lqs[l].heap) {
+        if (k.id == h) continue;
+        PendingReason& r = wls[k.id].info.pending;
+        r = Reason(K::kBlockedByStrictFIFO, wls[k.id].info.key + ": behind the StrictFIFO head " + wls[h].info.key +
+                                                " of ClusterQueue " + cq.name);
+        r.cluster_queue = cq.name;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Engine.
+
+Engine::Engine(EngineOptions options) : impl_(std::make_unique<EngineImpl>(std::move(options))) {}
+Engine::~Engine() = default;
+
+Status Engine::Configure(const Config& config) { return impl_->ApplyConfig(config); }
+const Config& Engine::config() const { return impl_->config; }
+const EngineOptions& Engine::options() const { return impl_->opts; }
+
+Status Engine::Submit(const WorkloadSpec& spec, Time now) {
+  EngineImpl& e = *impl_;
+  std::string key = spec.ns + "/" + spec.name;
+  if (spec.ns.empty() || spec.name.empty()) return InvalidArgument("workload needs a namespace and a name");
+  if (e.wl_index.count(key)) return AlreadyExists("workload " + key + " already exists");
+  if (spec.pod_sets.empty()) return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
+  int32_t priority = 0;
+  if (spec.priority) {
+    priority = *spec.priority;
+  } else if (spec.priority_class) {
+    auto it = e.priority_classes.find(*spec.priority_class);
+    if (it == e.priority_classes.end())
+      return InvalidArgument("workload " + key + ": WorkloadPriorityClass \"" + *spec.priority_class +
+                             "\" does not exist")
+          .WithField("priorityClass");
+    priority = it->second;
+  }
+  Wl w;
+  std::unordered_set<std::string> ps_names;
+  for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
+    const PodSetSpec& ps = spec.pod_sets[i];
+    std::string path = "podSets[" + std::to_string(i) + "]";
+    if (!ps_names.insert(ps.name).second)
+      return InvalidArgument("duplicate pod set name \"" + ps.name + "\"").WithField(path + ".name");
+    if (ps.count < 1) return InvalidArgument("count must be at least 1").WithField(path + ".count");
+    if (ps.min_count && (*ps.min_count < 1 || *ps.min_count > ps.count))
+      return InvalidArgument("minCount must be between 1 and count (" + std::to_string(ps.count) + ")")
+          .WithField(path + ".minCount");
+    PodSetReq r;
+    r.count = ps.count;
+    r.min_count = ps.min_count.value_or(ps.count);
+    for (const auto& [res, amt] : ps.requests) {
+      if (amt < 0) return InvalidArgument("request must not be negative").WithField(path + ".requests." + res);
+      if (amt > kUnlimited / std::max(1, ps.count))
+        return InvalidArgument("request too large").WithField(path + ".requests." + res);
+      r.per_pod.emplace_back(e.resources.Intern(res), amt);
+    }
+    std::sort(r.per_pod.begin(), r.per_pod.end());
+    w.pod_sets.push_back(std::move(r));
+  }
+  // New resource names may have appeared: grow the per-resource arrays.
+  for (auto& n : e.nss) n.usage.resize(e.resources.size(), 0);
+  for (auto& l : e.lqs) {
+    l.current_usage.resize(e.resources.size(), 0);
+    l.afs_consumed.resize(e.resources.size(), 0);
+    l.afs_penalty.resize(e.resources.size(), 0);
+  }
+  w.info.key = key;
+  w.info.spec = spec;
+  w.info.priority = priority;
+  w.info.created = now;
+  w.info.queued_at = now;
+  w.info.uid = e.next_uid++;
+  w.info.pending = Reason(K::kNotYetTried, "waiting for the next scheduling cycle");
+  w.ns = e.NsId(spec.ns);
+  for (auto& n : e.nss) n.usage.resize(e.resources.size(), 0);
+  WlId id = static_cast<WlId>(e.wls.size());
+  e.wls.push_back(std::move(w));
+  e.wl_index[key] = id;
+  e.pending_count++;
+  e.Resolve(id);
+  return Status::Ok();
+}
+
+namespace {
+Result<WlId> Lookup(const EngineImpl& e, const std::string& key) {
+  auto it = e.wl_index.find(key);
+  if (it == e.wl_index.end()) return NotFound("workload " + key + " not found");
+  return it->second;
+}
+}  // namespace
+
+Status Engine::Finish(const std::string& key, Time now) {
+  (void)now;
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting)
+    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not running");
+  e.ReleaseUsage(*id);
+  w.info.state = WorkloadState::kFinished;
+  e.admitted_count--;
+  return Status::Ok();
+}
+
+Status Engine::Cancel(const std::string& key, Time now) {
+  (void)now;
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
+    e.ReleaseUsage(*id);
+    e.admitted_count--;
+  } else if (w.info.state == WorkloadState::kPending) {
+    e.Dequeue(*id);
+    w.parked = false;
+    e.pending_count--;
+  }
+  w.info.state = WorkloadState::kFinished;
+  e.wl_index.erase(key);
+  return Status::Ok();
+}
+
+Status Engine::CompleteEviction(const std::string& key, Time now) {
+  (void)now;
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.state != WorkloadState::kEvicting)
+    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not evicting");
+  e.ReleaseUsage(*id);
+  w.info.state = WorkloadState::kPending;
+  w.info.admission.clear();
+  w.usage.clear();
+  w.info.admitted_at = -1;
+  e.admitted_count--;
+  e.pending_count++;
+  w.info.pending = Reason(K::kNotYetTried, "requeued after eviction");
+  e.Resolve(*id);
+  return Status::Ok();
+}
+
+Status Engine::SetActive(const std::string& key, bool active, Time now) {
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.spec.active == active) return Status::Ok();
+  w.info.spec.active = active;
+  if (!active) {
+    if (w.info.state == WorkloadState::kAdmitted) {
+      e.Evict(*id, EvictionReason::kDeactivated, kNoWl, now, &e.pending_evictions, "workload deactivated");
+    } else if (w.info.state == WorkloadState::kPending) {
+      e.Dequeue(*id);
+      w.parked = false;
+      e.Resolve(*id);
+    }
+  } else if (w.info.state == WorkloadState::kPending) {
+    e.orphans.erase(std::remove(e.orphans.begin(), e.orphans.end(), *id), e.orphans.end());
+    e.Resolve(*id);
+  }
+  return Status::Ok();
+}
+
+CycleResult Engine::Schedule(Time now) {
+  EngineImpl& e = *impl_;
+  CycleResult result;
+  result.evictions = std::move(e.pending_evictions);
+  e.pending_evictions.clear();
+  if (e.opts.admission_fair_sharing) e.AfsSample(now);
+  // Drain stopped queues (HoldAndDrain).
+  for (auto& cq : e.cqs) {
+    bool cq_drain = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
+    for (WlId id : std::vector<WlId>(cq.admitted)) {
+      Wl& w = e.wls[id];
+      if (w.info.state != WorkloadState::kAdmitted) continue;
+      bool lq_drain = w.lq >= 0 && e.lqs[w.lq].spec->stop_policy == StopPolicy::kHoldAndDrain;
+      if (cq_drain || lq_drain) {
+        e.Evict(id, cq_drain ? EvictionReason::kClusterQueueStopped : EvictionReason::kLocalQueueStopped, kNoWl, now,
+                &result.evictions, cq_drain ? "ClusterQueue stopped (HoldAndDrain)" : "LocalQueue stopped (HoldAndDrain)");
+      }
+    }
+  }
+  if (!result.evictions.empty()) result.changed = true;
+  if (e.opts.multi_admission) {
+    while (result.rounds < e.opts.max_rounds) {
+      bool changed = e.RunRound(now, &result, false);
+      result.rounds++;
+      if (!changed) break;
+      result.changed = true;
+    }
+  } else {
+    result.changed = e.RunRound(now, &result, true) || result.changed;
+    result.rounds = 1;
+  }
+  e.SetStrictFifoReasons();
+  return result;
+}
+
+const WorkloadInfo* Engine::Find(const std::string& key) const {
+  auto it = impl_->wl_index.find(key);
+  if (it == impl_->wl_index.end()) return nullptr;
+  return &impl_->wls[it->second].info;
+}
+
+std::vector<const WorkloadInfo*> Engine::Workloads() const {
+  std::vector<const WorkloadInfo*> out;
+  for (const Wl& w : impl_->wls) {
+    auto it = impl_->wl_index.find(w.info.key);
+    if (it != impl_->wl_index.end() && &impl_->wls[it->second] == &w) out.push_back(&w.info);
+  }
+  return out;
+}
+
+std::vector<QuotaUsage> Engine::Usage() const {
+  const EngineImpl& e = *impl_;
+  std::vector<QuotaUsage> out;
+  for (size_t n = 0; n < e.tree.num_nodes(); ++n) {
+    const auto& node = e.tree.node(static_cast<int32_t>(n));
+    for (size_t fr = 0; fr < e.tree.num_frs(); ++fr) {
+      if (!node.has_quota[fr] && node.usage[fr] == 0 && node.subtree[fr] == 0) continue;
+      QuotaUsage u;
+      u.node = node.name;
+      u.is_cohort = node.is_cohort;
+      auto [f, r] = e.tree.FrKey(static_cast<int32_t>(fr));
+      u.flavor = e.flavors_by_name.Name(f);
+      u.resource = e.resources.Name(r);
+      u.nominal = node.nominal[fr];
+      u.subtree_quota = node.subtree[fr];
+      u.usage = node.usage[fr];
+      u.borrowed = std::max<Amount>(0, node.usage[fr] - node.subtree[fr]);
+      if (node.borrowing_limit[fr] != kNoLimit) u.borrowing_limit = node.borrowing_limit[fr];
+      if (node.lending_limit[fr] != kNoLimit) u.lending_limit = node.lending_limit[fr];
+      out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+int64_t Engine::DominantResourceShare(const std::string& name) const {
+  EngineImpl& e = *impl_;
+  int32_t node = -1;
+  auto it = e.cq_index.find(name);
+  if (it != e.cq_index.end()) {
+    node = e.cqs[it->second].node;
+  } else {
+    auto ci = e.cohort_node.find(name);
+    if (ci != e.cohort_node.end()) node = ci->second;
+  }
+  if (node < 0) return 0;
+  int64_t s = DominantShare(e, node, -1, nullptr);
+  return s == std::numeric_limits<int64_t>::max() ? -1 : s;
+}
+
+size_t Engine::PendingCount() const { return impl_->pending_count; }
+size_t Engine::AdmittedCount() const { return impl_->admitted_count; }
+
+}  // namespace artel::core

@@ -1,0 +1,211 @@
+// Engine: the pure, deterministic scheduling core of Artel.
+//
+// An `Engine` holds the configuration (flavors, the cohort tree, cluster and
+// local queues, priority classes, namespaces, resource quotas) and every
+// workload, and decides admissions and evictions with Kueue v1beta2
+// semantics (docs/semantics.md). It does no I/O, starts no threads and never
+// reads a clock: the caller passes `now` into every mutating call. Given the
+// same sequence of calls with the same arguments, it makes the same
+// decisions. The daemon, the simulator and the tests all drive this class.
+//
+// Lifecycle of a workload:
+//   Submit -> Pending -> (Schedule) -> Admitted -> Finish
+//                  ^                      |
+//                  |        (preempted)   v
+//                  +---- CompleteEviction <- Evicting
+// An evicted workload keeps holding its quota until the caller reports that
+// its pods are gone (`CompleteEviction`); the simulator does that at once,
+// the daemon after the grace period. The preemptor waits meanwhile.
+//
+// Thread-safety: none. One thread drives an engine; many engines may live in
+// one process (all names are interned per engine).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/quantity.h"
+#include "core/status.h"
+
+namespace artel::core {
+
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
+struct EngineOptions {
+  bool fair_sharing = false;
+  std::vector<FairSharingStrategy> fair_sharing_strategies = {
+      FairSharingStrategy::kLessThanOrEqualToFinalShare, FairSharingStrategy::kLessThanInitialShare};
+  bool admission_fair_sharing = false;
+  AdmissionFairSharingSpec afs;
+  // true: one `Schedule` call runs Kueue cycles until nothing changes, with
+  // incremental bookkeeping (Artel's multi-admission). false: one call runs
+  // exactly one Kueue cycle (one head per ClusterQueue) from a fresh
+  // snapshot; the reference the model-based test compares against.
+  bool multi_admission = true;
+  // Safety valve: the most cycles one `Schedule` call may run.
+  int max_rounds = 1 << 20;
+};
+
+enum class WorkloadState { kPending, kAdmitted, kEvicting, kFinished };
+const char* WorkloadStateName(WorkloadState s);
+
+enum class EvictionReason {
+  kInClusterQueue,
+  kInCohortReclamation,
+  kInCohortFairSharing,
+  kInCohortReclaimWhileBorrowing,
+  kClusterQueueStopped,  // stopPolicy HoldAndDrain on the ClusterQueue
+  kLocalQueueStopped,    // stopPolicy HoldAndDrain on the LocalQueue
+  kDeactivated,
+};
+const char* EvictionReasonName(EvictionReason r);
+
+struct PodSetAssignment {
+  std::string name;
+  int32_t count = 0;                               // admitted pods (< spec count under partial admission)
+  std::map<std::string, std::string> flavors;      // resource -> flavor
+  std::map<std::string, Amount> resource_usage;    // resource -> total over `count` pods
+};
+
+// Why a workload is pending. Machine-readable, with a one-line `message`.
+struct PendingReason {
+  enum class Kind {
+    kNone,                 // not pending
+    kNotYetTried,          // submitted, no cycle ran since
+    kLocalQueueMissing,
+    kClusterQueueMissing,
+    kNamespaceNotAllowed,  // namespaceSelector does not match
+    kStopped,              // ClusterQueue or LocalQueue is held
+    kInactive,             // spec.active = false
+    kNoFlavor,             // no flavor covers a resource, or taints/labels exclude all
+    kInsufficientQuota,    // does not fit and preemption cannot help
+    kPreemptionNoCandidates,
+    kWaitingForEvictions,  // preemption issued; waiting for victims to go
+    kResourceQuotaExceeded,  // namespace ResourceQuota hard cap
+    kBlockedByStrictFIFO,    // behind a StrictFIFO head
+    kReservedByOther,        // capacity held back this cycle for a higher entry
+    kInadmissibleUntilChange,  // parked (BestEffortFIFO) after a failed attempt
+  };
+  Kind kind = Kind::kNone;
+  std::string cluster_queue;
+  std::string pod_set;
+  std::string flavor;     // the flavor that came closest
+  std::string resource;   // the blocking resource
+  std::string level;      // the quota-tree node that blocks (ClusterQueue or cohort name)
+  Amount requested = 0;   // this workload's demand of `resource` in `flavor`
+  Amount available = 0;   // what the tree can give now
+  Amount missing = 0;     // requested - available, when positive
+  std::vector<std::string> would_preempt;  // "ns/name" of the workloads preemption would need
+  std::string message;    // one line for humans
+};
+const char* PendingReasonKindName(PendingReason::Kind k);
+
+struct Eviction {
+  std::string victim;                  // "ns/name"
+  std::string victim_cluster_queue;
+  EvictionReason reason = EvictionReason::kInClusterQueue;
+  std::string preemptor;               // "ns/name"; empty for stop-policy evictions
+  std::string preemptor_cluster_queue;
+  std::string message;
+  Time at = 0;
+};
+
+struct WorkloadInfo {
+  std::string key;  // "ns/name"
+  WorkloadSpec spec;
+  int32_t priority = 0;
+  std::string cluster_queue;  // resolved; empty if the LocalQueue is missing
+  WorkloadState state = WorkloadState::kPending;
+  std::vector<PodSetAssignment> admission;  // valid when Admitted or Evicting
+  PendingReason pending;                    // valid when Pending
+  Time created = 0;
+  Time queued_at = 0;  // creation, or requeue time after eviction
+  Time admitted_at = -1;
+  int32_t evictions = 0;
+  std::optional<Eviction> last_eviction;
+  uint64_t uid = 0;  // submission sequence; final FIFO tie-break
+};
+
+struct CycleResult {
+  std::vector<std::string> admitted;   // in decision order
+  std::vector<Eviction> evictions;     // preemptions and drains issued
+  int rounds = 0;                      // Kueue cycles run
+  bool changed = false;                // anything admitted, evicted or requeued
+  int64_t decisions = 0;               // workloads admitted or found inadmissible
+};
+
+// Usage of one (flavor, resource) at one node of the quota tree.
+struct QuotaUsage {
+  std::string node;       // ClusterQueue or cohort name
+  bool is_cohort = false;
+  std::string flavor;
+  std::string resource;
+  Amount nominal = 0;      // own nominalQuota
+  Amount subtree_quota = 0;
+  Amount usage = 0;        // admitted (and evicting) usage in the subtree
+  Amount borrowed = 0;     // max(0, usage - subtree_quota)
+  std::optional<Amount> borrowing_limit;
+  std::optional<Amount> lending_limit;
+};
+
+class EngineImpl;
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Replaces the whole configuration. Validates references (a LocalQueue's
+  // ClusterQueue, a ClusterQueue's flavors, cohort parents and cycles) and
+  // returns the first problem without changing anything. Existing workloads
+  // are kept; admitted ones keep their quota even if it now exceeds the
+  // limits (as in Kueue), and pending ones are re-resolved.
+  Status Configure(const Config& config);
+  const Config& config() const;
+
+  // Adds a pending workload. Fails on a duplicate "ns/name" or an invalid
+  // spec (no pod sets, count < 1, minCount > count, negative requests,
+  // unknown priority class). A missing LocalQueue is not an error: the
+  // workload waits with that reason, as in Kueue.
+  Status Submit(const WorkloadSpec& spec, Time now);
+
+  // The workload's pods finished; its quota is released.
+  // REQUIRES: the workload is Admitted or Evicting.
+  Status Finish(const std::string& key, Time now);
+
+  // Removes the workload whatever its state; its quota is released.
+  Status Cancel(const std::string& key, Time now);
+
+  // An evicted workload's pods are gone: release its quota and requeue it.
+  // REQUIRES: the workload is Evicting.
+  Status CompleteEviction(const std::string& key, Time now);
+
+  // Sets spec.active; deactivating an admitted workload evicts it.
+  Status SetActive(const std::string& key, bool active, Time now);
+
+  // Runs scheduling (see `EngineOptions::multi_admission`).
+  CycleResult Schedule(Time now);
+
+  // Queries. Pointers stay valid until the next mutating call.
+  const WorkloadInfo* Find(const std::string& key) const;
+  std::vector<const WorkloadInfo*> Workloads() const;  // in submission order
+  std::vector<QuotaUsage> Usage() const;                // every node x flavor x resource
+  // Dominant resource share (x1000, as Kueue reports it) of a ClusterQueue or
+  // cohort; -1 for infinity (weight 0 while borrowing).
+  int64_t DominantResourceShare(const std::string& node) const;
+  size_t PendingCount() const;
+  size_t AdmittedCount() const;
+
+  const EngineOptions& options() const;
+
+ private:
+  std::unique_ptr<EngineImpl> impl_;
+};
+
+}  // namespace artel::core

@@ -1,0 +1,230 @@
+// EngineImpl: the internal state of an `Engine` (core/engine.h).
+//
+// Internal header: only src/core includes it. The policies (flavor
+// assignment, preemption, fair sharing) are free functions in their own
+// files that read and temporarily modify this state; they restore every
+// simulated change before returning.
+//
+// Thread-safety: none.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/quota_tree.h"
+
+namespace artel::core {
+
+// Interns strings into dense ids, per engine.
+class Interner {
+ public:
+  int32_t Intern(const std::string& s) {
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    int32_t id = static_cast<int32_t>(names_.size());
+    names_.push_back(s);
+    ids_.emplace(s, id);
+    return id;
+  }
+  int32_t Find(const std::string& s) const {
+    auto it = ids_.find(s);
+    return it == ids_.end() ? -1 : it->second;
+  }
+  const std::string& Name(int32_t id) const { return names_[id]; }
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::unordered_map<std::string, int32_t> ids_;
+  std::vector<std::string> names_;
+};
+
+using WlId = uint32_t;
+inline constexpr WlId kNoWl = UINT32_MAX;
+
+struct PodSetReq {
+  int32_t count = 1;
+  int32_t min_count = 1;
+  std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
+};
+
+// Ordering key inside a LocalQueue: priority descending, queue time, uid.
+struct QueueKey {
+  int32_t neg_priority;
+  Time queued_at;
+  uint64_t uid;
+  WlId id;
+  bool operator<(const QueueKey& o) const {
+    if (neg_priority != o.neg_priority) return neg_priority < o.neg_priority;
+    if (queued_at != o.queued_at) return queued_at < o.queued_at;
+    return uid < o.uid;
+  }
+};
+
+struct Wl {
+  WorkloadInfo info;
+  std::vector<PodSetReq> pod_sets;
+  int32_t ns = -1;   // namespace id
+  int32_t lq = -1;   // LocalQueue index; -1 = unresolved
+  int32_t cq = -1;   // ClusterQueue index; -1 = unresolved
+  FrAmounts usage;   // held while Admitted or Evicting
+  std::vector<std::pair<int32_t, Amount>> ns_usage;  // per resource, for ResourceQuota
+  bool in_heap = false;
+  bool parked = false;
+  bool waiting_preemption = false;
+  uint64_t admit_seq = 0;
+  int32_t admitted_pos = -1;  // index in CqRt::admitted
+  Time run_started = 0;
+};
+
+struct FlavorRt {
+  std::string name;
+  const ResourceFlavorSpec* spec = nullptr;
+};
+
+struct GroupRt {
+  std::vector<int32_t> resources;  // resource ids
+  std::vector<int32_t> flavors;    // flavor ids, in order
+};
+
+struct CqRt {
+  std::string name;
+  int32_t node = -1;  // QuotaTree node
+  const ClusterQueueSpec* spec = nullptr;
+  std::vector<GroupRt> groups;
+  std::unordered_map<int32_t, int32_t> group_of_resource;  // resource id -> group index
+  std::vector<int32_t> lqs;
+  std::vector<WlId> admitted;  // Admitted and Evicting
+  WlId sticky = kNoWl;
+  bool held = false;  // Hold or HoldAndDrain
+};
+
+struct LqRt {
+  std::string ns, name;
+  int32_t ns_id = -1;
+  int32_t cq = -1;
+  const LocalQueueSpec* spec = nullptr;
+  std::set<QueueKey> heap;
+  // Admission Fair Sharing state, per resource id.
+  std::vector<double> afs_consumed;
+  std::vector<double> afs_penalty;
+  Time afs_last_sample = 0;
+  bool afs_sampled = false;
+  std::vector<Amount> current_usage;  // per resource id: admitted usage now
+};
+
+struct NsRt {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<std::pair<int32_t, Amount>> hard;  // ResourceQuota caps per resource id (summed min)
+  std::vector<Amount> usage;                      // per resource id
+  std::vector<WlId> parked;                       // blocked by ResourceQuota
+};
+
+enum class Mode : int8_t { kNoFit = 0, kNoCandidates = 1, kPreempt = 2, kReclaim = 3, kFit = 4 };
+
+struct PodSetAssign {
+  int32_t count = 0;
+  std::vector<std::pair<int32_t, int32_t>> flavors;  // (resource id, flavor id)
+};
+
+// The outcome of flavor assignment for one workload.
+struct Assignment {
+  Mode mode = Mode::kNoFit;
+  int32_t borrow_level = 0;
+  std::vector<PodSetAssign> pod_sets;
+  FrAmounts usage;  // total over all pod sets, sorted by fr
+  // Explanation of the most limiting spot.
+  PendingReason reason;
+};
+
+struct Target {
+  WlId id;
+  EvictionReason reason;
+};
+
+class EngineImpl {
+ public:
+  explicit EngineImpl(EngineOptions o) : opts(std::move(o)) {}
+
+  EngineOptions opts;
+  Config config;
+  Interner resources, flavors_by_name, namespaces;
+  std::vector<FlavorRt> flavors;
+  QuotaTree tree;
+  std::vector<CqRt> cqs;
+  std::unordered_map<std::string, int32_t> cq_index;
+  std::unordered_map<std::string, int32_t> cohort_node;  // cohort name -> tree node
+  std::vector<int32_t> cq_of_node;  // tree node -> cq index, -1 for cohorts
+  std::vector<LqRt> lqs;
+  std::unordered_map<std::string, int32_t> lq_index;  // "ns/name"
+  std::vector<NsRt> nss;
+  std::unordered_map<std::string, int32_t> priority_classes;
+
+  std::vector<Wl> wls;
+  std::unordered_map<std::string, WlId> wl_index;
+  std::vector<std::vector<int32_t>> root_cqs;     // per tree node (roots used): cq indices
+  std::vector<std::vector<WlId>> parked_by_root;  // per tree node (roots used)
+  std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
+  uint64_t next_uid = 1;
+  uint64_t next_admit_seq = 1;
+  size_t pending_count = 0, admitted_count = 0;
+  std::vector<Eviction> pending_evictions;  // drains issued outside Schedule
+
+  // --- helpers shared by the policies (engine.cc) ---
+  std::string Key(WlId id) const { return wls[id].info.key; }
+  int32_t NsId(const std::string& ns);
+  void AdmitUsage(WlId id);
+  void ReleaseUsage(WlId id);
+  void Enqueue(WlId id);
+  void Dequeue(WlId id);
+  void Unpark(int32_t root);
+  void Resolve(WlId id);
+  WlId Head(int32_t cq);
+  double AfsUsage(int32_t lq) const;
+  void AfsSample(Time now);
+  Status ApplyConfig(const Config& c);
+  void Evict(WlId id, EvictionReason reason, WlId preemptor, Time now, std::vector<Eviction>* out,
+             const std::string& msg);
+  bool RunRound(Time now, CycleResult* result, bool fresh_snapshot);
+  void RebuildUsage();
+  void SetStrictFifoReasons();
+};
+
+// flavor_assigner.cc
+// Assigns flavors to every pod set of `wl` in `cq` with `counts` pods each.
+// When a flavor needs preemption the oracle (preemption.cc) classifies it.
+Assignment AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts);
+// Whole-workload nomination including partial admission.
+Assignment Nominate(EngineImpl& e, WlId wl, int32_t cq, std::vector<Target>* targets);
+
+// preemption.cc
+// Returns the victims that let `wl` (with usage `request` in `cq`) fit, or
+// an empty vector. Leaves the tree unchanged.
+std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
+// True if `request` fits in `cq` now.
+bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
+
+// fair_sharing.cc
+// Dominant resource share x1000 / weight of tree node `n`, with `extra`
+// usage added at cq `cq_for_extra` (or none). Returns INT64_MAX for
+// infinity.
+int64_t DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra);
+std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
+// Orders one cycle's entries by the fair-sharing tournament; `entries` are
+// indices into `heads` (one per ClusterQueue).
+struct Entry {
+  WlId wl;
+  int32_t cq;
+  Assignment assignment;
+  std::vector<Target> targets;
+};
+// Picks the next entry to process by the fair-sharing tournament over the
+// live tree; `done[i]` marks processed entries. Returns -1 when none is left.
+int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, const std::vector<char>& done);
+int32_t WlPriority(const EngineImpl& e, WlId id);
+
+}  // namespace artel::core

@@ -1,0 +1,321 @@
+#include "core/flavor_assigner.h"
+
+#include <algorithm>
+
+#include "core/preemption.h"
+
+namespace artel::core {
+namespace {
+
+struct FlavorTry {
+  Mode mode = Mode::kNoFit;
+  int32_t level = 0;
+  int32_t flavor = -1;
+};
+
+bool Better(const FlavorTry& a, const FlavorTry& b, FungibilityPreference pref) {
+  // Is `a` strictly better than `b`?
+  auto usable = [](Mode m) { return m >= Mode::kPreempt; };
+  if (usable(a.mode) != usable(b.mode)) return usable(a.mode);
+  if (!usable(a.mode)) return a.mode > b.mode;
+  if (pref == FungibilityPreference::kPreemptionOverBorrowing) {
+    if (a.level != b.level) return a.level < b.level;
+    return a.mode > b.mode;
+  }
+  if (a.mode != b.mode) return a.mode > b.mode;
+  return a.level < b.level;
+}
+
+bool ShouldTryNext(const FlavorTry& t, const FlavorFungibilitySpec& f) {
+  switch (t.mode) {
+    case Mode::kFit:
+      if (t.level == 0) return false;
+      return f.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
+    case Mode::kPreempt:
+    case Mode::kReclaim:
+      return f.when_can_preempt == FungibilityPolicy::kTryNextFlavor;
+    default:
+      return true;
+  }
+}
+
+// Does the flavor exclude the pod set by taints or labels? Sets `why`.
+bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, std::string* why) {
+  if (flavor == nullptr) return false;
+  for (const Taint& t : flavor->node_taints) {
+    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    bool tolerated = false;
+    for (const Toleration& tol : ps.tolerations) tolerated = tolerated || tol.Tolerates(t);
+    for (const Toleration& tol : flavor->tolerations) tolerated = tolerated || tol.Tolerates(t);
+    if (!tolerated) {
+      *why = "untolerated taint " + t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
+      return true;
+    }
+  }
+  for (const auto& [k, v] : flavor->node_labels) {
+    auto it = ps.node_selector.find(k);
+    if (it != ps.node_selector.end() && it->second != v) {
+      *why = "nodeSelector " + k + "=" + it->second + " does not match flavor label " + k + "=" + v;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CanPreemptWhileBorrowing(const EngineImpl& e, const CqRt& cq) {
+  return e.opts.fair_sharing || cq.spec->preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+}
+
+// True if some non-root cohort on the path above `cq` would hold `val`
+// within its subtree quota.
+bool AncestorAbsorbs(const QuotaTree& tree, int32_t cq, int32_t fr, Amount val) {
+  int32_t n = cq;
+  Amount delta = val;
+  while (tree.node(n).parent >= 0) {
+    const auto& node = tree.node(n);
+    Amount nu = node.usage[fr] + delta;
+    delta = tree.PropagatedDelta(n, fr, node.usage[fr], nu);
+    n = node.parent;
+    if (tree.node(n).parent < 0) break;  // the root does not count
+    if (tree.node(n).usage[fr] + delta <= tree.node(n).subtree[fr]) return true;
+  }
+  return false;
+}
+
+// The quota-tree node that limits `val` most: the first node on the path
+// whose borrowing limit binds, or the root.
+int32_t BlockingNode(const QuotaTree& tree, int32_t n, int32_t fr) {
+  if (tree.node(n).parent < 0) return n;
+  const auto& node = tree.node(n);
+  if (node.borrowing_limit[fr] != kNoLimit) {
+    Amount stored = node.subtree[fr] - node.local[fr];
+    Amount used = std::max<Amount>(0, node.usage[fr] - node.local[fr]);
+    Amount cap = stored - used + node.borrowing_limit[fr];
+    if (cap <= tree.Available(node.parent, fr)) return n;
+  }
+  return BlockingNode(tree, node.parent, fr);
+}
+
+void AddTo(FrAmounts* acc, int32_t fr, Amount a) {
+  for (auto& [f, v] : *acc) {
+    if (f == fr) {
+      v += a;
+      return;
+    }
+  }
+  acc->emplace_back(fr, a);
+}
+
+Amount Get(const FrAmounts& acc, int32_t fr) {
+  for (const auto& [f, v] : acc) {
+    if (f == fr) return v;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_t>& counts) {
+  const Wl& w = e.wls[id];
+  const CqRt& cq = e.cqs[cqi];
+  const QuotaTree& tree = e.tree;
+  const int32_t node = cq.node;
+  const FlavorFungibilitySpec& fung = cq.spec->flavor_fungibility;
+  Assignment a;
+  a.mode = Mode::kFit;
+  a.reason.cluster_queue = cq.name;
+  FrAmounts acc;
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    const PodSetReq& ps = w.pod_sets[i];
+    const PodSetSpec& pss = w.info.spec.pod_sets[i];
+    PodSetAssign psa;
+    psa.count = counts[i];
+    // Group the pod set's requests by resource group.
+    std::vector<std::vector<std::pair<int32_t, Amount>>> by_group(cq.groups.size());
+    for (const auto& [res, per_pod] : ps.per_pod) {
+      if (per_pod == 0) continue;
+      auto git = cq.group_of_resource.find(res);
+      if (git == cq.group_of_resource.end()) {
+        a.mode = Mode::kNoFit;
+        a.reason.kind = PendingReason::Kind::kNoFlavor;
+        a.reason.pod_set = pss.name;
+        a.reason.resource = e.resources.Name(res);
+        a.reason.message = "resource " + e.resources.Name(res) + " is not covered by ClusterQueue " + cq.name;
+        return a;
+      }
+      by_group[git->second].emplace_back(res, per_pod * counts[i]);
+    }
+    for (size_t g = 0; g < cq.groups.size(); ++g) {
+      if (by_group[g].empty()) continue;
+      FlavorTry best;
+      PendingReason best_reason;
+      bool have_reason = false;
+      std::string excluded;
+      for (int32_t f : cq.groups[g].flavors) {
+        std::string why;
+        if (FlavorExcludes(e.flavors[f].spec, pss, &why)) {
+          if (!excluded.empty()) excluded += "; ";
+          excluded += "flavor " + e.flavors[f].name + ": " + why;
+          continue;
+        }
+        FlavorTry t;
+        t.flavor = f;
+        t.mode = Mode::kFit;
+        PendingReason r;
+        FrAmounts req;
+        bool needs_preemption = false;
+        for (const auto& [res, total] : by_group[g]) {
+          int32_t fr = tree.FindFr(f, res);
+          Amount val = total + (fr >= 0 ? Get(acc, fr) : 0);
+          if (fr < 0) {
+            t.mode = Mode::kNoFit;
+            r.resource = e.resources.Name(res);
+            r.requested = val;
+            break;
+          }
+          req.emplace_back(fr, val);
+          Amount pa = tree.PotentialAvailable(node, fr);
+          Amount av = tree.Available(node, fr);
+          Mode m;
+          if (val > pa) {
+            m = Mode::kNoFit;
+          } else if (val <= av) {
+            m = Mode::kFit;
+            t.level = std::max(t.level, tree.BorrowingLevel(node, fr, val));
+          } else if (val <= tree.node(node).nominal[fr] || CanPreemptWhileBorrowing(e, cq) ||
+                     AncestorAbsorbs(tree, node, fr, val)) {
+            m = Mode::kPreempt;
+            needs_preemption = true;
+            t.level = std::max(t.level, tree.BorrowingLevel(node, fr, val));
+          } else {
+            m = Mode::kNoFit;
+          }
+          if (m < Mode::kFit && r.resource.empty()) {
+            int32_t blocking = val > pa ? BlockingNode(tree, node, fr) : BlockingNode(tree, node, fr);
+            r.resource = e.resources.Name(res);
+            r.requested = val;
+            r.available = std::max<Amount>(0, av);
+            r.missing = val - r.available;
+            r.level = tree.node(blocking).name;
+          }
+          t.mode = std::min(t.mode, m);
+        }
+        if (t.mode == Mode::kPreempt && needs_preemption) {
+          std::sort(req.begin(), req.end());
+          std::vector<Target> targets = GetTargets(e, id, cqi, req);
+          if (targets.empty()) {
+            t.mode = Mode::kNoCandidates;
+          } else {
+            bool all_outside = true;
+            for (const Target& tg : targets) all_outside = all_outside && e.wls[tg.id].cq != cqi;
+            t.mode = all_outside ? Mode::kReclaim : Mode::kPreempt;
+          }
+        }
+        r.flavor = e.flavors[f].name;
+        r.pod_set = pss.name;
+        if (!have_reason || Better(t, best, fung.preference) || best.flavor < 0) {
+          if (t.mode < Mode::kFit) {
+            best_reason = r;
+            have_reason = true;
+          }
+        }
+        if (best.flavor < 0 || Better(t, best, fung.preference)) best = t;
+        if (!ShouldTryNext(t, fung)) break;
+      }
+      if (best.flavor < 0 || best.mode == Mode::kNoFit) {
+        a.mode = Mode::kNoFit;
+        if (best.flavor < 0) {
+          a.reason.kind = PendingReason::Kind::kNoFlavor;
+          a.reason.pod_set = pss.name;
+          a.reason.message = "no flavor of ClusterQueue " + cq.name + " fits pod set " + pss.name +
+                             (excluded.empty() ? "" : ": " + excluded);
+        } else {
+          PendingReason keep = a.reason;
+          a.reason = best_reason;
+          a.reason.cluster_queue = keep.cluster_queue;
+          a.reason.kind = PendingReason::Kind::kInsufficientQuota;
+        }
+        return a;
+      }
+      if (best.mode < Mode::kFit && have_reason && a.reason.resource.empty()) {
+        std::string cqn = a.reason.cluster_queue;
+        a.reason = best_reason;
+        a.reason.cluster_queue = cqn;
+      }
+      for (const auto& [res, total] : by_group[g]) {
+        psa.flavors.emplace_back(res, best.flavor);
+        AddTo(&acc, tree.FindFr(best.flavor, res), total);
+      }
+      a.mode = std::min(a.mode, best.mode);
+      a.borrow_level = std::max(a.borrow_level, best.level);
+    }
+    std::sort(psa.flavors.begin(), psa.flavors.end());
+    a.pod_sets.push_back(std::move(psa));
+  }
+  std::sort(acc.begin(), acc.end());
+  a.usage = std::move(acc);
+  return a;
+}
+
+namespace {
+
+std::vector<int32_t> ReducedCounts(const Wl& w, int64_t x, int64_t total) {
+  std::vector<int32_t> counts;
+  counts.reserve(w.pod_sets.size());
+  for (const PodSetReq& ps : w.pod_sets) {
+    int64_t delta = ps.count - ps.min_count;
+    counts.push_back(static_cast<int32_t>(ps.count - (total == 0 ? 0 : delta * x / total)));
+  }
+  return counts;
+}
+
+bool Usable(EngineImpl& e, WlId id, int32_t cq, Assignment& a, std::vector<Target>* targets) {
+  if (a.mode == Mode::kFit) return true;
+  if (a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) {
+    *targets = GetTargets(e, id, cq, a.usage);
+    if (!targets->empty()) return true;
+    a.mode = Mode::kNoCandidates;
+  }
+  return false;
+}
+
+}  // namespace
+
+Assignment Nominate(EngineImpl& e, WlId id, int32_t cq, std::vector<Target>* targets) {
+  const Wl& w = e.wls[id];
+  targets->clear();
+  std::vector<int32_t> full;
+  int64_t total_delta = 0;
+  for (const PodSetReq& ps : w.pod_sets) {
+    full.push_back(ps.count);
+    total_delta += ps.count - ps.min_count;
+  }
+  Assignment a = AssignFlavors(e, id, cq, full);
+  if (Usable(e, id, cq, a, targets)) return a;
+  if (total_delta == 0 || a.reason.kind == PendingReason::Kind::kNoFlavor) return a;
+  // Partial admission: the smallest reduction x in [1, total_delta] that
+  // fits or has preemption targets. Fewer pods never need more quota, so
+  // the predicate is monotone in x.
+  int64_t lo = 1, hi = total_delta;
+  std::optional<Assignment> found;
+  std::vector<Target> found_targets;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    std::vector<Target> t;
+    Assignment b = AssignFlavors(e, id, cq, ReducedCounts(w, mid, total_delta));
+    if (Usable(e, id, cq, b, &t)) {
+      found = std::move(b);
+      found_targets = std::move(t);
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  if (found) {
+    *targets = std::move(found_targets);
+    return std::move(*found);
+  }
+  return a;
+}
+
+}  // namespace artel::core

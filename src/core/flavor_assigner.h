@@ -1,0 +1,28 @@
+// Flavor assignment (Kueue's flavorassigner), declared in core/engine_impl.h.
+//
+// Algorithm, for each pod set in order and each resource group its
+// requests touch:
+//  1. Walk the group's flavors in order. Skip a flavor whose node taints
+//     (NoSchedule/NoExecute) are not tolerated by the pod set's and the
+//     flavor's tolerations, or whose node labels contradict the pod set's
+//     nodeSelector.
+//  2. For each requested resource, val = usage of earlier pod sets of this
+//     workload in the same flavor + this pod set's request.
+//     val > potentialAvailable -> NoFit; val <= available -> Fit at its
+//     borrowing level; else, if val <= nominal, or a non-root ancestor
+//     subtree would absorb it, or the queue may preempt while borrowing
+//     (borrowWithinCohort or fair sharing) -> needs preemption; else NoFit.
+//     The flavor's mode is the worst over its resources.
+//  3. A flavor that needs preemption is classified by simulating preemption
+//     (core/preemption.cc): no victims = NoCandidates, all victims outside
+//     the ClusterQueue = Reclaim, otherwise Preempt.
+//  4. Stop the walk at a Fit without borrowing; at a borrowing Fit when
+//     whenCanBorrow = MayStopSearch; at Preempt/Reclaim when
+//     whenCanPreempt = MayStopSearch. Otherwise try the next flavor.
+//  5. The best flavor tried wins: BorrowingOverPreemption ranks by mode
+//     (Fit > Reclaim > Preempt) then lower borrowing level;
+//     PreemptionOverBorrowing ranks by borrowing level then mode. Ties keep
+//     the earlier flavor.
+// The workload's mode is the worst over its pod sets.
+#pragma once
+#include "core/engine_impl.h"

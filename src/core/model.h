@@ -1,0 +1,207 @@
+// The declarative model of Artel: what users configure and submit.
+//
+// These are plain value types, keyed by names exactly as in the manifests
+// (Kueue v1beta2 field meanings; see docs/semantics.md). The manifest layer
+// produces them; the `Engine` (core/engine.h) interns the names into dense
+// ids and builds its quota tree from them. Nothing here does I/O.
+//
+// Amounts are milli-units (core/quantity.h). Optional limits use
+// `std::optional`: unset `borrowingLimit` means unlimited borrowing, unset
+// `lendingLimit` means everything may be lent, as in Kueue.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/quantity.h"
+#include "core/status.h"
+
+namespace artel::core {
+
+// Virtual or wall time in milliseconds. The core never reads a clock; callers
+// pass `now` in.
+using Time = int64_t;
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct Toleration {
+  std::string key;       // empty with operator Exists = tolerate everything
+  std::string op = "Equal";  // Equal | Exists
+  std::string value;
+  std::string effect;    // empty = all effects
+  bool Tolerates(const Taint& t) const;
+};
+
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+};
+
+struct ResourceFlavorSpec {
+  std::string name;
+  std::map<std::string, std::string> node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;  // added to the pods admitted on this flavor
+  std::string topology_name;
+  SourcePos pos;
+};
+
+struct ResourceQuotaSpec {
+  std::string name;  // resource name, e.g. "nvidia.com/gpu"
+  Amount nominal = 0;
+  std::optional<Amount> borrowing_limit;
+  std::optional<Amount> lending_limit;
+};
+
+struct FlavorQuotasSpec {
+  std::string flavor;
+  std::vector<ResourceQuotaSpec> resources;
+};
+
+struct ResourceGroupSpec {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotasSpec> flavors;
+};
+
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class WithinClusterQueuePolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimWithinCohortPolicy { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+enum class FungibilityPreference { kBorrowingOverPreemption, kPreemptionOverBorrowing };
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
+struct PreemptionSpec {
+  WithinClusterQueuePolicy within_cluster_queue = WithinClusterQueuePolicy::kNever;
+  ReclaimWithinCohortPolicy reclaim_within_cohort = ReclaimWithinCohortPolicy::kNever;
+  BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
+  std::optional<int32_t> max_priority_threshold;
+};
+
+struct FlavorFungibilitySpec {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  FungibilityPreference preference = FungibilityPreference::kBorrowingOverPreemption;
+};
+
+// Fair-sharing weight in milli-units: 1000 = weight 1 (the default).
+inline constexpr Amount kDefaultFairWeight = 1000;
+
+struct ClusterQueueSpec {
+  std::string name;
+  std::string cohort;  // empty = no cohort
+  std::vector<ResourceGroupSpec> resource_groups;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFIFO;
+  PreemptionSpec preemption;
+  FlavorFungibilitySpec flavor_fungibility;
+  Amount fair_weight = kDefaultFairWeight;
+  // Unset admits no namespace; an empty selector admits all (Kueue).
+  std::optional<LabelSelector> namespace_selector;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  SourcePos pos;
+};
+
+struct CohortSpec {
+  std::string name;
+  std::string parent;  // empty = root
+  std::vector<ResourceGroupSpec> resource_groups;
+  Amount fair_weight = kDefaultFairWeight;
+  SourcePos pos;
+};
+
+struct LocalQueueSpec {
+  std::string ns;
+  std::string name;
+  std::string cluster_queue;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  Amount fair_weight = kDefaultFairWeight;  // Admission Fair Sharing weight
+  SourcePos pos;
+};
+
+struct PriorityClassSpec {
+  std::string name;
+  int32_t value = 0;
+  std::string description;
+  SourcePos pos;
+};
+
+struct NamespaceSpec {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  SourcePos pos;
+};
+
+// Kubernetes ResourceQuota: a hard per-namespace cap. Keys are as in
+// Kubernetes (`requests.nvidia.com/gpu`, `requests.cpu`, `cpu`, `count/...`
+// is ignored). Artel enforces request caps at admission time.
+struct ResourceQuotaObjSpec {
+  std::string ns;
+  std::string name;
+  std::map<std::string, Amount> hard;
+  SourcePos pos;
+};
+
+struct TopologySpec {
+  std::string name;
+  std::vector<std::string> levels;  // node label keys, from widest to narrowest
+  SourcePos pos;
+};
+
+// Admission Fair Sharing knobs (Kueue Configuration.admissionFairSharing).
+struct AdmissionFairSharingSpec {
+  Time usage_half_life = 0;                  // 0 = no decay memory: usage is current only
+  Time usage_sampling_interval = 5 * 60 * 1000;
+  std::map<std::string, Amount> resource_weights;  // milli; default weight 1 per resource
+};
+
+// Everything the engine is configured with.
+struct Config {
+  std::vector<ResourceFlavorSpec> flavors;
+  std::vector<CohortSpec> cohorts;
+  std::vector<ClusterQueueSpec> cluster_queues;
+  std::vector<LocalQueueSpec> local_queues;
+  std::vector<PriorityClassSpec> priority_classes;
+  std::vector<NamespaceSpec> namespaces;
+  std::vector<ResourceQuotaObjSpec> resource_quotas;
+  std::vector<TopologySpec> topologies;
+};
+
+struct PodSetSpec {
+  std::string name = "main";
+  int32_t count = 1;
+  std::optional<int32_t> min_count;  // partial admission
+  std::map<std::string, Amount> requests;  // per pod
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
+  std::map<std::string, std::string> annotations;
+};
+
+struct WorkloadSpec {
+  std::string ns;
+  std::string name;
+  std::string queue;  // LocalQueue name in `ns`
+  std::optional<std::string> priority_class;
+  std::optional<int32_t> priority;  // explicit value; wins over the class
+  std::vector<PodSetSpec> pod_sets;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  bool active = true;  // Kueue spec.active
+};
+
+}  // namespace artel::core

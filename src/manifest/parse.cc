@@ -1,0 +1,568 @@
+// ParseInto: YAML documents -> core::Config, one object at a time.
+//
+// Each document is dispatched on (apiVersion, kind). The readers below check
+// the allowed fields at every level (so typos are caught with a hint), read
+// typed values through yaml::Node, then run the per-object rules of checks.h
+// with a PosFn that maps field paths back to YAML positions.
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+
+#include "manifest/checks.h"
+#include "manifest/manifest.h"
+#include "manifest/yaml_util.h"
+
+namespace artel::manifest {
+namespace {
+
+using yaml::kOptional;
+using yaml::kRequired;
+using yaml::Node;
+
+#define ARTEL_MF_TRY(expr)            \
+  do {                                \
+    if (Status _s = (expr); !_s.ok()) \
+      return _s;                      \
+  } while (0)
+
+// Which Kueue API version a document was written against. v1alpha1 only
+// serves Cohort and Topology and spells fields like v1beta1.
+enum class Dialect { kV1alpha1, kV1beta1, kV1beta2, kCoreV1 };
+
+struct Object {
+  Node root;
+  Dialect dialect;
+  std::string kind;
+};
+
+// ---- metadata ----
+
+struct Metadata {
+  std::string name;
+  std::string ns;
+  std::map<std::string, std::string> labels;
+};
+
+Status ReadMetadata(const Object& obj, bool namespaced, Metadata* out) {
+  Node meta = obj.root["metadata"];
+  if (!meta.present()) return obj.root.MissingError("metadata");
+  // Server-populated fields are accepted so that `kubectl get -o yaml`
+  // output can be fed back in; they carry no meaning for Artel.
+  ARTEL_MF_TRY(meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
+                               "creationTimestamp", "generation", "managedFields", "finalizers",
+                               "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds",
+                               "selfLink"}));
+  ARTEL_MF_TRY(meta.ReadString("name", &out->name, kRequired));
+  if (out->name.empty()) return meta["name"].Error("must not be empty");
+  ARTEL_MF_TRY(meta.ReadString("namespace", &out->ns, namespaced ? kRequired : kOptional));
+  ARTEL_MF_TRY(meta.ReadStringMap("labels", &out->labels));
+  std::map<std::string, std::string> annotations;
+  ARTEL_MF_TRY(meta.ReadStringMap("annotations", &annotations));
+  return Status::Ok();
+}
+
+// Top-level fields every object may carry. `status` is ignored: it is
+// written by controllers, and accepting it lets exported objects round-trip.
+Status CheckTopLevel(const Object& obj, bool has_spec) {
+  if (has_spec) return obj.root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"});
+  return obj.root.CheckKeys({"apiVersion", "kind", "metadata", "status"});
+}
+
+// ---- shared pieces ----
+
+Status ReadFairWeight(const Node& spec, core::Amount* weight) {
+  Node fs = spec["fairSharing"];
+  if (!fs.present()) return Status::Ok();
+  ARTEL_MF_TRY(fs.CheckKeys({"weight"}));
+  return fs.ReadQuantity("weight", weight);
+}
+
+Status ReadStopPolicy(const Node& spec, core::StopPolicy* out) {
+  return spec.ReadEnum<core::StopPolicy>("stopPolicy",
+                                         {{"None", core::StopPolicy::kNone},
+                                          {"Hold", core::StopPolicy::kHold},
+                                          {"HoldAndDrain", core::StopPolicy::kHoldAndDrain}},
+                                         out);
+}
+
+Status ReadResourceGroups(const Node& spec, std::vector<core::ResourceGroupSpec>* out) {
+  Node groups = spec["resourceGroups"];
+  if (!groups.present()) return Status::Ok();
+  ARTEL_MF_TRY(groups.ExpectList());
+  for (const Node& g : groups.Items()) {
+    ARTEL_MF_TRY(g.CheckKeys({"coveredResources", "flavors"}));
+    core::ResourceGroupSpec rg;
+    ARTEL_MF_TRY(g.ReadStringList("coveredResources", &rg.covered_resources, kRequired));
+    Node flavors = g["flavors"];
+    if (!flavors.present()) return g.MissingError("flavors");
+    ARTEL_MF_TRY(flavors.ExpectList());
+    for (const Node& f : flavors.Items()) {
+      ARTEL_MF_TRY(f.CheckKeys({"name", "resources"}));
+      core::FlavorQuotasSpec fq;
+      ARTEL_MF_TRY(f.ReadString("name", &fq.flavor, kRequired));
+      Node resources = f["resources"];
+      if (!resources.present()) return f.MissingError("resources");
+      ARTEL_MF_TRY(resources.ExpectList());
+      for (const Node& r : resources.Items()) {
+        ARTEL_MF_TRY(r.CheckKeys({"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
+        core::ResourceQuotaSpec q;
+        ARTEL_MF_TRY(r.ReadString("name", &q.name, kRequired));
+        ARTEL_MF_TRY(r.ReadQuantity("nominalQuota", &q.nominal, kRequired));
+        core::Amount limit = 0;
+        if (r["borrowingLimit"].present()) {
+          ARTEL_MF_TRY(r.ReadQuantity("borrowingLimit", &limit));
+          q.borrowing_limit = limit;
+        }
+        if (r["lendingLimit"].present()) {
+          ARTEL_MF_TRY(r.ReadQuantity("lendingLimit", &limit));
+          q.lending_limit = limit;
+        }
+        fq.resources.push_back(std::move(q));
+      }
+      rg.flavors.push_back(std::move(fq));
+    }
+    out->push_back(std::move(rg));
+  }
+  return Status::Ok();
+}
+
+Status ReadLabelSelector(const Node& sel, core::LabelSelector* out) {
+  ARTEL_MF_TRY(sel.CheckKeys({"matchLabels", "matchExpressions"}));
+  ARTEL_MF_TRY(sel.ReadStringMap("matchLabels", &out->match_labels));
+  Node exprs = sel["matchExpressions"];
+  if (!exprs.present()) return Status::Ok();
+  ARTEL_MF_TRY(exprs.ExpectList());
+  for (const Node& e : exprs.Items()) {
+    ARTEL_MF_TRY(e.CheckKeys({"key", "operator", "values"}));
+    core::LabelSelectorRequirement req;
+    ARTEL_MF_TRY(e.ReadString("key", &req.key, kRequired));
+    ARTEL_MF_TRY(e.ReadEnum<std::string>(
+        "operator", {{"In", "In"}, {"NotIn", "NotIn"}, {"Exists", "Exists"}, {"DoesNotExist", "DoesNotExist"}},
+        &req.op, kRequired));
+    ARTEL_MF_TRY(e.ReadStringList("values", &req.values));
+    bool set_op = req.op == "In" || req.op == "NotIn";
+    if (set_op && req.values.empty()) {
+      return e["values"].Error("operator " + req.op + " requires a non-empty values list");
+    }
+    if (!set_op && !req.values.empty()) {
+      return e["values"].Error("operator " + req.op + " requires values to be empty");
+    }
+    out->match_expressions.push_back(std::move(req));
+  }
+  return Status::Ok();
+}
+
+Status ReadTaints(const Node& list, std::vector<core::Taint>* out) {
+  ARTEL_MF_TRY(list.ExpectList());
+  for (const Node& t : list.Items()) {
+    ARTEL_MF_TRY(t.CheckKeys({"key", "value", "effect", "timeAdded"}));
+    core::Taint taint;
+    ARTEL_MF_TRY(t.ReadString("key", &taint.key, kRequired));
+    ARTEL_MF_TRY(t.ReadString("value", &taint.value));
+    ARTEL_MF_TRY(t.ReadEnum<std::string>(
+        "effect", {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
+        &taint.effect, kRequired));
+    out->push_back(std::move(taint));
+  }
+  return Status::Ok();
+}
+
+Status ReadTolerations(const Node& list, std::vector<core::Toleration>* out) {
+  ARTEL_MF_TRY(list.ExpectList());
+  for (const Node& t : list.Items()) {
+    ARTEL_MF_TRY(t.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
+    core::Toleration tol;
+    ARTEL_MF_TRY(t.ReadString("key", &tol.key));
+    ARTEL_MF_TRY(t.ReadEnum<std::string>("operator", {{"Equal", "Equal"}, {"Exists", "Exists"}}, &tol.op));
+    ARTEL_MF_TRY(t.ReadString("value", &tol.value));
+    ARTEL_MF_TRY(t.ReadEnum<std::string>(
+        "effect", {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
+        &tol.effect));
+    if (t["tolerationSeconds"].present()) {
+      Result<int64_t> secs = t["tolerationSeconds"].AsInt(INT64_MIN, INT64_MAX);
+      if (!secs.ok()) return secs.status();
+    }
+    if (tol.op == "Exists" && !tol.value.empty()) {
+      return t["value"].Error("value must be empty when operator is Exists");
+    }
+    if (tol.key.empty() && tol.op != "Exists") {
+      return t["operator"].Error("operator must be Exists when key is empty");
+    }
+    out->push_back(std::move(tol));
+  }
+  return Status::Ok();
+}
+
+// Runs a per-object check with exact positions and the object's own path
+// (non-empty only inside a `v1 List`) as field prefix.
+template <typename Spec, typename CheckFn>
+Status RunCheck(const Object& obj, const Spec& spec, CheckFn check) {
+  Status s = check(spec, [&](const std::string& field) { return obj.root.Lookup(field).Pos(); });
+  if (!s.ok() && !obj.root.path().empty()) s.WithField(yaml::JoinPath(obj.root.path(), s.field()));
+  return s;
+}
+
+SourcePos ObjectPos(const Object& obj) { return obj.root.Pos(); }
+
+// ---- kinds ----
+
+Status ParseResourceFlavor(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  core::ResourceFlavorSpec rf;
+  rf.name = meta.name;
+  rf.pos = ObjectPos(obj);
+  Node spec = obj.root["spec"];
+  if (spec.present()) {
+    ARTEL_MF_TRY(spec.CheckKeys({"nodeLabels", "nodeTaints", "tolerations", "topologyName"}));
+    ARTEL_MF_TRY(spec.ReadStringMap("nodeLabels", &rf.node_labels));
+    if (spec["nodeTaints"].present()) ARTEL_MF_TRY(ReadTaints(spec["nodeTaints"], &rf.node_taints));
+    if (spec["tolerations"].present()) ARTEL_MF_TRY(ReadTolerations(spec["tolerations"], &rf.tolerations));
+    ARTEL_MF_TRY(spec.ReadString("topologyName", &rf.topology_name));
+  }
+  ARTEL_MF_TRY(RunCheck(obj, rf, internal::CheckFlavor));
+  out->flavors.push_back(std::move(rf));
+  return Status::Ok();
+}
+
+Status ReadPreemption(const Node& p, core::PreemptionSpec* out) {
+  ARTEL_MF_TRY(p.CheckKeys({"withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"}));
+  using W = core::WithinClusterQueuePolicy;
+  ARTEL_MF_TRY(p.ReadEnum<W>("withinClusterQueue",
+                             {{"Never", W::kNever},
+                              {"LowerPriority", W::kLowerPriority},
+                              {"LowerOrNewerEqualPriority", W::kLowerOrNewerEqualPriority}},
+                             &out->within_cluster_queue));
+  using R = core::ReclaimWithinCohortPolicy;
+  ARTEL_MF_TRY(p.ReadEnum<R>("reclaimWithinCohort",
+                             {{"Never", R::kNever}, {"LowerPriority", R::kLowerPriority}, {"Any", R::kAny}},
+                             &out->reclaim_within_cohort));
+  Node bwc = p["borrowWithinCohort"];
+  if (bwc.present()) {
+    ARTEL_MF_TRY(bwc.CheckKeys({"policy", "maxPriorityThreshold"}));
+    using B = core::BorrowWithinCohortPolicy;
+    ARTEL_MF_TRY(bwc.ReadEnum<B>("policy", {{"Never", B::kNever}, {"LowerPriority", B::kLowerPriority}},
+                                 &out->borrow_within_cohort));
+    if (bwc["maxPriorityThreshold"].present()) {
+      int32_t threshold = 0;
+      ARTEL_MF_TRY(bwc.ReadInt32("maxPriorityThreshold", &threshold));
+      out->max_priority_threshold = threshold;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadFungibility(const Node& f, Dialect dialect, core::FlavorFungibilitySpec* out) {
+  ARTEL_MF_TRY(f.CheckKeys({"whenCanBorrow", "whenCanPreempt", "preference"}));
+  using P = core::FungibilityPolicy;
+  if (dialect == Dialect::kV1beta2) {
+    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanBorrow", {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
+                               &out->when_can_borrow));
+    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanPreempt",
+                               {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
+                               &out->when_can_preempt));
+  } else {
+    // v1beta1 spelled "stop here" as Borrow / Preempt; later v1beta1
+    // releases also accept MayStopSearch, which v1beta2 kept.
+    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanBorrow",
+                               {{"Borrow", P::kMayStopSearch},
+                                {"MayStopSearch", P::kMayStopSearch},
+                                {"TryNextFlavor", P::kTryNextFlavor}},
+                               &out->when_can_borrow));
+    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanPreempt",
+                               {{"Preempt", P::kMayStopSearch},
+                                {"MayStopSearch", P::kMayStopSearch},
+                                {"TryNextFlavor", P::kTryNextFlavor}},
+                               &out->when_can_preempt));
+  }
+  using Pref = core::FungibilityPreference;
+  return f.ReadEnum<Pref>("preference",
+                          {{"BorrowingOverPreemption", Pref::kBorrowingOverPreemption},
+                           {"PreemptionOverBorrowing", Pref::kPreemptionOverBorrowing}},
+                          &out->preference);
+}
+
+Status ParseClusterQueue(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  core::ClusterQueueSpec cq;
+  cq.name = meta.name;
+  cq.pos = ObjectPos(obj);
+  Node spec = obj.root["spec"];
+  if (spec.present()) {
+    const char* cohort_field = obj.dialect == Dialect::kV1beta2 ? "cohortName" : "cohort";
+    // admissionChecks, admissionChecksStrategy and admissionScope are
+    // accepted for compatibility and ignored (see docs/manifests.md).
+    ARTEL_MF_TRY(spec.CheckKeys({cohort_field, "resourceGroups", "queueingStrategy", "namespaceSelector",
+                                 "flavorFungibility", "preemption", "admissionChecks", "admissionChecksStrategy",
+                                 "admissionScope", "stopPolicy", "fairSharing"}));
+    ARTEL_MF_TRY(spec.ReadString(cohort_field, &cq.cohort));
+    ARTEL_MF_TRY(ReadResourceGroups(spec, &cq.resource_groups));
+    using Q = core::QueueingStrategy;
+    ARTEL_MF_TRY(spec.ReadEnum<Q>("queueingStrategy",
+                                  {{"BestEffortFIFO", Q::kBestEffortFIFO}, {"StrictFIFO", Q::kStrictFIFO}},
+                                  &cq.queueing_strategy));
+    if (spec["namespaceSelector"].present()) {
+      core::LabelSelector sel;
+      ARTEL_MF_TRY(ReadLabelSelector(spec["namespaceSelector"], &sel));
+      cq.namespace_selector = std::move(sel);
+    }
+    if (spec["flavorFungibility"].present()) {
+      ARTEL_MF_TRY(ReadFungibility(spec["flavorFungibility"], obj.dialect, &cq.flavor_fungibility));
+    }
+    if (spec["preemption"].present()) ARTEL_MF_TRY(ReadPreemption(spec["preemption"], &cq.preemption));
+    if (spec["admissionChecks"].present()) ARTEL_MF_TRY(spec["admissionChecks"].ExpectList());
+    if (spec["admissionChecksStrategy"].present()) ARTEL_MF_TRY(spec["admissionChecksStrategy"].ExpectMap());
+    if (spec["admissionScope"].present()) ARTEL_MF_TRY(spec["admissionScope"].ExpectMap());
+    ARTEL_MF_TRY(ReadStopPolicy(spec, &cq.stop_policy));
+    ARTEL_MF_TRY(ReadFairWeight(spec, &cq.fair_weight));
+  }
+  Status s = RunCheck(obj, cq, internal::CheckClusterQueue);
+  if (!s.ok() && s.field().ends_with("spec.cohortName") && obj.dialect != Dialect::kV1beta2) {
+    s.WithField(s.field().substr(0, s.field().size() - 4));  // the v1beta1 spelling, spec.cohort
+    s.WithPos(spec["cohort"].Pos());
+  }
+  ARTEL_MF_TRY(s);
+  out->cluster_queues.push_back(std::move(cq));
+  return Status::Ok();
+}
+
+Status ParseCohort(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  core::CohortSpec cohort;
+  cohort.name = meta.name;
+  cohort.pos = ObjectPos(obj);
+  Node spec = obj.root["spec"];
+  if (spec.present()) {
+    const char* parent_field = obj.dialect == Dialect::kV1beta2 ? "parentName" : "parent";
+    ARTEL_MF_TRY(spec.CheckKeys({parent_field, "resourceGroups", "fairSharing"}));
+    ARTEL_MF_TRY(spec.ReadString(parent_field, &cohort.parent));
+    ARTEL_MF_TRY(ReadResourceGroups(spec, &cohort.resource_groups));
+    ARTEL_MF_TRY(ReadFairWeight(spec, &cohort.fair_weight));
+  }
+  ARTEL_MF_TRY(RunCheck(obj, cohort, internal::CheckCohort));
+  out->cohorts.push_back(std::move(cohort));
+  return Status::Ok();
+}
+
+Status ParseLocalQueue(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, true, &meta));
+  core::LocalQueueSpec lq;
+  lq.name = meta.name;
+  lq.ns = meta.ns;
+  lq.pos = ObjectPos(obj);
+  Node spec = obj.root["spec"];
+  if (!spec.present()) return obj.root.MissingError("spec");
+  ARTEL_MF_TRY(spec.CheckKeys({"clusterQueue", "stopPolicy", "fairSharing"}));
+  ARTEL_MF_TRY(spec.ReadString("clusterQueue", &lq.cluster_queue, kRequired));
+  ARTEL_MF_TRY(ReadStopPolicy(spec, &lq.stop_policy));
+  ARTEL_MF_TRY(ReadFairWeight(spec, &lq.fair_weight));
+  ARTEL_MF_TRY(RunCheck(obj, lq, internal::CheckLocalQueue));
+  out->local_queues.push_back(std::move(lq));
+  return Status::Ok();
+}
+
+Status ParseWorkloadPriorityClass(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description"}));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  core::PriorityClassSpec pc;
+  pc.name = meta.name;
+  pc.pos = ObjectPos(obj);
+  ARTEL_MF_TRY(obj.root.ReadInt32("value", &pc.value, kRequired));
+  ARTEL_MF_TRY(obj.root.ReadString("description", &pc.description));
+  ARTEL_MF_TRY(RunCheck(obj, pc, internal::CheckPriorityClass));
+  out->priority_classes.push_back(std::move(pc));
+  return Status::Ok();
+}
+
+Status ParseTopology(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  core::TopologySpec topo;
+  topo.name = meta.name;
+  topo.pos = ObjectPos(obj);
+  Node spec = obj.root["spec"];
+  if (!spec.present()) return obj.root.MissingError("spec");
+  ARTEL_MF_TRY(spec.CheckKeys({"levels"}));
+  Node levels = spec["levels"];
+  if (!levels.present()) return spec.MissingError("levels");
+  ARTEL_MF_TRY(levels.ExpectList());
+  for (const Node& level : levels.Items()) {
+    ARTEL_MF_TRY(level.CheckKeys({"nodeLabel"}));
+    std::string label;
+    ARTEL_MF_TRY(level.ReadString("nodeLabel", &label, kRequired));
+    topo.levels.push_back(std::move(label));
+  }
+  ARTEL_MF_TRY(RunCheck(obj, topo, internal::CheckTopology));
+  out->topologies.push_back(std::move(topo));
+  return Status::Ok();
+}
+
+Status ParseNamespace(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));  // spec.finalizers is ignored
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  core::NamespaceSpec ns;
+  ns.name = meta.name;
+  ns.labels = meta.labels;
+  ns.pos = ObjectPos(obj);
+  ARTEL_MF_TRY(RunCheck(obj, ns, internal::CheckNamespace));
+  out->namespaces.push_back(std::move(ns));
+  return Status::Ok();
+}
+
+Status ParseResourceQuota(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  Metadata meta;
+  ARTEL_MF_TRY(ReadMetadata(obj, true, &meta));
+  core::ResourceQuotaObjSpec rq;
+  rq.name = meta.name;
+  rq.ns = meta.ns;
+  rq.pos = ObjectPos(obj);
+  Node spec = obj.root["spec"];
+  if (spec.present()) {
+    ARTEL_MF_TRY(spec.CheckKeys({"hard", "scopes", "scopeSelector"}));
+    if (spec["scopes"].present()) return spec["scopes"].Error("ResourceQuota scopes are not supported by Artel");
+    if (spec["scopeSelector"].present()) {
+      return spec["scopeSelector"].Error("ResourceQuota scopeSelector is not supported by Artel");
+    }
+    Node hard = spec["hard"];
+    if (hard.present()) {
+      ARTEL_MF_TRY(hard.ExpectMap());
+      for (const yaml::MapEntry& e : hard.Entries()) {
+        Result<core::Amount> q = e.value.AsQuantity();
+        if (!q.ok()) return q.status();
+        rq.hard[e.key] = *q;
+      }
+    }
+  }
+  ARTEL_MF_TRY(RunCheck(obj, rq, internal::CheckResourceQuota));
+  out->resource_quotas.push_back(std::move(rq));
+  return Status::Ok();
+}
+
+// Accepted so that a CQ's admissionChecks can be exported together with
+// their AdmissionCheck objects; Artel runs no admission checks.
+Status IgnoreObject(const Object& obj, core::Config*) {
+  Metadata meta;
+  return ReadMetadata(obj, false, &meta);
+}
+
+Status ParseObject(const Node& root, core::Config* out);
+
+Status ParseList(const Object& obj, core::Config* out) {
+  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
+  Node items = obj.root["items"];
+  if (!items.present()) return Status::Ok();
+  ARTEL_MF_TRY(items.ExpectList());
+  for (const Node& item : items.Items()) ARTEL_MF_TRY(ParseObject(item, out));
+  return Status::Ok();
+}
+
+using ParseFn = Status (*)(const Object&, core::Config*);
+
+struct KindEntry {
+  std::string_view kind;
+  ParseFn parse;
+  std::array<Dialect, 3> dialects;  // padded with repeats
+};
+
+constexpr Dialect A1 = Dialect::kV1alpha1, B1 = Dialect::kV1beta1, B2 = Dialect::kV1beta2, V1 = Dialect::kCoreV1;
+
+const KindEntry kKinds[] = {
+    {"ResourceFlavor", ParseResourceFlavor, {B1, B2, B2}},
+    {"ClusterQueue", ParseClusterQueue, {B1, B2, B2}},
+    {"Cohort", ParseCohort, {A1, B1, B2}},
+    {"LocalQueue", ParseLocalQueue, {B1, B2, B2}},
+    {"WorkloadPriorityClass", ParseWorkloadPriorityClass, {B1, B2, B2}},
+    {"Topology", ParseTopology, {A1, B1, B2}},
+    {"AdmissionCheck", IgnoreObject, {B1, B2, B2}},
+    {"Namespace", ParseNamespace, {V1, V1, V1}},
+    {"ResourceQuota", ParseResourceQuota, {V1, V1, V1}},
+    {"List", ParseList, {V1, V1, V1}},
+};
+
+std::string_view DialectName(Dialect d) {
+  switch (d) {
+    case Dialect::kV1alpha1: return "kueue.x-k8s.io/v1alpha1";
+    case Dialect::kV1beta1: return "kueue.x-k8s.io/v1beta1";
+    case Dialect::kV1beta2: return "kueue.x-k8s.io/v1beta2";
+    case Dialect::kCoreV1: return "v1";
+  }
+  return "";
+}
+
+bool ParseDialect(std::string_view api_version, Dialect* out) {
+  for (Dialect d : {A1, B1, B2, V1}) {
+    if (api_version == DialectName(d)) {
+      *out = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status ParseObject(const Node& root, core::Config* out) {
+  ARTEL_MF_TRY(root.ExpectMap());
+  std::string api_version, kind;
+  ARTEL_MF_TRY(root.ReadString("apiVersion", &api_version, kRequired));
+  ARTEL_MF_TRY(root.ReadString("kind", &kind, kRequired));
+  if (kind == "Scenario") {
+    return root["kind"].Error("a Scenario is a test, not a manifest; run it with `artel test`");
+  }
+  const KindEntry* entry = nullptr;
+  std::vector<std::string_view> kind_names;
+  for (const KindEntry& k : kKinds) {
+    kind_names.push_back(k.kind);
+    if (k.kind == kind) entry = &k;
+  }
+  if (entry == nullptr) {
+    std::string msg = fmt::format("unsupported kind \"{}\" (apiVersion {})", kind, api_version);
+    std::string guess = yaml::SuggestField(kind, kind_names);
+    if (!guess.empty()) msg += "; did you mean " + guess + "?";
+    msg += fmt::format("; supported kinds: {}", fmt::join(kind_names, ", "));
+    return root["kind"].Error(std::move(msg));
+  }
+  Dialect dialect;
+  bool known = ParseDialect(api_version, &dialect);
+  bool served = known && std::find(entry->dialects.begin(), entry->dialects.end(), dialect) != entry->dialects.end();
+  if (!served) {
+    std::vector<std::string_view> versions;
+    for (Dialect d : entry->dialects) {
+      if (std::find(versions.begin(), versions.end(), DialectName(d)) == versions.end()) {
+        versions.push_back(DialectName(d));
+      }
+    }
+    return root["apiVersion"].Error(fmt::format("unsupported apiVersion \"{}\" for kind {}; use {}", api_version,
+                                                kind, fmt::join(versions, " or ")));
+  }
+  return entry->parse(Object{root, dialect, kind}, out);
+}
+
+}  // namespace
+
+Status ParseInto(std::string_view text, const std::string& source, core::Config* config) {
+  Result<std::vector<Node>> docs = yaml::ParseDocuments(text, source);
+  if (!docs.ok()) return docs.status();
+  core::Config parsed;
+  for (const Node& doc : *docs) {
+    if (!doc.present()) continue;  // empty document
+    ARTEL_MF_TRY(ParseObject(doc, &parsed));
+  }
+  internal::AppendConfig(std::move(parsed), config);
+  return Status::Ok();
+}
+
+#undef ARTEL_MF_TRY
+
+}  // namespace artel::manifest
