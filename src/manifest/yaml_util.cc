@@ -13,7 +13,7 @@ namespace {
 // and from users who put Workload pod-set fields (`minCount`) on a quota.
 constexpr FieldHint kBuiltinHints[] = {
     {"minCount", "nominalQuota",
-     "minCount is a Workload pod-set field (partial admission); a ClusterQueue guarantees "
+     "minCount is the partial-admission field of a Workload pod set; a ClusterQueue guarantees "
      "quota with nominalQuota"},
     {"min", "nominalQuota", "the guaranteed amount of a quota is nominalQuota"},
     {"minimum", "nominalQuota", "the guaranteed amount of a quota is nominalQuota"},
