@@ -1,6 +1,7 @@
 #include "core/fair_sharing.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace artel::core {
@@ -178,37 +179,19 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     }
     return true;
   };
-  auto within_nominal = [&]() {
-    for (const auto& [fr, a] : request) {
-      if (t.node(cq.node).usage[fr] + a > t.node(cq.node).nominal[fr]) return false;
-    }
-    return true;
-  };
-  // Candidates per queue, each list in candidate order.
+  // Candidates, grouped by queue, each group in candidate order.
   std::vector<std::vector<WlId>> per_cq(e.cqs.size());
-  auto order = [&](std::vector<WlId>& v) {
-    std::sort(v.begin(), v.end(), [&](WlId a, WlId b) {
-      const Wl& x = e.wls[a];
-      const Wl& y = e.wls[b];
-      bool ex = x.info.state == WorkloadState::kEvicting, ey = y.info.state == WorkloadState::kEvicting;
-      if (ex != ey) return ex;
-      if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
-      if (x.info.admitted_at != y.info.admitted_at) return x.info.admitted_at > y.info.admitted_at;
-      if (x.admit_seq != y.admit_seq) return x.admit_seq > y.admit_seq;
-      return x.info.uid < y.info.uid;
-    });
-  };
-  std::vector<int32_t> cand_cqs;
   if (pol.within_cluster_queue != WithinClusterQueuePolicy::kNever) {
+    bool same_prio = pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority;
     for (WlId id : cq.admitted) {
       const Wl& v = e.wls[id];
-      if (id == wl || !UsesAnyFr(v, need)) continue;
-      bool ok = v.info.priority < prio;
-      if (!ok && pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority) {
-        ok = v.info.priority == prio &&
-             (v.info.created > w.info.created || (v.info.created == w.info.created && v.info.uid > w.info.uid));
-      }
-      if (ok) per_cq[cqi].push_back(id);
+      if (id == wl || v.info.priority > prio) continue;
+      if (v.info.priority == prio &&
+          !(same_prio && (w.info.queued_at < v.info.queued_at ||
+                          (w.info.queued_at == v.info.queued_at && w.info.uid < v.info.uid))))
+        continue;
+      if (!UsesAnyFr(v, need)) continue;
+      per_cq[cqi].push_back(id);
     }
   }
   if (t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
@@ -220,112 +203,182 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       if (!borrowing) continue;
       for (WlId id : other.admitted) {
         const Wl& v = e.wls[id];
-        if (!UsesAnyFr(v, need)) continue;
         if (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kLowerPriority && v.info.priority >= prio)
           continue;
+        if (!UsesAnyFr(v, need)) continue;
         per_cq[ocq].push_back(id);
       }
     }
   }
-  for (size_t i = 0; i < per_cq.size(); ++i) {
-    if (!per_cq[i].empty()) {
-      order(per_cq[i]);
-      cand_cqs.push_back(static_cast<int32_t>(i));
-    }
+  bool any = false;
+  for (auto& v : per_cq) {
+    if (v.empty()) continue;
+    any = true;
+    std::sort(v.begin(), v.end(), [&](WlId a, WlId b) {
+      const Wl& x = e.wls[a];
+      const Wl& y = e.wls[b];
+      bool ex = x.info.state == WorkloadState::kEvicting, ey = y.info.state == WorkloadState::kEvicting;
+      if (ex != ey) return ex;
+      if (e.opts.admission_fair_sharing && x.lq >= 0 && y.lq >= 0) {
+        double ax = e.AfsUsage(x.lq), ay = e.AfsUsage(y.lq);
+        if (ax != ay) return ax > ay;
+      }
+      if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
+      if (x.info.admitted_at != y.info.admitted_at) return x.info.admitted_at > y.info.admitted_at;
+      if (x.admit_seq != y.admit_seq) return x.admit_seq > y.admit_seq;
+      return x.info.uid < y.info.uid;
+    });
+    std::reverse(v.begin(), v.end());  // pop from the back
   }
-  if (cand_cqs.empty()) return {};
+  if (!any) return {};
 
   std::vector<std::pair<WlId, EvictionReason>> removed;
-  std::vector<size_t> next(e.cqs.size(), 0);
-  std::vector<char> retired(e.cqs.size(), 0);
-  std::vector<WlId> retry;
   auto remove = [&](WlId id, EvictionReason r) {
     t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, -1);
     removed.emplace_back(id, r);
   };
-  // Does the strategy allow taking `id` (in queue `ocq`)?
-  auto strategy_allows = [&](FairSharingStrategy s, WlId id, int32_t ocq) {
-    int32_t lca = t.Lca(cq.node, e.cqs[ocq].node);
-    int32_t pc = ChildBelow(t, cq.node, lca);
-    int32_t tc = ChildBelow(t, e.cqs[ocq].node, lca);
-    int64_t preemptor_new = DominantShare(e, pc, cqi, &request);
-    if (s == FairSharingStrategy::kLessThanInitialShare) {
-      int64_t target_old = ShareOf(e, tc);
-      return preemptor_new < target_old;
-    }
-    t.AddUsage(e.cqs[ocq].node, e.wls[id].usage, -1);
-    int64_t target_new = ShareOf(e, tc);
-    t.AddUsage(e.cqs[ocq].node, e.wls[id].usage, +1);
-    return preemptor_new <= target_new;
+  // The preemptor's usage is simulated while targets are picked, so that the
+  // shares account for it; it is taken out to test whether the workload fits.
+  t.AddUsage(cq.node, request, +1);
+  auto fits_now = [&]() {
+    t.AddUsage(cq.node, request, -1);
+    bool f = fits();
+    t.AddUsage(cq.node, request, +1);
+    return f;
   };
-  bool done = fits();
+  std::vector<int32_t> on_path;  // cohorts on the preemptor's path
+  for (int32_t n = t.node(cq.node).parent; n >= 0; n = t.node(n).parent) on_path.push_back(n);
+  auto is_on_path = [&](int32_t n) { return std::find(on_path.begin(), on_path.end(), n) != on_path.end(); };
+  // Shares at the children of the lowest common ancestor.
+  auto shares = [&](int32_t ocq, int64_t* preemptor_new, int32_t* target_child) {
+    int32_t lca = t.Lca(cq.node, e.cqs[ocq].node);
+    *preemptor_new = ShareOf(e, ChildBelow(t, cq.node, lca));
+    *target_child = ChildBelow(t, e.cqs[ocq].node, lca);
+  };
+  bool done = false;
+  std::vector<char> pruned_cq(e.cqs.size(), 0);
+  std::vector<char> pruned_node(t.num_nodes(), 0);
+  // Next target queue: descend from the root into the child with the
+  // highest share (ties: the later child; a cohort wins a tie with a queue).
+  std::function<int32_t(int32_t)> next_target = [&](int32_t cohort) -> int32_t {
+    int32_t best_cq = -1, best_cohort = -1;
+    int64_t best_cq_share = -1, best_cohort_share = -1;
+    for (int32_t child : t.node(cohort).children) {
+      if (t.node(child).is_cohort) continue;
+      int32_t q = e.cq_of_node[child];
+      if (pruned_cq[q]) continue;
+      int64_t s = ShareOf(e, child);
+      if ((s == 0 && q != cqi) || per_cq[q].empty()) {
+        pruned_cq[q] = 1;
+      } else if (s >= best_cq_share) {
+        best_cq_share = s;
+        best_cq = q;
+      }
+    }
+    for (int32_t child : t.node(cohort).children) {
+      if (!t.node(child).is_cohort || pruned_node[child]) continue;
+      int64_t s = ShareOf(e, child);
+      if (s == 0 && !is_on_path(child)) {
+        pruned_node[child] = 1;
+      } else if (s >= best_cohort_share) {
+        best_cohort_share = s;
+        best_cohort = child;
+      }
+    }
+    if (best_cq < 0 && best_cohort < 0) {
+      pruned_node[cohort] = 1;
+      return -1;
+    }
+    if (best_cohort >= 0 && best_cohort_share >= best_cq_share) return next_target(best_cohort);
+    return best_cq;
+  };
   const auto& strategies = e.opts.fair_sharing_strategies;
   FairSharingStrategy first =
       strategies.empty() ? FairSharingStrategy::kLessThanOrEqualToFinalShare : strategies.front();
-  // Strategy 1: tournament descent by highest share.
-  while (!done) {
-    // Mark subtrees that still hold live candidates.
-    std::vector<char> live(t.num_nodes(), 0);
-    bool any = false;
-    for (int32_t q : cand_cqs) {
-      if (retired[q] || next[q] >= per_cq[q].size()) continue;
-      any = true;
-      for (int32_t n = e.cqs[q].node; n >= 0 && !live[n]; n = t.node(n).parent) live[n] = 1;
+  std::vector<WlId> retry;
+  bool within_nominal = true;
+  for (int32_t fr : need) {
+    if (t.node(cq.node).usage[fr] > t.node(cq.node).nominal[fr]) within_nominal = false;
+  }
+  auto run_first = [&]() {
+    if (t.node(cq.node).parent < 0) {
+      while (!done && !per_cq[cqi].empty()) {
+        WlId id = per_cq[cqi].back();
+        per_cq[cqi].pop_back();
+        remove(id, EvictionReason::kInClusterQueue);
+        done = fits_now();
+      }
+      return;
     }
-    if (!any) break;
-    int32_t n = t.Root(cq.node);
-    while (t.node(n).is_cohort) {
-      int32_t best = -1;
-      int64_t best_share = -1;
-      for (int32_t child : t.node(n).children) {
-        if (!live[child]) continue;
-        int64_t s = ShareOf(e, child);
-        if (best < 0 || s > best_share ||
-            (s == best_share && t.node(child).name < t.node(best).name)) {
-          best = child;
-          best_share = s;
+    int32_t root = t.Root(cq.node);
+    while (!done && !pruned_node[root]) {
+      int32_t q = next_target(root);
+      if (q < 0) continue;
+      if (q == cqi) {
+        WlId id = per_cq[q].back();
+        per_cq[q].pop_back();
+        remove(id, EvictionReason::kInClusterQueue);
+        done = fits_now();
+        continue;
+      }
+      if (within_nominal) {
+        WlId id = per_cq[q].back();
+        per_cq[q].pop_back();
+        remove(id, EvictionReason::kInCohortReclamation);
+        done = fits_now();
+        continue;
+      }
+      int64_t preemptor_new;
+      int32_t target_child;
+      shares(q, &preemptor_new, &target_child);
+      int64_t target_old = ShareOf(e, target_child);
+      while (!per_cq[q].empty()) {
+        WlId id = per_cq[q].back();
+        per_cq[q].pop_back();
+        bool passed;
+        if (first == FairSharingStrategy::kLessThanInitialShare) {
+          passed = preemptor_new < target_old;
+        } else {
+          t.AddUsage(e.cqs[q].node, e.wls[id].usage, -1);
+          int64_t target_new = ShareOf(e, target_child);
+          t.AddUsage(e.cqs[q].node, e.wls[id].usage, +1);
+          passed = preemptor_new <= target_new;
         }
+        if (passed) {
+          remove(id, EvictionReason::kInCohortFairSharing);
+          done = fits_now();
+          break;  // shares changed: pick the target queue again
+        }
+        retry.push_back(id);
       }
-      n = best;
     }
-    int32_t q = e.cq_of_node[n];
-    WlId id = per_cq[q][next[q]++];
-    if (q != cqi && !(t.IsBorrowing(e.cqs[q].node, need[0]) || [&] {
-          for (int32_t fr : need) {
-            if (t.IsBorrowing(e.cqs[q].node, fr)) return true;
-          }
-          return false;
-        }())) {
-      retired[q] = 1;
-      continue;
-    }
-    if (q == cqi) {
-      remove(id, EvictionReason::kInClusterQueue);
-    } else if (within_nominal()) {
-      remove(id, EvictionReason::kInCohortReclamation);
-    } else if (strategy_allows(first, id, q)) {
-      remove(id, EvictionReason::kInCohortFairSharing);
-    } else {
-      retry.push_back(id);
-      for (size_t k = next[q]; k < per_cq[q].size(); ++k) retry.push_back(per_cq[q][k]);
-      retired[q] = 1;
-      continue;
-    }
-    done = fits();
-  }
-  // Strategy 2 over the refused candidates.
-  if (!done && strategies.size() > 1) {
-    for (WlId id : retry) {
-      int32_t q = e.wls[id].cq;
-      bool borrowing = false;
-      for (int32_t fr : need) borrowing = borrowing || t.IsBorrowing(e.cqs[q].node, fr);
-      if (!borrowing) continue;
-      if (strategy_allows(strategies[1], id, q)) {
+  };
+  run_first();
+  if (!done && strategies.size() > 1 && !retry.empty() && t.node(cq.node).parent >= 0) {
+    // Second strategy (LessThanInitialShare) over the refused candidates:
+    // at most one per queue.
+    for (auto& v : per_cq) v.clear();
+    for (auto it = retry.rbegin(); it != retry.rend(); ++it) per_cq[e.wls[*it].cq].push_back(*it);
+    std::fill(pruned_cq.begin(), pruned_cq.end(), 0);
+    std::fill(pruned_node.begin(), pruned_node.end(), 0);
+    int32_t root = t.Root(cq.node);
+    while (!done && !pruned_node[root]) {
+      int32_t q = next_target(root);
+      if (q < 0) continue;
+      int64_t preemptor_new;
+      int32_t target_child;
+      shares(q, &preemptor_new, &target_child);
+      int64_t target_old = ShareOf(e, target_child);
+      WlId id = per_cq[q].back();
+      per_cq[q].pop_back();
+      if (preemptor_new < target_old) {
         remove(id, EvictionReason::kInCohortFairSharing);
-        if ((done = fits())) break;
+        done = fits_now();
       }
+      pruned_cq[q] = 1;
     }
   }
+  t.AddUsage(cq.node, request, -1);
   std::vector<Target> targets;
   if (done && !removed.empty()) {
     std::vector<char> keep_out(removed.size(), 1);

@@ -66,22 +66,6 @@ bool CanPreemptWhileBorrowing(const EngineImpl& e, const CqRt& cq) {
   return e.opts.fair_sharing || cq.spec->preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
 }
 
-// True if some non-root cohort on the path above `cq` would hold `val`
-// within its subtree quota.
-bool AncestorAbsorbs(const QuotaTree& tree, int32_t cq, int32_t fr, Amount val) {
-  int32_t n = cq;
-  Amount delta = val;
-  while (tree.node(n).parent >= 0) {
-    const auto& node = tree.node(n);
-    Amount nu = node.usage[fr] + delta;
-    delta = tree.PropagatedDelta(n, fr, node.usage[fr], nu);
-    n = node.parent;
-    if (tree.node(n).parent < 0) break;  // the root does not count
-    if (tree.node(n).usage[fr] + delta <= tree.node(n).subtree[fr]) return true;
-  }
-  return false;
-}
-
 // The quota-tree node that limits `val` most: the first node on the path
 // whose borrowing limit binds, or the root.
 int32_t BlockingNode(const QuotaTree& tree, int32_t n, int32_t fr) {
@@ -176,17 +160,19 @@ Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<
           req.emplace_back(fr, val);
           Amount pa = tree.PotentialAvailable(node, fr);
           Amount av = tree.Available(node, fr);
+          bool may_reclaim = false;
+          int32_t level = tree.BorrowingLevel(node, fr, val, &may_reclaim);
           Mode m;
           if (val > pa) {
             m = Mode::kNoFit;
           } else if (val <= av) {
             m = Mode::kFit;
-            t.level = std::max(t.level, tree.BorrowingLevel(node, fr, val));
-          } else if (val <= tree.node(node).nominal[fr] || CanPreemptWhileBorrowing(e, cq) ||
-                     AncestorAbsorbs(tree, node, fr, val)) {
+            t.level = std::max(t.level, level);
+          } else if (val <= tree.node(node).nominal[fr] || may_reclaim ||
+                     cq.spec->preemption.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
+                     CanPreemptWhileBorrowing(e, cq)) {
             m = Mode::kPreempt;
             needs_preemption = true;
-            t.level = std::max(t.level, tree.BorrowingLevel(node, fr, val));
           } else {
             m = Mode::kNoFit;
           }
@@ -209,6 +195,13 @@ Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<
             bool all_outside = true;
             for (const Target& tg : targets) all_outside = all_outside && e.wls[tg.id].cq != cqi;
             t.mode = all_outside ? Mode::kReclaim : Mode::kPreempt;
+            // The borrowing level that counts is the one after the preemptions.
+            QuotaTree& mt = e.tree;
+            for (const Target& tg : targets) mt.AddUsage(e.cqs[e.wls[tg.id].cq].node, e.wls[tg.id].usage, -1);
+            int32_t level = 0;
+            for (const auto& [fr, v] : req) level = std::max(level, mt.BorrowingLevel(node, fr, v));
+            for (const Target& tg : targets) mt.AddUsage(e.cqs[e.wls[tg.id].cq].node, e.wls[tg.id].usage, +1);
+            t.level = std::max(t.level, level);
           }
         }
         r.flavor = e.flavors[f].name;

@@ -35,13 +35,6 @@ bool UsesAny(const Wl& w, const std::vector<int32_t>& frs) {
   return false;
 }
 
-bool BorrowingInAny(const QuotaTree& t, int32_t n, const std::vector<int32_t>& frs) {
-  for (int32_t fr : frs) {
-    if (t.IsBorrowing(n, fr)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 int32_t WlPriority(const EngineImpl& e, WlId id) { return e.wls[id].info.priority; }
@@ -56,6 +49,9 @@ bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request) {
 
 namespace {
 
+// Kueue's candidate variants (see hierarchical reclaim in docs/semantics.md).
+enum class Variant { kWithinCq, kHierarchicalReclaim, kReclaimWithoutBorrowing, kReclaimWhileBorrowing };
+
 struct Ctx {
   EngineImpl& e;
   WlId wl;
@@ -63,36 +59,54 @@ struct Ctx {
   int32_t node;
   const FrAmounts& request;
   std::vector<int32_t> need;
-  int32_t absorb_level = -1;  // -1: no absorbing node
 };
 
+struct Candidate {
+  Cand c;
+  Variant variant;
+  int32_t lca;  // tree node of the lowest common ancestor; -1 for the same queue
+};
+
+// Fits in the queue now; without borrowing also requires the queue itself
+// to stay within its subtree quota.
 bool Fits(const Ctx& c, bool allow_borrowing) {
-  for (const auto& [fr, a] : c.request) {
-    if (a > c.e.tree.Available(c.node, fr)) return false;
-    if (!allow_borrowing && c.e.tree.BorrowingLevel(c.node, fr, a) > std::max(0, c.absorb_level)) return false;
-  }
-  return true;
-}
-
-// Is a candidate in another queue still valid: its queue and every cohort
-// below the lowest common ancestor still over quota?
-bool StillBorrowing(const Ctx& c, int32_t other_node) {
   const QuotaTree& t = c.e.tree;
-  int32_t lca = t.Lca(c.node, other_node);
-  for (int32_t n = other_node; n >= 0 && n != lca; n = t.node(n).parent) {
-    if (!BorrowingInAny(t, n, c.need)) return false;
+  for (const auto& [fr, a] : c.request) {
+    if (!allow_borrowing && t.node(c.node).usage[fr] + a > t.node(c.node).subtree[fr]) return false;
+    if (a > t.Available(c.node, fr)) return false;
   }
   return true;
 }
 
-std::vector<Target> Minimal(Ctx& c, const std::vector<Cand>& cands, bool allow_borrowing) {
+bool WithinNominal(const QuotaTree& t, int32_t n, const std::vector<int32_t>& frs) {
+  for (int32_t fr : frs) {
+    if (t.node(n).usage[fr] > t.node(n).subtree[fr]) return false;
+  }
+  return true;
+}
+
+// Is a candidate still valid: its queue and every cohort below the lowest
+// common ancestor still over quota (and, in a borrowing attempt, not a
+// candidate that may only be taken without borrowing)?
+bool Valid(const Ctx& c, const Candidate& cand, bool borrowing) {
+  if (cand.c.own) return true;
+  if (borrowing && cand.variant == Variant::kReclaimWithoutBorrowing) return false;
+  const QuotaTree& t = c.e.tree;
+  int32_t n = c.e.cqs[cand.c.cq].node;
+  if (WithinNominal(t, n, c.need)) return false;
+  for (n = t.node(n).parent; n >= 0 && n != cand.lca; n = t.node(n).parent) {
+    if (WithinNominal(t, n, c.need)) return false;
+  }
+  return true;
+}
+
+std::vector<Target> Minimal(Ctx& c, const std::vector<Candidate>& cands, bool allow_borrowing) {
   QuotaTree& t = c.e.tree;
-  std::vector<const Cand*> removed;
+  std::vector<const Candidate*> removed;
   bool fits = false;
-  for (const Cand& cand : cands) {
-    const Wl& v = c.e.wls[cand.id];
-    if (!cand.own && !StillBorrowing(c, c.e.cqs[cand.cq].node)) continue;
-    t.AddUsage(c.e.cqs[cand.cq].node, v.usage, -1);
+  for (const Candidate& cand : cands) {
+    if (!Valid(c, cand, allow_borrowing)) continue;
+    t.AddUsage(c.e.cqs[cand.c.cq].node, c.e.wls[cand.c.id].usage, -1);
     removed.push_back(&cand);
     if (Fits(c, allow_borrowing)) {
       fits = true;
@@ -100,28 +114,52 @@ std::vector<Target> Minimal(Ctx& c, const std::vector<Cand>& cands, bool allow_b
     }
   }
   std::vector<Target> targets;
+  auto usage_of = [&](const Candidate* x) -> const FrAmounts& { return c.e.wls[x->c.id].usage; };
+  auto node_of = [&](const Candidate* x) { return c.e.cqs[x->c.cq].node; };
   if (fits) {
     // Fill back: the last one removed is needed by construction.
     std::vector<char> keep_out(removed.size(), 1);
     for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
-      const Cand& cand = *removed[i];
-      t.AddUsage(c.e.cqs[cand.cq].node, c.e.wls[cand.id].usage, +1);
+      t.AddUsage(node_of(removed[i]), usage_of(removed[i]), +1);
       if (Fits(c, allow_borrowing)) {
         keep_out[i] = 0;
       } else {
-        t.AddUsage(c.e.cqs[cand.cq].node, c.e.wls[cand.id].usage, -1);
+        t.AddUsage(node_of(removed[i]), usage_of(removed[i]), -1);
       }
     }
     for (size_t i = 0; i < removed.size(); ++i) {
-      if (keep_out[i]) targets.push_back({removed[i]->id, removed[i]->reason});
-    }
-    for (size_t i = 0; i < removed.size(); ++i) {
-      if (keep_out[i]) t.AddUsage(c.e.cqs[removed[i]->cq].node, c.e.wls[removed[i]->id].usage, +1);
+      if (!keep_out[i]) continue;
+      targets.push_back({removed[i]->c.id, removed[i]->c.reason});
+      t.AddUsage(node_of(removed[i]), usage_of(removed[i]), +1);
     }
   } else {
-    for (const Cand* cand : removed) t.AddUsage(c.e.cqs[cand->cq].node, c.e.wls[cand->id].usage, +1);
+    for (const Candidate* x : removed) t.AddUsage(node_of(x), usage_of(x), +1);
   }
   return targets;
+}
+
+// Would the preemption policy protect `v` from the preemptor `w`?
+bool PriorityTooHigh(const Wl& w, const Wl& v, bool same_queue, const PreemptionSpec& pol) {
+  int32_t p = w.info.priority, vp = v.info.priority;
+  bool lower = p > vp;
+  if (same_queue) {
+    switch (pol.within_cluster_queue) {
+      case WithinClusterQueuePolicy::kNever: return true;
+      case WithinClusterQueuePolicy::kLowerPriority: return !lower;
+      case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority: {
+        bool newer_equal = p == vp && (w.info.queued_at < v.info.queued_at ||
+                                       (w.info.queued_at == v.info.queued_at && w.info.uid < v.info.uid));
+        return !(lower || newer_equal);
+      }
+    }
+    return true;
+  }
+  switch (pol.reclaim_within_cohort) {
+    case ReclaimWithinCohortPolicy::kNever: return true;
+    case ReclaimWithinCohortPolicy::kLowerPriority: return !lower;
+    case ReclaimWithinCohortPolicy::kAny: return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -130,100 +168,114 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
   if (e.opts.fair_sharing) return FairSharingTargets(e, wl, cqi, request);
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& t = e.tree;
-  Ctx c{e, wl, cqi, cq.node, request, {}, -1};
+  Ctx c{e, wl, cqi, cq.node, request, {}};
   for (const auto& [fr, a] : request) {
     if (a > t.Available(cq.node, fr)) c.need.push_back(fr);
   }
   if (c.need.empty()) return {};
-  // The absorbing node: the lowest node on the path (the queue itself, or a
-  // non-root cohort) that holds the request within its subtree quota.
-  int32_t absorb = -1;
-  {
-    int32_t n = cq.node;
-    int32_t level = 0;
-    FrAmounts delta(request.begin(), request.end());
-    while (n >= 0) {
-      const auto& node = t.node(n);
-      bool is_root = node.parent < 0;
-      if (is_root && n != cq.node) break;
-      bool ok = true;
-      for (const auto& [fr, d] : delta) {
-        if (std::find(c.need.begin(), c.need.end(), fr) == c.need.end()) continue;
-        if (node.usage[fr] + d > node.subtree[fr]) ok = false;
-      }
-      if (ok) {
-        absorb = n;
-        c.absorb_level = level;
-        break;
-      }
-      if (is_root) break;
-      for (auto& [fr, d] : delta) d = t.PropagatedDelta(n, fr, node.usage[fr], node.usage[fr] + d);
-      n = node.parent;
-      ++level;
-    }
-  }
   const Wl& w = e.wls[wl];
-  const int32_t prio = w.info.priority;
   const PreemptionSpec& pol = cq.spec->preemption;
-  std::vector<Cand> cands;
+  const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
   auto make = [&](WlId id, int32_t vcq, EvictionReason reason) {
     const Wl& v = e.wls[id];
     double afs = e.opts.admission_fair_sharing && v.lq >= 0 ? e.AfsUsage(v.lq) : 0.0;
-    cands.push_back(Cand{id, vcq, reason, v.info.state == WorkloadState::kEvicting, vcq == cqi, afs,
-                         v.info.priority, v.info.admitted_at, v.admit_seq, v.info.uid});
+    return Cand{id, vcq, reason, v.info.state == WorkloadState::kEvicting, vcq == cqi, afs,
+                v.info.priority, v.info.admitted_at, v.admit_seq, v.info.uid};
   };
+  std::vector<Candidate> same, hier, prio;
   // Same-queue candidates.
-  if (pol.within_cluster_queue != WithinClusterQueuePolicy::kNever) {
-    for (WlId id : cq.admitted) {
-      const Wl& v = e.wls[id];
-      if (id == wl || !UsesAny(v, c.need)) continue;
-      bool ok = v.info.priority < prio;
-      if (!ok && pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority) {
-        ok = v.info.priority == prio &&
-             (v.info.created > w.info.created || (v.info.created == w.info.created && v.info.uid > w.info.uid));
-      }
-      if (ok) make(id, cqi, EvictionReason::kInClusterQueue);
-    }
+  for (WlId id : cq.admitted) {
+    const Wl& v = e.wls[id];
+    if (id == wl || !UsesAny(v, c.need) || PriorityTooHigh(w, v, true, pol)) continue;
+    same.push_back({make(id, cqi, EvictionReason::kInClusterQueue), Variant::kWithinCq, -1});
   }
-  // Other queues in the same cohort tree.
-  bool reclaim_policy = pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
-  bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
-  if (t.node(cq.node).parent >= 0 && (reclaim_policy || bwc)) {
-    int32_t root = t.Root(cq.node);
-    for (int32_t ocq : e.root_cqs[root]) {
-      if (ocq == cqi) continue;
-      const CqRt& other = e.cqs[ocq];
-      if (other.admitted.empty() || !BorrowingInAny(t, other.node, c.need)) continue;
-      int32_t lca = t.Lca(cq.node, other.node);
-      bool reclaim_ok = reclaim_policy && absorb >= 0 && t.node(absorb).depth > t.node(lca).depth;
-      for (WlId id : other.admitted) {
-        const Wl& v = e.wls[id];
-        if (!UsesAny(v, c.need)) continue;
-        if (reclaim_ok &&
-            (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny || v.info.priority < prio)) {
-          make(id, ocq, EvictionReason::kInCohortReclamation);
-        } else if (bwc && v.info.priority < prio &&
-                   (!pol.max_priority_threshold || v.info.priority <= *pol.max_priority_threshold)) {
-          make(id, ocq, EvictionReason::kInCohortReclaimWhileBorrowing);
+  // Other queues, level by level up the tree. The preemptor has a
+  // hierarchical advantage over a subtree once the request fits within the
+  // quota of its queue or of a cohort below the common ancestor.
+  if (t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+    bool advantage = true;
+    FrAmounts remaining(request.begin(), request.end());
+    {
+      const auto& n = t.node(cq.node);
+      for (auto& [fr, a] : remaining) {
+        if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
+        a = t.PropagatedDelta(cq.node, fr, n.usage[fr], n.usage[fr] + a);
+      }
+    }
+    int32_t prev = cq.node;
+    for (int32_t cur = t.node(cq.node).parent; cur >= 0; prev = cur, cur = t.node(cur).parent) {
+      // Collect from the subtrees of `cur` other than `prev`, descending only
+      // into subtrees that exceed their quota.
+      std::vector<int32_t> stack;
+      for (int32_t child : t.node(cur).children) {
+        if (child != prev) stack.push_back(child);
+      }
+      while (!stack.empty()) {
+        int32_t n = stack.back();
+        stack.pop_back();
+        if (WithinNominal(t, n, c.need)) continue;
+        if (t.node(n).is_cohort) {
+          for (int32_t child : t.node(n).children) stack.push_back(child);
+          continue;
+        }
+        int32_t ocq = e.cq_of_node[n];
+        for (WlId id : e.cqs[ocq].admitted) {
+          const Wl& v = e.wls[id];
+          if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
+          if (advantage) {
+            hier.push_back({make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
+          } else if (!bwc || v.info.priority >= w.info.priority ||
+                     (pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold)) {
+            prio.push_back(
+                {make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kReclaimWithoutBorrowing, cur});
+          } else {
+            prio.push_back({make(id, ocq, EvictionReason::kInCohortReclaimWhileBorrowing),
+                            Variant::kReclaimWhileBorrowing, cur});
+          }
         }
       }
+      const auto& cn = t.node(cur);
+      bool fits_here = true;
+      for (auto& [fr, a] : remaining) {
+        if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
+        if (cn.parent >= 0) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
+      }
+      advantage = advantage || fits_here;
     }
   }
-  if (cands.empty()) return {};
-  std::sort(cands.begin(), cands.end(), CandLess);
-  bool any_other = std::any_of(cands.begin(), cands.end(), [](const Cand& x) { return !x.own; });
-  if (!any_other || (!bwc && absorb < 0)) return Minimal(c, cands, true);
-  if (!bwc) {
-    std::vector<Target> targets = Minimal(c, cands, false);
+  if (same.empty() && hier.empty() && prio.empty()) return {};
+  auto less = [](const Candidate& a, const Candidate& b) { return CandLess(a.c, b.c); };
+  std::sort(same.begin(), same.end(), less);
+  std::sort(hier.begin(), hier.end(), less);
+  std::sort(prio.begin(), prio.end(), less);
+  // Evicting candidates of each group first, then the rest, group by group.
+  std::vector<Candidate> all;
+  all.reserve(same.size() + hier.size() + prio.size());
+  for (bool evicting : {true, false}) {
+    for (const auto* group : {&hier, &prio, &same}) {
+      for (const Candidate& x : *group) {
+        if (x.c.evicting == evicting) all.push_back(x);
+      }
+    }
+  }
+  bool no_other = hier.empty() && prio.empty();
+  bool under_nominal = true;
+  for (int32_t fr : c.need) {
+    if (t.node(cq.node).usage[fr] >= t.node(cq.node).nominal[fr]) under_nominal = false;
+  }
+  std::vector<bool> attempts;
+  if (no_other || (!bwc && !under_nominal)) {
+    attempts = {true};
+  } else if (!bwc && hier.empty()) {
+    attempts = {false, true};
+  } else {
+    attempts = {true, false};
+  }
+  for (bool allow_borrowing : attempts) {
+    std::vector<Target> targets = Minimal(c, all, allow_borrowing);
     if (!targets.empty()) return targets;
-    std::vector<Cand> own;
-    for (const Cand& x : cands) {
-      if (x.own) own.push_back(x);
-    }
-    if (own.empty()) return {};
-    return Minimal(c, own, true);
   }
-  return Minimal(c, cands, true);
+  return {};
 }
 
 }  // namespace artel::core

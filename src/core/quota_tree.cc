@@ -74,6 +74,10 @@ void QuotaTree::Finalize() {
   }
   for (int32_t i : order) {
     Node& n = nodes_[i];
+    n.height = n.is_cohort && !n.children.empty() ? 1 : 0;
+    for (int32_t c : n.children) {
+      if (nodes_[c].is_cohort) n.height = std::max(n.height, nodes_[c].height + 1);
+    }
     for (size_t fr = 0; fr < f; ++fr) {
       Amount s = n.nominal[fr];
       for (int32_t c : n.children) s += nodes_[c].subtree[fr] - nodes_[c].local[fr];
@@ -132,20 +136,26 @@ Amount QuotaTree::PotentialAvailable(int32_t n, int32_t fr) const {
   return a;
 }
 
-int32_t QuotaTree::BorrowingLevel(int32_t cq, int32_t fr, Amount amount) const {
-  int32_t n = cq;
-  Amount delta = amount;
-  int32_t level = 0;
-  while (n >= 0) {
+int32_t QuotaTree::BorrowingLevel(int32_t cq, int32_t fr, Amount amount, bool* may_reclaim) const {
+  const Node& c = nodes_[cq];
+  bool has_parent = c.parent >= 0;
+  if (may_reclaim) *may_reclaim = has_parent;
+  if (c.usage[fr] + amount <= c.subtree[fr] || !has_parent) return 0;
+  Amount remaining = amount - std::max<Amount>(0, c.local[fr] - c.usage[fr]);
+  int32_t n = c.parent;
+  while (true) {
     const Node& node = nodes_[n];
-    Amount new_usage = node.usage[fr] + delta;
-    if (new_usage <= node.subtree[fr]) return level;
-    if (node.parent < 0) break;
-    delta = PropagatedDelta(n, fr, node.usage[fr], new_usage);
+    if (node.usage[fr] + remaining <= node.subtree[fr]) {
+      if (may_reclaim) *may_reclaim = node.parent >= 0;
+      return node.height;
+    }
+    remaining -= std::max<Amount>(0, node.local[fr] - node.usage[fr]);
+    if (node.parent < 0) {
+      if (may_reclaim) *may_reclaim = false;
+      return node.height;
+    }
     n = node.parent;
-    ++level;
   }
-  return level + 1;
 }
 
 int32_t QuotaTree::Lca(int32_t a, int32_t b) const {

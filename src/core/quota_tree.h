@@ -50,6 +50,7 @@ class QuotaTree {
     int32_t parent = -1;
     std::vector<int32_t> children;
     int32_t depth = 0;      // root = 0
+    int32_t height = 0;     // distance to the furthest leaf; ClusterQueues 0
     Amount fair_weight = 1000;
     // Dense per-fr arrays, sized `num_frs()`.
     std::vector<Amount> nominal;
@@ -86,10 +87,13 @@ class QuotaTree {
   Amount Available(int32_t n, int32_t fr) const;
   Amount PotentialAvailable(int32_t n, int32_t fr) const;
 
-  // The number of levels above `n` whose quota the request would borrow
-  // from: 0 when usage + amount fits in n's subtree quota; 1 when it fits in
-  // the parent's; and so on. A request that fits nowhere gets depth + 1.
-  int32_t BorrowingLevel(int32_t cq, int32_t fr, Amount amount) const;
+  // Kueue's borrowing level of a request of `amount` at ClusterQueue `cq`:
+  // 0 when it fits the queue's own quota (or the queue has no parent);
+  // otherwise the height (distance to the furthest leaf) of the lowest
+  // cohort whose subtree holds it, or of the root when none does.
+  // `may_reclaim_in_hierarchy` is set when that subtree is not the whole
+  // tree (a non-root node holds it).
+  int32_t BorrowingLevel(int32_t cq, int32_t fr, Amount amount, bool* may_reclaim_in_hierarchy = nullptr) const;
 
   // True if `n`'s usage exceeds its subtree quota in `fr`.
   bool IsBorrowing(int32_t n, int32_t fr) const {
