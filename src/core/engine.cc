@@ -1090,6 +1090,72 @@ int64_t Engine::DominantResourceShare(const std::string& name) const {
   return s == std::numeric_limits<int64_t>::max() ? -1 : s;
 }
 
+Result<PendingReason> Engine::Why(const std::string& key) const {
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  const Wl& w = e.wls[*id];
+  if (w.info.state != WorkloadState::kPending) return PendingReason{};
+  PendingReason r = w.info.pending;
+  if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates) || w.cq < 0 || r.flavor.empty())
+    return r;
+  int32_t fr = e.tree.FindFr(e.flavors_by_name.Find(r.flavor), e.resources.Find(r.resource));
+  if (fr < 0) return r;
+  const int32_t node = e.cqs[w.cq].node;
+  QuotaTree& t = e.tree;
+  if (r.requested > t.PotentialAvailable(node, fr)) {
+    r.message += "; no preemption can help: the request exceeds the most this queue can ever get (" +
+                 FormatQuantity(t.PotentialAvailable(node, fr)) + ")";
+    return r;
+  }
+  std::vector<WlId> cands;
+  for (int32_t q : e.root_cqs[t.Root(node)]) {
+    for (WlId v : e.cqs[q].admitted) {
+      for (const auto& [f, a] : e.wls[v].usage) {
+        if (f == fr && a > 0) cands.push_back(v);
+      }
+    }
+  }
+  std::sort(cands.begin(), cands.end(), [&](WlId a, WlId b) {
+    const Wl& x = e.wls[a];
+    const Wl& y = e.wls[b];
+    bool bx = t.IsBorrowing(e.cqs[x.cq].node, fr), by = t.IsBorrowing(e.cqs[y.cq].node, fr);
+    if (bx != by) return bx;
+    if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
+    if (x.admit_seq != y.admit_seq) return x.admit_seq > y.admit_seq;
+    return x.info.uid < y.info.uid;
+  });
+  std::vector<WlId> removed;
+  for (WlId v : cands) {
+    if (r.requested <= t.Available(node, fr)) break;
+    t.AddUsage(e.cqs[e.wls[v].cq].node, e.wls[v].usage, -1);
+    removed.push_back(v);
+  }
+  bool fits = r.requested <= t.Available(node, fr);
+  std::vector<WlId> needed;
+  if (fits) {
+    for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
+      WlId v = removed[i];
+      t.AddUsage(e.cqs[e.wls[v].cq].node, e.wls[v].usage, +1);
+      if (r.requested <= t.Available(node, fr)) {
+        removed[i] = kNoWl;
+      } else {
+        t.AddUsage(e.cqs[e.wls[v].cq].node, e.wls[v].usage, -1);
+      }
+    }
+  }
+  for (WlId v : removed) {
+    if (v == kNoWl) continue;
+    t.AddUsage(e.cqs[e.wls[v].cq].node, e.wls[v].usage, +1);
+    if (fits) r.would_preempt.push_back(e.wls[v].info.key);
+  }
+  if (!r.would_preempt.empty()) {
+    r.message += "; it would fit if these were preempted:";
+    for (const auto& k : r.would_preempt) r.message += " " + k;
+  }
+  return r;
+}
+
 size_t Engine::PendingCount() const { return impl_->pending_count; }
 size_t Engine::AdmittedCount() const { return impl_->admitted_count; }
 

@@ -194,6 +194,14 @@ class Engine {
 
   // Queries. Pointers stay valid until the next mutating call.
   const WorkloadInfo* Find(const std::string& key) const;
+
+  // The pending reason of a workload, completed with a hypothetical answer
+  // to "what would have to be preempted": for a workload blocked by quota,
+  // the smallest set (in candidate order, ignoring the queue's preemption
+  // policy) of admitted workloads of its cohort tree whose removal would let
+  // it fit. Costs O(admitted workloads in the tree); meant for `why`.
+  // Returns NotFound for an unknown key; kind None for a non-pending one.
+  Result<PendingReason> Why(const std::string& key) const;
   std::vector<const WorkloadInfo*> Workloads() const;  // in submission order
   std::vector<QuotaUsage> Usage() const;                // every node x flavor x resource
   // Dominant resource share (x1000, as Kueue reports it) of a ClusterQueue or

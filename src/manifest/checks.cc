@@ -1,8 +1,8 @@
 #include "manifest/checks.h"
 
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 namespace artel::manifest::internal {
 namespace {
@@ -60,8 +60,9 @@ Status CheckWeight(core::Amount weight, const PosFn& pos) {
 Status CheckResourceGroups(const std::vector<core::ResourceGroupSpec>& groups, bool has_parent,
                            const char* parent_field, const PosFn& pos) {
   if (groups.size() > kMaxResourceGroups) {
-    return Fail(pos, "spec.resourceGroups",
-                fmt::format("at most {} resource groups are allowed, got {}", kMaxResourceGroups, groups.size()));
+    return Fail(
+        pos, "spec.resourceGroups",
+        fmt::format("at most {} resource groups are allowed, got {}", kMaxResourceGroups, groups.size()));
   }
   std::map<std::string, size_t> resource_group;  // resource -> group index
   std::map<std::string, size_t> flavor_group;    // flavor -> group index
@@ -90,7 +91,8 @@ Status CheckResourceGroups(const std::vector<core::ResourceGroupSpec>& groups, b
     }
     if (rg.flavors.empty()) return Fail(pos, gpath + ".flavors", "must list at least one flavor");
     if (rg.flavors.size() > kMaxFlavorsPerGroup) {
-      return Fail(pos, gpath + ".flavors", fmt::format("at most {} flavors are allowed", kMaxFlavorsPerGroup));
+      return Fail(pos, gpath + ".flavors",
+                  fmt::format("at most {} flavors are allowed", kMaxFlavorsPerGroup));
     }
     for (size_t f = 0; f < rg.flavors.size(); ++f) {
       const core::FlavorQuotasSpec& fq = rg.flavors[f];
@@ -116,10 +118,11 @@ Status CheckResourceGroups(const std::vector<core::ResourceGroupSpec>& groups, b
         const core::ResourceQuotaSpec& q = fq.resources[r];
         std::string qpath = fmt::format("{}.resources[{}]", fpath, r);
         if (q.name != rg.covered_resources[r]) {
-          return Fail(pos, qpath + ".name",
-                      fmt::format("expected \"{}\" (coveredResources[{}]), got \"{}\"; every flavor must list "
-                                  "exactly the coveredResources, in the same order",
-                                  rg.covered_resources[r], r, q.name));
+          return Fail(
+              pos, qpath + ".name",
+              fmt::format("expected \"{}\" (coveredResources[{}]), got \"{}\"; every flavor must list "
+                          "exactly the coveredResources, in the same order",
+                          rg.covered_resources[r], r, q.name));
         }
         if (q.nominal < 0) return Fail(pos, qpath + ".nominalQuota", "must not be negative");
         if (q.borrowing_limit) {
@@ -214,7 +217,8 @@ Status CheckCohort(const core::CohortSpec& cohort, const PosFn& pos) {
 Status CheckLocalQueue(const core::LocalQueueSpec& lq, const PosFn& pos) {
   if (Status s = CheckName(lq.name, pos); !s.ok()) return s;
   if (Status s = CheckNamespaceName(lq.ns, pos); !s.ok()) return s;
-  if (lq.cluster_queue.empty()) return Fail(pos, "spec.clusterQueue", "missing required field \"clusterQueue\"");
+  if (lq.cluster_queue.empty())
+    return Fail(pos, "spec.clusterQueue", "missing required field \"clusterQueue\"");
   return CheckWeight(lq.fair_weight, pos);
 }
 
@@ -225,7 +229,8 @@ Status CheckPriorityClass(const core::PriorityClassSpec& pc, const PosFn& pos) {
 Status CheckNamespace(const core::NamespaceSpec& ns, const PosFn& pos) {
   if (ns.name.empty()) return Fail(pos, "metadata.name", "must not be empty");
   if (!IsDnsName(ns.name, /*dots=*/false)) {
-    return Fail(pos, "metadata.name", fmt::format("invalid namespace name \"{}\": must be a DNS label", ns.name));
+    return Fail(pos, "metadata.name",
+                fmt::format("invalid namespace name \"{}\": must be a DNS label", ns.name));
   }
   return Status::Ok();
 }

@@ -118,12 +118,14 @@ class Loader {
       if (d.present()) present.push_back(d);
     }
     if (present.size() != 1) {
-      return FileError(path, fmt::format("a kustomization must hold exactly one document, found {}", present.size()));
+      return FileError(
+          path, fmt::format("a kustomization must hold exactly one document, found {}", present.size()));
     }
     const yaml::Node& k = present[0];
     if (Status s = k.CheckKeys({"apiVersion", "kind", "metadata", "resources", "namespace"}); !s.ok()) {
-      Status annotated(s.code(), s.message() + " (Artel reads only the resources and namespace fields of a "
-                                               "kustomization)");
+      Status annotated(s.code(), s.message() +
+                                     " (Artel reads only the resources and namespace fields of a "
+                                     "kustomization)");
       annotated.WithField(s.field()).WithPos(s.pos());
       return annotated;
     }
@@ -142,7 +144,8 @@ class Loader {
         fs::path target = (fs::path(dir) / *entry).lexically_normal();
         std::error_code ec;
         if (!fs::exists(target, ec)) {
-          return item.Error(fmt::format("resource \"{}\" not found (looked for {})", *entry, target.string()));
+          return item.Error(
+              fmt::format("resource \"{}\" not found (looked for {})", *entry, target.string()));
         }
         if (Status s = Load(target.string(), &loaded); !s.ok()) return s;
       }

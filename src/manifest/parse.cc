@@ -21,10 +21,9 @@ using yaml::kOptional;
 using yaml::kRequired;
 using yaml::Node;
 
-#define ARTEL_MF_TRY(expr)            \
-  do {                                \
-    if (Status _s = (expr); !_s.ok()) \
-      return _s;                      \
+#define ARTEL_MF_TRY(expr)                       \
+  do {                                           \
+    if (Status _s = (expr); !_s.ok()) return _s; \
   } while (0)
 
 // Which Kueue API version a document was written against. v1alpha1 only
@@ -50,10 +49,10 @@ Status ReadMetadata(const Object& obj, bool namespaced, Metadata* out) {
   if (!meta.present()) return obj.root.MissingError("metadata");
   // Server-populated fields are accepted so that `kubectl get -o yaml`
   // output can be fed back in; they carry no meaning for Artel.
-  ARTEL_MF_TRY(meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
-                               "creationTimestamp", "generation", "managedFields", "finalizers",
-                               "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds",
-                               "selfLink"}));
+  ARTEL_MF_TRY(
+      meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
+                      "creationTimestamp", "generation", "managedFields", "finalizers", "ownerReferences",
+                      "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}));
   ARTEL_MF_TRY(meta.ReadString("name", &out->name, kRequired));
   if (out->name.empty()) return meta["name"].Error("must not be empty");
   ARTEL_MF_TRY(meta.ReadString("namespace", &out->ns, namespaced ? kRequired : kOptional));
@@ -139,8 +138,9 @@ Status ReadLabelSelector(const Node& sel, core::LabelSelector* out) {
     core::LabelSelectorRequirement req;
     ARTEL_MF_TRY(e.ReadString("key", &req.key, kRequired));
     ARTEL_MF_TRY(e.ReadEnum<std::string>(
-        "operator", {{"In", "In"}, {"NotIn", "NotIn"}, {"Exists", "Exists"}, {"DoesNotExist", "DoesNotExist"}},
-        &req.op, kRequired));
+        "operator",
+        {{"In", "In"}, {"NotIn", "NotIn"}, {"Exists", "Exists"}, {"DoesNotExist", "DoesNotExist"}}, &req.op,
+        kRequired));
     ARTEL_MF_TRY(e.ReadStringList("values", &req.values));
     bool set_op = req.op == "In" || req.op == "NotIn";
     if (set_op && req.values.empty()) {
@@ -162,7 +162,8 @@ Status ReadTaints(const Node& list, std::vector<core::Taint>* out) {
     ARTEL_MF_TRY(t.ReadString("key", &taint.key, kRequired));
     ARTEL_MF_TRY(t.ReadString("value", &taint.value));
     ARTEL_MF_TRY(t.ReadEnum<std::string>(
-        "effect", {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
+        "effect",
+        {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
         &taint.effect, kRequired));
     out->push_back(std::move(taint));
   }
@@ -178,7 +179,8 @@ Status ReadTolerations(const Node& list, std::vector<core::Toleration>* out) {
     ARTEL_MF_TRY(t.ReadEnum<std::string>("operator", {{"Equal", "Equal"}, {"Exists", "Exists"}}, &tol.op));
     ARTEL_MF_TRY(t.ReadString("value", &tol.value));
     ARTEL_MF_TRY(t.ReadEnum<std::string>(
-        "effect", {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
+        "effect",
+        {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
         &tol.effect));
     if (t["tolerationSeconds"].present()) {
       Result<int64_t> secs = t["tolerationSeconds"].AsInt(INT64_MIN, INT64_MAX);
@@ -259,7 +261,8 @@ Status ReadFungibility(const Node& f, Dialect dialect, core::FlavorFungibilitySp
   ARTEL_MF_TRY(f.CheckKeys({"whenCanBorrow", "whenCanPreempt", "preference"}));
   using P = core::FungibilityPolicy;
   if (dialect == Dialect::kV1beta2) {
-    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanBorrow", {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
+    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanBorrow",
+                               {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
                                &out->when_can_borrow));
     ARTEL_MF_TRY(f.ReadEnum<P>("whenCanPreempt",
                                {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
@@ -298,8 +301,8 @@ Status ParseClusterQueue(const Object& obj, core::Config* out) {
     // admissionChecks, admissionChecksStrategy and admissionScope are
     // accepted for compatibility and ignored (see docs/manifests.md).
     ARTEL_MF_TRY(spec.CheckKeys({cohort_field, "resourceGroups", "queueingStrategy", "namespaceSelector",
-                                 "flavorFungibility", "preemption", "admissionChecks", "admissionChecksStrategy",
-                                 "admissionScope", "stopPolicy", "fairSharing"}));
+                                 "flavorFungibility", "preemption", "admissionChecks",
+                                 "admissionChecksStrategy", "admissionScope", "stopPolicy", "fairSharing"}));
     ARTEL_MF_TRY(spec.ReadString(cohort_field, &cq.cohort));
     ARTEL_MF_TRY(ReadResourceGroups(spec, &cq.resource_groups));
     using Q = core::QueueingStrategy;
@@ -432,7 +435,8 @@ Status ParseResourceQuota(const Object& obj, core::Config* out) {
   Node spec = obj.root["spec"];
   if (spec.present()) {
     ARTEL_MF_TRY(spec.CheckKeys({"hard", "scopes", "scopeSelector"}));
-    if (spec["scopes"].present()) return spec["scopes"].Error("ResourceQuota scopes are not supported by Artel");
+    if (spec["scopes"].present())
+      return spec["scopes"].Error("ResourceQuota scopes are not supported by Artel");
     if (spec["scopeSelector"].present()) {
       return spec["scopeSelector"].Error("ResourceQuota scopeSelector is not supported by Artel");
     }
@@ -477,7 +481,8 @@ struct KindEntry {
   std::array<Dialect, 3> dialects;  // padded with repeats
 };
 
-constexpr Dialect A1 = Dialect::kV1alpha1, B1 = Dialect::kV1beta1, B2 = Dialect::kV1beta2, V1 = Dialect::kCoreV1;
+constexpr Dialect A1 = Dialect::kV1alpha1, B1 = Dialect::kV1beta1, B2 = Dialect::kV1beta2,
+                  V1 = Dialect::kCoreV1;
 
 const KindEntry kKinds[] = {
     {"ResourceFlavor", ParseResourceFlavor, {B1, B2, B2}},
@@ -535,7 +540,8 @@ Status ParseObject(const Node& root, core::Config* out) {
   }
   Dialect dialect;
   bool known = ParseDialect(api_version, &dialect);
-  bool served = known && std::find(entry->dialects.begin(), entry->dialects.end(), dialect) != entry->dialects.end();
+  bool served =
+      known && std::find(entry->dialects.begin(), entry->dialects.end(), dialect) != entry->dialects.end();
   if (!served) {
     std::vector<std::string_view> versions;
     for (Dialect d : entry->dialects) {
@@ -543,8 +549,8 @@ Status ParseObject(const Node& root, core::Config* out) {
         versions.push_back(DialectName(d));
       }
     }
-    return root["apiVersion"].Error(fmt::format("unsupported apiVersion \"{}\" for kind {}; use {}", api_version,
-                                                kind, fmt::join(versions, " or ")));
+    return root["apiVersion"].Error(fmt::format("unsupported apiVersion \"{}\" for kind {}; use {}",
+                                                api_version, kind, fmt::join(versions, " or ")));
   }
   return entry->parse(Object{root, dialect, kind}, out);
 }

@@ -29,7 +29,8 @@ std::string Hint(const std::string& name, const std::map<std::string, SourcePos>
 
 // Indexes `items` by `key(item)`, failing on the first duplicate.
 template <typename T, typename KeyFn>
-Status Index(const std::vector<T>& items, std::string_view kind, KeyFn key, std::map<std::string, SourcePos>* out) {
+Status Index(const std::vector<T>& items, std::string_view kind, KeyFn key,
+             std::map<std::string, SourcePos>* out) {
   for (const T& item : items) {
     std::string k = key(item);
     auto [it, inserted] = out->emplace(k, item.pos);
@@ -59,8 +60,8 @@ Status CheckFlavorRefs(const std::vector<core::ResourceGroupSpec>& groups, std::
       // Kueue would keep the queue but mark it inactive; a configuration
       // that silently admits nothing is refused instead.
       return Fail(pos, fmt::format("spec.resourceGroups[{}].flavors[{}].name", g, f),
-                  fmt::format("{} \"{}\" refers to ResourceFlavor \"{}\", which is not defined{}", owner_kind, owner,
-                              name, Hint(name, flavors)));
+                  fmt::format("{} \"{}\" refers to ResourceFlavor \"{}\", which is not defined{}", owner_kind,
+                              owner, name, Hint(name, flavors)));
     }
   }
   return Status::Ok();
@@ -94,11 +95,12 @@ Status Validate(const core::Config& c) {
   for (const core::ResourceFlavorSpec& rf : c.flavors) {
     if (rf.topology_name.empty() || topologies.count(rf.topology_name)) continue;
     return Fail(rf.pos, "spec.topologyName",
-                fmt::format("ResourceFlavor \"{}\" refers to Topology \"{}\", which is not defined{}", rf.name,
-                            rf.topology_name, Hint(rf.topology_name, topologies)));
+                fmt::format("ResourceFlavor \"{}\" refers to Topology \"{}\", which is not defined{}",
+                            rf.name, rf.topology_name, Hint(rf.topology_name, topologies)));
   }
   for (const core::CohortSpec& cohort : c.cohorts) {
-    if (Status s = CheckFlavorRefs(cohort.resource_groups, "Cohort", cohort.name, cohort.pos, flavors); !s.ok()) {
+    if (Status s = CheckFlavorRefs(cohort.resource_groups, "Cohort", cohort.name, cohort.pos, flavors);
+        !s.ok()) {
       return s;
     }
   }
@@ -110,8 +112,8 @@ Status Validate(const core::Config& c) {
   for (const core::LocalQueueSpec& lq : c.local_queues) {
     if (cqs.count(lq.cluster_queue)) continue;
     return Fail(lq.pos, "spec.clusterQueue",
-                fmt::format("LocalQueue \"{}/{}\" refers to ClusterQueue \"{}\", which is not defined{}", lq.ns,
-                            lq.name, lq.cluster_queue, Hint(lq.cluster_queue, cqs)));
+                fmt::format("LocalQueue \"{}/{}\" refers to ClusterQueue \"{}\", which is not defined{}",
+                            lq.ns, lq.name, lq.cluster_queue, Hint(lq.cluster_queue, cqs)));
   }
 
   // Cohort cycles. A parent without a Cohort object is an implicit root
@@ -131,8 +133,9 @@ Status Validate(const core::Config& c) {
         std::vector<std::string> cycle(chain.begin() + static_cast<std::ptrdiff_t>(it->second), chain.end());
         cycle.push_back(cur->name);
         const core::CohortSpec* first = cohort_by_name.at(cycle.front());
-        return Fail(first->pos, "spec.parentName",
-                    fmt::format("cohort cycle: {}; a cohort tree must end at a root", fmt::join(cycle, " -> ")));
+        return Fail(
+            first->pos, "spec.parentName",
+            fmt::format("cohort cycle: {}; a cohort tree must end at a root", fmt::join(cycle, " -> ")));
       }
       chain.push_back(cur->name);
       auto next = cohort_by_name.find(cur->parent);

@@ -313,7 +313,8 @@ Status Node::CheckKeys(std::span<const std::string_view> allowed, std::span<cons
       } else if (std::string guess = SuggestField(key, allowed, hints); !guess.empty()) {
         msg += "; did you mean " + guess + "?";
       } else {
-        msg += "; allowed fields: " + JoinNames(std::vector<std::string_view>(allowed.begin(), allowed.end()));
+        msg +=
+            "; allowed fields: " + JoinNames(std::vector<std::string_view>(allowed.begin(), allowed.end()));
       }
       Status s = InvalidArgument(std::move(msg));
       s.WithField(std::move(path)).WithPos(std::move(key_pos));
@@ -346,18 +347,21 @@ Result<std::string> Node::AsString() const {
 Result<int64_t> Node::AsInt(int64_t min, int64_t max) const {
   if (Status s = ExpectScalar(); !s.ok()) return s;
   const std::string& text = yaml_.Scalar();
-  if (!IsPlainScalar()) return Error("expected an integer, got the string " + Quote(text) + " (remove the quotes)");
+  if (!IsPlainScalar())
+    return Error("expected an integer, got the string " + Quote(text) + " (remove the quotes)");
   int64_t v = 0;
   const char* b = text.data();
   const char* e = b + text.size();
   if (b != e && *b == '+') ++b;
   auto [p, ec] = std::from_chars(b, e, v);
   if (ec == std::errc::result_out_of_range) {
-    return Error("integer " + text + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return Error("integer " + text + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) +
+                 "]");
   }
   if (ec != std::errc() || p != e || b == e) return Error("expected an integer, got " + Quote(text));
   if (v < min || v > max) {
-    return Error("integer " + text + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return Error("integer " + text + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) +
+                 "]");
   }
   return v;
 }

@@ -152,10 +152,10 @@ class Node {
 
   // Typed conversions of this node. Each fails with a positioned message
   // when the node is absent or has the wrong shape.
-  Result<std::string> AsString() const;             // any scalar
+  Result<std::string> AsString() const;                   // any scalar
   Result<int64_t> AsInt(int64_t min, int64_t max) const;  // unquoted decimal integer
-  Result<bool> AsBool() const;                      // unquoted true/false
-  Result<core::Amount> AsQuantity() const;          // "500m", 8, 1.5, "36Gi"
+  Result<bool> AsBool() const;                            // unquoted true/false
+  Result<core::Amount> AsQuantity() const;                // "500m", 8, 1.5, "36Gi"
   Result<std::vector<std::string>> AsStringList() const;
   Result<std::map<std::string, std::string>> AsStringMap() const;
   template <typename E>

@@ -126,3 +126,27 @@ TEST(EngineTest, OneHeadCyclesReachSameOutcome) {
 
 }  // namespace
 }  // namespace artel::core
+
+namespace artel::core {
+namespace {
+
+TEST(EngineWhyTest, NamesWhatWouldHaveToBePreempted) {
+  Engine e;
+  Config c = TwoTeams();
+  c.cluster_queues[1].preemption.reclaim_within_cohort = ReclaimWithinCohortPolicy::kNever;
+  ASSERT_TRUE(e.Configure(c).ok());
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(e.Submit(Job("team-a", "a-" + std::to_string(i), 1), i).ok());
+  Settle(e, 5);
+  ASSERT_TRUE(e.Submit(Job("team-b", "b-0", 1), 10).ok());
+  Settle(e, 10);
+  auto why = e.Why("team-b/b-0");
+  ASSERT_TRUE(why.ok());
+  EXPECT_EQ(why->kind, PendingReason::Kind::kPreemptionNoCandidates);
+  ASSERT_EQ(why->would_preempt.size(), 1u);
+  EXPECT_EQ(why->would_preempt[0].rfind("team-a/", 0), 0u);
+  EXPECT_NE(why->message.find("would fit if these were preempted"), std::string::npos);
+  EXPECT_FALSE(e.Why("team-b/nope").ok());
+}
+
+}  // namespace
+}  // namespace artel::core

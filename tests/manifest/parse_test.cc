@@ -154,7 +154,8 @@ TEST(ParseTest, ClusterQueueDefaults) {
   EXPECT_EQ(cq.flavor_fungibility.when_can_preempt, core::FungibilityPolicy::kTryNextFlavor);
 
   core::Config all = MustParse(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n  namespaceSelector: {}\n");
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n  "
+      "namespaceSelector: {}\n");
   ASSERT_TRUE(all.cluster_queues.at(0).namespace_selector.has_value());  // {} = all namespaces
   EXPECT_TRUE(all.cluster_queues[0].namespace_selector->match_labels.empty());
 }
@@ -205,7 +206,8 @@ spec:
   EXPECT_EQ(c.cohorts[2].resource_groups.at(0).flavors.at(0).resources.at(0).nominal, 16000);
   EXPECT_EQ(c.cohorts[2].pos.line, 14);
 
-  Status s = ParseError("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: a}\nspec: {parent: x}\n");
+  Status s = ParseError(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: a}\nspec: {parent: x}\n");
   EXPECT_THAT(s.message(), HasSubstr("did you mean parentName?"));
 }
 
@@ -243,7 +245,8 @@ spec:
     EXPECT_THAT(c.topologies[0].levels, ElementsAre("topology/block", "kubernetes.io/hostname"));
   }
   core::Config alpha = MustParse(
-      "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: a}]}\n");
+      "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: "
+      "a}]}\n");
   EXPECT_EQ(alpha.topologies.size(), 1u);
 }
 
@@ -291,8 +294,10 @@ items:
 }
 
 TEST(ParseTest, AppendsToExistingConfig) {
-  core::Config c = MustParse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a}\n");
-  ASSERT_TRUE(Parse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: b}\n", &c).ok());
+  core::Config c =
+      MustParse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a}\n");
+  ASSERT_TRUE(
+      Parse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: b}\n", &c).ok());
   ASSERT_EQ(c.flavors.size(), 2u);
   EXPECT_EQ(c.flavors[1].name, "b");
 }
@@ -329,8 +334,9 @@ spec:
   EXPECT_EQ(s.pos().line, 15);
   EXPECT_EQ(s.pos().column, 9);
   EXPECT_THAT(s.message(), HasSubstr("did you mean nominalQuota?"));
-  EXPECT_THAT(s.ToString(),
-              HasSubstr("m.yaml:15:9: spec.resourceGroups[0].flavors[0].resources[1].minCount: unknown field"));
+  EXPECT_THAT(
+      s.ToString(),
+      HasSubstr("m.yaml:15:9: spec.resourceGroups[0].flavors[0].resources[1].minCount: unknown field"));
 }
 
 TEST(ParseErrorTest, TypoGetsDidYouMean) {
@@ -364,19 +370,23 @@ spec:
 }
 
 TEST(ParseErrorTest, NonIntegerPriority) {
-  Status s = ParseError("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
-                        "metadata: {name: p}\nvalue: 1.5\n");
+  Status s = ParseError(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+      "metadata: {name: p}\nvalue: 1.5\n");
   EXPECT_EQ(s.ToString(), "m.yaml:4:8: value: expected an integer, got \"1.5\"");
-  Status big = ParseError("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
-                          "metadata: {name: p}\nvalue: 3000000000\n");
+  Status big = ParseError(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+      "metadata: {name: p}\nvalue: 3000000000\n");
   EXPECT_THAT(big.message(), HasSubstr("out of range"));
 }
 
 TEST(ParseErrorTest, BadEnumListsAllowedValues) {
-  Status s = ParseError("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\n"
-                        "spec:\n  queueingStrategy: FIFO\n");
+  Status s = ParseError(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\n"
+      "spec:\n  queueingStrategy: FIFO\n");
   EXPECT_EQ(s.ToString(),
-            "m.yaml:5:21: spec.queueingStrategy: invalid value \"FIFO\"; must be one of BestEffortFIFO, StrictFIFO");
+            "m.yaml:5:21: spec.queueingStrategy: invalid value \"FIFO\"; must be one of BestEffortFIFO, "
+            "StrictFIFO");
 }
 
 TEST(ParseErrorTest, BadQuantity) {
@@ -494,7 +504,8 @@ items:
 }
 
 TEST(ParseErrorTest, ConfigUnchangedOnError) {
-  core::Config c = MustParse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: keep}\n");
+  core::Config c =
+      MustParse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: keep}\n");
   Status s = Parse(R"(apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: a}

@@ -114,7 +114,8 @@ spec: {parentName: ai}
 }
 
 TEST(ValidateTest, SelfParentIsACycle) {
-  core::Config c = Load("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: x}\nspec: {parentName: x}\n");
+  core::Config c =
+      Load("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: x}\nspec: {parentName: x}\n");
   Status s = Validate(c);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("cohort cycle: x -> x"));
@@ -178,7 +179,8 @@ TEST(ValidateTest, ResourceInTwoGroups) {
 
 TEST(ValidateTest, FlavorTopologyMustExist) {
   core::Config c = Load(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {topologyName: t}\n");
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {topologyName: "
+      "t}\n");
   EXPECT_THAT(Validate(c).message(), HasSubstr("Topology \"t\", which is not defined"));
 }
 
