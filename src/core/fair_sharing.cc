@@ -225,7 +225,6 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       }
       if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
       if (x.info.admitted_at != y.info.admitted_at) return x.info.admitted_at > y.info.admitted_at;
-      if (x.admit_seq != y.admit_seq) return x.admit_seq > y.admit_seq;
       return x.info.uid < y.info.uid;
     });
     std::reverse(v.begin(), v.end());  // pop from the back

@@ -24,7 +24,6 @@ bool CandLess(const Cand& a, const Cand& b) {
   if (a.afs != b.afs) return a.afs > b.afs;
   if (a.priority != b.priority) return a.priority < b.priority;
   if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
-  if (a.admit_seq != b.admit_seq) return a.admit_seq > b.admit_seq;
   return a.uid < b.uid;
 }
 
