@@ -978,6 +978,80 @@ Status Engine::CompleteEviction(const std::string& key, Time now) {
   return Status::Ok();
 }
 
+Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
+                       const std::vector<PodSetAssignment>& admission, Time admitted_at) {
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.state != WorkloadState::kPending)
+    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not pending");
+  auto cit = e.cq_index.find(cluster_queue);
+  if (cit == e.cq_index.end()) return NotFound("ClusterQueue " + cluster_queue + " does not exist");
+  if (admission.size() != w.pod_sets.size())
+    return InvalidArgument("admission has " + std::to_string(admission.size()) + " pod sets, workload has " +
+                           std::to_string(w.pod_sets.size()));
+  FrAmounts usage;
+  std::vector<std::pair<int32_t, Amount>> ns_usage;
+  for (size_t i = 0; i < admission.size(); ++i) {
+    const PodSetAssignment& ps = admission[i];
+    if (ps.count < 1 || ps.count > w.pod_sets[i].count)
+      return InvalidArgument("pod set " + ps.name + ": admitted count out of range");
+    for (const auto& [res_name, per_pod] : w.pod_sets[i].per_pod) {
+      const std::string& rn = e.resources.Name(res_name);
+      Amount total = per_pod * ps.count;
+      auto fit = ps.flavors.find(rn);
+      if (fit == ps.flavors.end()) {
+        if (total == 0) continue;
+        return InvalidArgument("pod set " + ps.name + ": no flavor for resource " + rn);
+      }
+      int32_t f = e.flavors_by_name.Find(fit->second);
+      int32_t fr = f < 0 ? -1 : e.tree.FindFr(f, res_name);
+      if (fr < 0) return NotFound("flavor " + fit->second + " has no quota for " + rn + " any more");
+      bool merged = false;
+      for (auto& [x, v] : usage) {
+        if (x == fr) {
+          v += total;
+          merged = true;
+        }
+      }
+      if (!merged) usage.emplace_back(fr, total);
+      merged = false;
+      for (auto& [x, v] : ns_usage) {
+        if (x == res_name) {
+          v += total;
+          merged = true;
+        }
+      }
+      if (!merged) ns_usage.emplace_back(res_name, total);
+    }
+  }
+  std::sort(usage.begin(), usage.end());
+  e.Dequeue(*id);
+  e.orphans.erase(std::remove(e.orphans.begin(), e.orphans.end(), *id), e.orphans.end());
+  w.parked = false;
+  w.cq = cit->second;
+  w.info.cluster_queue = cluster_queue;
+  w.usage = std::move(usage);
+  w.ns_usage = std::move(ns_usage);
+  w.info.admission = admission;
+  for (auto& ps : w.info.admission) {
+    ps.resource_usage.clear();
+    for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+      if (w.info.spec.pod_sets[i].name != ps.name) continue;
+      for (const auto& [res, per_pod] : w.pod_sets[i].per_pod) ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count;
+    }
+  }
+  w.info.state = WorkloadState::kAdmitted;
+  w.info.pending = PendingReason{};
+  w.info.admitted_at = admitted_at;
+  w.admit_seq = e.next_admit_seq++;
+  e.AdmitUsage(*id);
+  e.pending_count--;
+  e.admitted_count++;
+  return Status::Ok();
+}
+
 Status Engine::SetActive(const std::string& key, bool active, Time now) {
   EngineImpl& e = *impl_;
   auto id = Lookup(e, key);

@@ -186,6 +186,15 @@ class Engine {
   // REQUIRES: the workload is Evicting.
   Status CompleteEviction(const std::string& key, Time now);
 
+  // Recovery: puts a pending workload back into the admitted state with the
+  // admission it had before a restart (flavors and counts per pod set),
+  // without running a cycle. Fails if the ClusterQueue or a flavor is gone;
+  // the caller then leaves the workload pending. Quota limits are not
+  // re-checked: what was admitted stays admitted, as in Kueue.
+  // REQUIRES: the workload is Pending.
+  Status Restore(const std::string& key, const std::string& cluster_queue,
+                 const std::vector<PodSetAssignment>& admission, Time admitted_at);
+
   // Sets spec.active; deactivating an admitted workload evicts it.
   Status SetActive(const std::string& key, bool active, Time now);
 

@@ -190,6 +190,10 @@ struct PodSetSpec {
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> annotations;
+  // What the local runtime runs for each pod (the core ignores these).
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::string working_dir;
 };
 
 struct WorkloadSpec {
@@ -202,6 +206,10 @@ struct WorkloadSpec {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   bool active = true;  // Kueue spec.active
+  // Runtime knobs (the core ignores these): grace period between SIGTERM
+  // and SIGKILL on preemption, and how often a failed run is retried.
+  std::optional<Time> termination_grace;
+  int32_t backoff_limit = 0;
 };
 
 }  // namespace artel::core

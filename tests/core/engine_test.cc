@@ -150,3 +150,27 @@ TEST(EngineWhyTest, NamesWhatWouldHaveToBePreempted) {
 
 }  // namespace
 }  // namespace artel::core
+
+namespace artel::core {
+namespace {
+
+TEST(EngineRestoreTest, RestoredAdmissionHoldsQuota) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  ASSERT_TRUE(e.Submit(Job("team-a", "a-0", 3), 0).ok());
+  PodSetAssignment ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.flavors["nvidia.com/gpu"] = "a100";
+  ASSERT_TRUE(e.Restore("team-a/a-0", "team-a", {ps}, 0).ok());
+  EXPECT_EQ(e.Find("team-a/a-0")->state, WorkloadState::kAdmitted);
+  ASSERT_TRUE(e.Submit(Job("team-b", "b-0", 2), 1).ok());
+  Settle(e, 1);
+  // 3 + 2 > 4: b-0 reclaims its nominal 2 by evicting a-0 (which borrows 1).
+  EXPECT_EQ(e.Find("team-b/b-0")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Find("team-a/a-0")->state, WorkloadState::kPending);
+  EXPECT_FALSE(e.Restore("team-a/a-0", "nope", {ps}, 0).ok());
+}
+
+}  // namespace
+}  // namespace artel::core

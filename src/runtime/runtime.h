@@ -1,0 +1,124 @@
+// Runtime: where admitted pods actually run on this host, and what GPUs the
+// host has.
+//
+// `GpuDiscovery` reports the host's GPUs: `NvmlDiscovery` loads
+// libnvidia-ml.so.1 with dlopen at run time (no build-time CUDA
+// dependency); `FakeDiscovery` builds an inventory from a spec such as
+// "8xH100-80GB,4xA100-40GB" for hosts without GPUs.
+//
+// `LocalRuntime` starts each pod of an admitted workload as a real process
+// in its own process group (command, args, env, working dir; stdout and
+// stderr to `<log_dir>/<ns>/<name>/<pod>.log`), sets CUDA_VISIBLE_DEVICES to
+// the assigned GPU or MIG UUIDs plus slice limits in the environment, and
+// applies cgroup v2 cpu/memory limits when the host allows it. `Stop` sends
+// SIGTERM to the process group and SIGKILL after the grace period. `Poll`
+// reaps exits without blocking. The clock is injected: the runtime never
+// sleeps; the daemon calls `Tick(now)` to escalate overdue SIGKILLs.
+//
+// Thread-safety: `LocalRuntime` methods are safe to call from many threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace artel::runtime {
+
+struct MigInstanceInfo {
+  std::string profile;  // e.g. "3g.40gb"
+  int start_slot = 0;
+  std::string uuid;     // MIG-...
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string uuid;
+  std::string model;          // e.g. "H100-80GB" (normalised), raw name in `name`
+  std::string name;
+  int64_t memory_bytes = 0;
+  bool mig_enabled = false;
+  std::vector<MigInstanceInfo> mig_instances;
+  int utilization_pct = 0;    // last sample
+  int64_t memory_used_bytes = 0;
+  bool healthy = true;
+  struct Process {
+    int pid = 0;
+    int64_t used_bytes = 0;
+  };
+  std::vector<Process> processes;
+};
+
+class GpuDiscovery {
+ public:
+  virtual ~GpuDiscovery() = default;
+  virtual std::string mode() const = 0;  // "nvml" or "fake"
+  virtual Result<std::vector<GpuInfo>> Discover() = 0;
+};
+
+// Loads NVML; fails with a clear message when libnvidia-ml.so.1 is absent.
+Result<std::unique_ptr<GpuDiscovery>> MakeNvmlDiscovery();
+// Parses "8xH100-80GB,4xA100-40GB" (models per docs/gpus.md).
+Result<std::unique_ptr<GpuDiscovery>> MakeFakeDiscovery(const std::string& spec);
+
+struct PodLaunch {
+  std::string pod;  // "<podset>-<index>"
+  std::vector<std::string> command;  // argv; command[0] resolved via PATH
+  std::map<std::string, std::string> env;
+  std::string working_dir;
+  std::vector<std::string> visible_devices;  // GPU or MIG UUIDs
+  std::map<std::string, std::string> slice_env;  // e.g. ARTEL_GPU_MEMORY_LIMIT
+  int64_t cpu_millis = 0;      // cgroup cpu.max when > 0
+  int64_t memory_bytes = 0;    // cgroup memory.max when > 0
+};
+
+struct LaunchSpec {
+  std::string key;  // "ns/name"
+  std::vector<PodLaunch> pods;
+  std::string log_dir;
+  int64_t grace_ms = 30000;
+};
+
+struct Exit {
+  std::string key;
+  std::string pod;
+  int exit_code = 0;   // valid when !signaled
+  int signal = 0;      // terminating signal when signaled
+  bool signaled = false;
+};
+
+struct RunningPod {
+  std::string pod;
+  int pid = 0;
+  int pgid = 0;
+};
+
+class LocalRuntime {
+ public:
+  struct Options {
+    std::string cgroup_root;  // empty = autodetect /sys/fs/cgroup; "none" = disabled
+  };
+  static Result<std::unique_ptr<LocalRuntime>> Create(Options options);
+  virtual ~LocalRuntime() = default;
+
+  // Human-readable note on cgroup support ("cgroup v2 limits active" or why not).
+  virtual std::string cgroup_status() const = 0;
+
+  // Starts every pod; on any failure kills the ones started and fails.
+  virtual Result<std::vector<RunningPod>> Start(const LaunchSpec& spec, int64_t now_ms) = 0;
+  // SIGTERM to each pod's process group now; SIGKILL at now + grace via Tick.
+  virtual Status Stop(const std::string& key, int64_t now_ms) = 0;
+  virtual void Tick(int64_t now_ms) = 0;
+  // Reaps exited pods (non-blocking).
+  virtual std::vector<Exit> Poll() = 0;
+  // After a daemon restart: re-attach to pods that still run (by pid/pgid
+  // liveness); returns false if none of them is alive.
+  virtual bool Adopt(const std::string& key, const std::vector<RunningPod>& pods, int64_t grace_ms) = 0;
+  virtual bool IsRunning(const std::string& key) const = 0;
+};
+
+}  // namespace artel::runtime
