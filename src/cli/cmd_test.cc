@@ -22,7 +22,8 @@ struct TestArgs {
 void AddTestCommand(CLI::App& app, int* exit_code) {
   // Owned by the callback, which CLI11 keeps alive as long as `app`.
   auto args = std::make_shared<TestArgs>();
-  CLI::App* cmd = app.add_subcommand("test", "Run scenario files (files or directories, searched recursively)");
+  CLI::App* cmd =
+      app.add_subcommand("test", "Run scenario files (files or directories, searched recursively)");
   cmd->add_option("paths", args->paths, "Scenario files or directories")->required();
   cmd->add_flag("-v,--verbose", args->options.verbose, "Print a per-step trace of every scenario");
   cmd->add_option("--filter", args->options.filter, "Run only scenarios whose name contains this text");

@@ -27,8 +27,8 @@ constexpr size_t kMaxExpandedNodes = 100000;
 // Everything the document reader needs besides the YAML itself.
 struct Context {
   std::string file;
-  std::string dir;         // directory of `file`, for `config: [{file: ...}]`
-  std::string_view text;   // raw text, to locate inline block scalars
+  std::string dir;        // directory of `file`, for `config: [{file: ...}]`
+  std::string_view text;  // raw text, to locate inline block scalars
 };
 
 template <typename T>
@@ -92,7 +92,8 @@ Status ReadTolerations(const Field& f, std::vector<core::Toleration>* out) {
     if (item.Has("value")) {
       ARTEL_SIM_ASSIGN_OR_RETURN(t.value, item.Key("value").String());
     }
-    if (t.op == "Exists" && !t.value.empty()) return item.Key("value").Error("must be empty with operator Exists");
+    if (t.op == "Exists" && !t.value.empty())
+      return item.Key("value").Error("must be empty with operator Exists");
     if (t.key.empty() && t.op != "Exists") return item.Error("an empty key needs operator Exists");
     if (item.Has("effect")) {
       Field eff = item.Key("effect");
@@ -103,7 +104,8 @@ Status ReadTolerations(const Field& f, std::vector<core::Toleration>* out) {
       }
     }
     if (item.Has("tolerationSeconds")) {
-      ARTEL_SIM_RETURN_IF_ERROR(StatusOf(item.Key("tolerationSeconds").Int(0, std::numeric_limits<int64_t>::max())));
+      ARTEL_SIM_RETURN_IF_ERROR(
+          StatusOf(item.Key("tolerationSeconds").Int(0, std::numeric_limits<int64_t>::max())));
     }
     out->push_back(std::move(t));
   }
@@ -280,7 +282,8 @@ Status ReadFeatureGates(const Field& f, core::EngineOptions* options) {
     Field afs = f.Key("admissionFairSharing");
     options->admission_fair_sharing = true;
     if (!afs.IsNull()) {
-      ARTEL_SIM_RETURN_IF_ERROR(afs.CheckKeys({"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}));
+      ARTEL_SIM_RETURN_IF_ERROR(
+          afs.CheckKeys({"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}));
       if (afs.Has("usageHalfLifeTime")) {
         ARTEL_SIM_RETURN_IF_ERROR(ReadDuration(afs.Key("usageHalfLifeTime"), &options->afs.usage_half_life));
       }
@@ -290,7 +293,8 @@ Status ReadFeatureGates(const Field& f, core::EngineOptions* options) {
         if (options->afs.usage_sampling_interval <= 0) return si.Error("must be positive");
       }
       if (afs.Has("resourceWeights")) {
-        ARTEL_SIM_ASSIGN_OR_RETURN(options->afs.resource_weights, ReadQuantityMap(afs.Key("resourceWeights")));
+        ARTEL_SIM_ASSIGN_OR_RETURN(options->afs.resource_weights,
+                                   ReadQuantityMap(afs.Key("resourceWeights")));
       }
     }
   }
@@ -390,7 +394,8 @@ Status ReadPodSet(const Field& f, core::PodSetSpec* ps) {
   if (f.Has("minCount")) {
     Field mc = f.Key("minCount");
     ARTEL_SIM_ASSIGN_OR_RETURN(int64_t c, mc.Int(1, std::numeric_limits<int32_t>::max()));
-    if (c > ps->count) return mc.Error("minCount " + std::to_string(c) + " exceeds count " + std::to_string(ps->count));
+    if (c > ps->count)
+      return mc.Error("minCount " + std::to_string(c) + " exceeds count " + std::to_string(ps->count));
     ps->min_count = static_cast<int32_t>(c);
   }
   if (f.Has("requests")) {
@@ -429,7 +434,8 @@ Status ReadWorkload(const Field& f, SubmitEvent* ev) {
   }
   if (f.Has("priority")) {
     ARTEL_SIM_ASSIGN_OR_RETURN(
-        int64_t p, f.Key("priority").Int(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+        int64_t p,
+        f.Key("priority").Int(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
     w.priority = static_cast<int32_t>(p);
   }
   Field pod_sets = f.Key("podSets");
@@ -498,9 +504,9 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   ex->pos = f.pos();
   ex->field = f.path();
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.CheckKeys({"admitted", "pending", "finished", "preempted", "evictions", "flavors",
-                                         "admittedCounts", "usage", "pendingReasons", "share", "placements",
-                                         "migLayouts"}));
+  ARTEL_SIM_RETURN_IF_ERROR(
+      f.CheckKeys({"admitted", "pending", "finished", "preempted", "evictions", "flavors", "admittedCounts",
+                   "usage", "pendingReasons", "share", "placements", "migLayouts"}));
   auto ref_set = [&](const char* key, std::optional<std::vector<WorkloadRef>>* out) -> Status {
     if (!f.Has(key)) return Status::Ok();
     out->emplace();
@@ -645,7 +651,8 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
     static const std::regex kGpuKey(R"(^[^/]+/[0-9]+$)");
     for (auto& [k, v] : m.Entries()) {
       const std::string& key = k.node().Scalar();
-      if (!std::regex_match(key, kGpuKey)) return k.Error("expected NODE/GPU-INDEX such as gpu-0/0, got " + key);
+      if (!std::regex_match(key, kGpuKey))
+        return k.Error("expected NODE/GPU-INDEX such as gpu-0/0, got " + key);
       ARTEL_SIM_RETURN_IF_ERROR(ReadMigList(v, &(*ex->mig_layouts)[key]));
     }
   }
@@ -827,13 +834,15 @@ Result<std::vector<std::string>> ExpandNodeName(std::string_view pattern) {
     }
     for (std::string& s : out) s += pattern.substr(i, open - i);
     size_t close = pattern.find('}', open);
-    if (close == std::string_view::npos) return InvalidArgument("unbalanced '{' in node name " + std::string(pattern));
+    if (close == std::string_view::npos)
+      return InvalidArgument("unbalanced '{' in node name " + std::string(pattern));
     std::string_view body = pattern.substr(open + 1, close - open - 1);
     static const std::regex kRange(R"(^([0-9]+)\.\.([0-9]+)$)");
     std::string body_s(body);
     std::smatch m;
     if (!std::regex_match(body_s, m, kRange)) {
-      return InvalidArgument("invalid range {" + body_s + "} in node name (expected {FIRST..LAST}, e.g. {0..7})");
+      return InvalidArgument("invalid range {" + body_s +
+                             "} in node name (expected {FIRST..LAST}, e.g. {0..7})");
     }
     const std::string lo_s = m[1].str();
     const std::string hi_s = m[2].str();
@@ -886,9 +895,7 @@ std::vector<ScenarioDoc> ParseScenarios(std::string_view text, const std::string
     ScenarioDoc doc;
     Field root(node, "", file_ptr);
     // Read the name leniently first so that --filter works on broken documents.
-    if (node.IsMap() && node["metadata"].IsMap() && node["metadata"]["name"].IsScalar()) {
-      doc.name = node["metadata"]["name"].Scalar();
-    }
+    if (Field name = root.Key("metadata").Key("name"); name.IsScalar()) doc.name = name.node().Scalar();
     try {
       doc.error = ReadDocument(ctx, root, &doc);
     } catch (const YAML::Exception& e) {
@@ -936,8 +943,10 @@ bool LooksLikeScenarioFile(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return false;
   try {
+    auto file = std::make_shared<const std::string>(path);
     for (const YAML::Node& node : YAML::LoadAll(*text)) {
-      if (node.IsMap() && node["kind"].IsScalar() && node["kind"].Scalar() == kKind) return true;
+      Field kind = Field(node, "", file).Key("kind");
+      if (kind.IsScalar() && kind.node().Scalar() == kKind) return true;
     }
     return false;
   } catch (const YAML::Exception&) {

@@ -68,9 +68,9 @@ struct Event {
   Kind kind = Kind::kSubmit;
   std::string field;  // e.g. "spec.steps[2].finish[0]"
   SourcePos pos;
-  SubmitEvent submit;       // kSubmit
-  WorkloadRef target;       // kFinish, kCancel, kActivate, kDeactivate
-  core::Config patch;       // kApply: objects that replace same-named ones
+  SubmitEvent submit;  // kSubmit
+  WorkloadRef target;  // kFinish, kCancel, kActivate, kDeactivate
+  core::Config patch;  // kApply: objects that replace same-named ones
 };
 const char* EventKindName(Event::Kind kind);
 
@@ -90,7 +90,8 @@ struct EvictionExpect {
   SourcePos pos;
 };
 
-using FlavorExpect = std::map<std::string, std::map<std::string, std::string>>;  // podSet -> resource -> flavor
+using FlavorExpect =
+    std::map<std::string, std::map<std::string, std::string>>;  // podSet -> resource -> flavor
 
 // The `expect:` block of a step. Unset members are not checked.
 struct Expectation {

@@ -116,7 +116,8 @@ Status Field::CheckUniqueKeys() const {
     Field key(it->first, path_, file_);
     if (!it->first.IsScalar()) return key.Error("map keys must be plain strings");
     key.path_ = ChildPath(it->first.Scalar());
-    if (!seen.insert(it->first.Scalar()).second) return key.Error("duplicate key `" + it->first.Scalar() + "`");
+    if (!seen.insert(it->first.Scalar()).second)
+      return key.Error("duplicate key `" + it->first.Scalar() + "`");
   }
   return Status::Ok();
 }
@@ -180,7 +181,8 @@ Result<int64_t> Field::Int(int64_t min, int64_t max) const {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return Error("expected an integer, got \"" + s + "\"");
   if (v < min || v > max) {
-    return Error("value " + s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return Error("value " + s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) +
+                 "]");
   }
   return v;
 }

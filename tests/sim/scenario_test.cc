@@ -150,7 +150,8 @@ TEST(ScenarioParseTest, FullScenario) {
   EXPECT_TRUE(sc.options.admission_fair_sharing);
   EXPECT_EQ(sc.options.afs.usage_half_life, 600000);
   EXPECT_EQ(sc.options.afs.resource_weights.at("cpu"), 1000);
-  EXPECT_THAT(sc.options.fair_sharing_strategies, ElementsAre(core::FairSharingStrategy::kLessThanInitialShare));
+  EXPECT_THAT(sc.options.fair_sharing_strategies,
+              ElementsAre(core::FairSharingStrategy::kLessThanInitialShare));
 
   ASSERT_EQ(sc.nodes.size(), 2u);
   EXPECT_EQ(sc.nodes[1].name, "gpu-1");
@@ -158,7 +159,8 @@ TEST(ScenarioParseTest, FullScenario) {
   EXPECT_EQ(sc.nodes[0].capacity.at("nvidia.com/gpu"), 8000);
   ASSERT_TRUE(sc.nodes[0].gpus.has_value());
   EXPECT_TRUE(sc.nodes[0].gpus->mig);
-  EXPECT_THAT(sc.nodes[0].gpus->mig_layout.at(0), ElementsAre(MigInstance{"3g.40gb", 0}, MigInstance{"3g.40gb", 4}));
+  EXPECT_THAT(sc.nodes[0].gpus->mig_layout.at(0),
+              ElementsAre(MigInstance{"3g.40gb", 0}, MigInstance{"3g.40gb", 4}));
 
   ASSERT_EQ(sc.steps.size(), 3u);
   ASSERT_EQ(sc.steps[0].events.size(), 1u);
@@ -204,9 +206,9 @@ TEST(ScenarioParseTest, UnknownFieldHasPositionAndHint) {
 )");
   Status st = ErrorOf(text);
   ASSERT_FALSE(st.ok());
-  // Line 31 of the document: after the 4 header lines and the 23-line config.
+  // The `podSet:` key: 4 header lines, 23 config lines and a blank one above.
   EXPECT_EQ(st.pos().file, "s.yaml");
-  EXPECT_EQ(st.pos().line, 32);
+  EXPECT_EQ(st.pos().line, 33);
   EXPECT_EQ(st.pos().column, 11);
   EXPECT_EQ(st.field(), "spec.steps[0].submit[0].podSet");
   EXPECT_THAT(st.message(), HasSubstr("did you mean `podSets`?"));
@@ -220,7 +222,7 @@ TEST(ScenarioParseTest, StepsMustNotGoBackInTime) {
 )"));
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.field(), "spec.steps[1].at");
-  EXPECT_EQ(st.pos().line, 30);
+  EXPECT_EQ(st.pos().line, 31);
   EXPECT_THAT(st.message(), HasSubstr("1m comes after 5m"));
 }
 
@@ -231,7 +233,7 @@ TEST(ScenarioParseTest, BadDurationIsPositioned) {
 )"));
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.field(), "spec.steps[0].at");
-  EXPECT_EQ(st.pos().line, 29);
+  EXPECT_EQ(st.pos().line, 30);
   EXPECT_EQ(st.pos().column, 11);
 }
 
@@ -261,7 +263,8 @@ TEST(ScenarioParseTest, InlineManifestErrorsPointIntoTheScenarioFile) {
 }
 
 TEST(ScenarioParseTest, WrongKindAndMissingName) {
-  Status st = ErrorOf("apiVersion: artel.dev/v1alpha1\nkind: Senario\nmetadata: {name: x}\nspec: {steps: []}\n");
+  Status st =
+      ErrorOf("apiVersion: artel.dev/v1alpha1\nkind: Senario\nmetadata: {name: x}\nspec: {steps: []}\n");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.field(), "kind");
   EXPECT_THAT(st.message(), HasSubstr("did you mean `Scenario`?"));
@@ -272,8 +275,10 @@ TEST(ScenarioParseTest, WrongKindAndMissingName) {
 }
 
 TEST(ScenarioParseTest, SeveralDocumentsFailIndependently) {
-  std::string good = "apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: good}\nspec: {steps: []}\n";
-  std::string bad = "apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: bad}\nspec: {stepz: []}\n";
+  std::string good =
+      "apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: good}\nspec: {steps: []}\n";
+  std::string bad =
+      "apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: bad}\nspec: {stepz: []}\n";
   std::vector<ScenarioDoc> docs = ParseScenarios(good + "---\n" + bad + "---\n", "s.yaml");
   ASSERT_EQ(docs.size(), 2u);
   EXPECT_TRUE(docs[0].error.ok());
@@ -296,15 +301,19 @@ TEST(ScenarioParseTest, ValueErrors) {
               HasSubstr("did you mean `InsufficientQuota`?"));
   EXPECT_THAT(err("    - at: 0s\n      expect: {usage: [{flavor: f, resource: cpu, value: 1}]}\n").message(),
               HasSubstr("exactly one of `clusterQueue` or `cohort`"));
-  EXPECT_THAT(err("    - at: 0s\n      expect: {migLayouts: {gpu-0: []}}\n").message(), HasSubstr("NODE/GPU-INDEX"));
+  EXPECT_THAT(err("    - at: 0s\n      expect: {migLayouts: {gpu-0: []}}\n").message(),
+              HasSubstr("NODE/GPU-INDEX"));
 }
 
 TEST(ScenarioParseTest, NodeErrors) {
-  auto err = [](const std::string& nodes) { return ErrorOf(Scenario("\n  nodes:\n" + nodes + "  steps: []\n")); };
+  auto err = [](const std::string& nodes) {
+    return ErrorOf(Scenario("\n  nodes:\n" + nodes + "  steps: []\n"));
+  };
   Status st = err("    - name: gpu-{3..1}\n");
   EXPECT_EQ(st.field(), "spec.nodes[0].name");
   EXPECT_THAT(st.message(), HasSubstr("empty range"));
-  EXPECT_THAT(err("    - name: gpu-{0..1}\n    - name: gpu-1\n").message(), HasSubstr("duplicate node name gpu-1"));
+  EXPECT_THAT(err("    - name: gpu-{0..1}\n    - name: gpu-1\n").message(),
+              HasSubstr("duplicate node name gpu-1"));
   EXPECT_THAT(err("    - name: n\n      taints: [{key: k, effect: Never}]\n").message(),
               HasSubstr("NoSchedule, PreferNoSchedule or NoExecute"));
   EXPECT_THAT(err("    - name: n\n      gpus: {count: 1, mig: false, migLayout: {0: []}}\n").message(),
