@@ -9,6 +9,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libsqlite3-dev
   clang-format clang-tidy
+  # Observability pack (deploy/prometheus, web/, tests/observability): promtool
+  # and the Prometheus server, Chromium for the browser tests, Node.js for the
+  # web UI build, jq and curl for the test scripts.
+  prometheus chromium nodejs jq curl
 )
 
 missing=()
@@ -27,4 +31,18 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all packages present"
+fi
+
+# The web UI's npm packages (uPlot, esbuild, playwright-core), pinned by
+# web/package-lock.json. Only when they are missing; needs the npm registry.
+# Debian's prometheus package may start its server on hosts with an init
+# system; the tests start their own on a free loopback port and need none.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ -f $root/web/package-lock.json && ! -d $root/web/node_modules ]]; then
+  if command -v npm >/dev/null; then
+    echo "install-deps: npm ci in web/"
+    (cd "$root/web" && npm ci --no-audit --no-fund --loglevel=error)
+  else
+    echo "install-deps: npm not found; the web UI build and browser tests will be skipped"
+  fi
 fi

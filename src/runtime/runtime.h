@@ -62,6 +62,8 @@ class GpuDiscovery {
 
 // Loads NVML; fails with a clear message when libnvidia-ml.so.1 is absent.
 Result<std::unique_ptr<GpuDiscovery>> MakeNvmlDiscovery();
+// The same with an explicit library path or soname (tests load a stub NVML).
+Result<std::unique_ptr<GpuDiscovery>> MakeNvmlDiscovery(const std::string& library);
 // Parses "8xH100-80GB,4xA100-40GB" (models per docs/gpus.md).
 Result<std::unique_ptr<GpuDiscovery>> MakeFakeDiscovery(const std::string& spec);
 
@@ -95,6 +97,11 @@ struct RunningPod {
   std::string pod;
   int pid = 0;
   int pgid = 0;
+  // Where the pod's wrapper writes its exit status (docs/gpus.md, "Pod
+  // processes"). Set by `Start`; optional for `Adopt`, which otherwise reads
+  // it from the live process's command line. Journal it to learn the exit
+  // code of a pod that finished while the daemon was down.
+  std::string exit_file;
 };
 
 class LocalRuntime {
@@ -103,6 +110,7 @@ class LocalRuntime {
     std::string cgroup_root;  // empty = autodetect /sys/fs/cgroup; "none" = disabled
   };
   static Result<std::unique_ptr<LocalRuntime>> Create(Options options);
+  // Leaves pods running, so that a restarted daemon can `Adopt` them.
   virtual ~LocalRuntime() = default;
 
   // Human-readable note on cgroup support ("cgroup v2 limits active" or why not).
@@ -115,8 +123,12 @@ class LocalRuntime {
   virtual void Tick(int64_t now_ms) = 0;
   // Reaps exited pods (non-blocking).
   virtual std::vector<Exit> Poll() = 0;
-  // After a daemon restart: re-attach to pods that still run (by pid/pgid
-  // liveness); returns false if none of them is alive.
+  // After a daemon restart: re-attach to pods that still run (by pid
+  // liveness, checked against the wrapper's command line so that a reused
+  // pid is not mistaken for the pod). A pod that already exited but left its
+  // exit file (`RunningPod::exit_file`) counts as adopted and its exit is
+  // reported by the next `Poll`. Returns false, and tracks nothing, if no pod
+  // is alive and none left an exit status (the caller requeues).
   virtual bool Adopt(const std::string& key, const std::vector<RunningPod>& pods, int64_t grace_ms) = 0;
   virtual bool IsRunning(const std::string& key) const = 0;
 };

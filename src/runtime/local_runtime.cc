@@ -1,0 +1,573 @@
+// `LocalRuntime` implementation: pods as process groups on this host.
+//
+// Every pod runs under a tiny /bin/sh wrapper (the group leader):
+//
+//   /bin/sh -c '<kWrapper>' artel-pod:<ns>/<name>/<pod> <exit-file> <command...>
+//
+// The wrapper runs the command in the foreground, then writes its exit status
+// to <exit-file> (`<log_dir>/<ns>/<name>/<pod>.exit`) and exits with it. Its
+// `$0` names the pod, so `ps` shows which pod a process belongs to, and
+// `Adopt` checks /proc/<pid>/cmdline to tell the pod from a process that
+// reused its pid. After a daemon restart the pods are no longer our children,
+// so their exits are detected with kill(pid, 0) and read from the exit file.
+//
+// The wrapper traps TERM/INT/HUP with a no-op, so it outlives a graceful stop
+// long enough to record the command's real status; the command itself gets
+// the default dispositions. A status above 128 is the shell's encoding of
+// "killed by signal status-128" and is reported as such. A pod whose wrapper
+// died without writing the file (SIGKILL) is reported as killed by SIGKILL.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "runtime/runtime.h"
+
+extern char** environ;
+
+namespace artel::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kShell[] = "/bin/sh";
+constexpr char kWrapper[] =
+    "f=\"$1\"; shift; trap ':' TERM INT HUP; \"$@\"; rc=$?; echo \"$rc\" > \"$f\"; exit \"$rc\"";
+constexpr char kNamePrefix[] = "artel-pod:";
+constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+// Variables a pod inherits from the daemon; everything else comes from the
+// launch spec, so the daemon's own secrets (tokens, keys) never leak into pods.
+constexpr const char* kInheritedEnv[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR"};
+
+std::string Errno(int err) { return std::strerror(err); }
+
+bool ValidName(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+         s.find('\0') == std::string::npos;
+}
+
+// Reads a small file whole; nullopt when it cannot be opened.
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status WriteFile(const std::string& path, const std::string& data) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return FailedPrecondition("cannot open " + path + ": " + Errno(errno));
+  ssize_t n = write(fd, data.data(), data.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(data.size())) {
+    return FailedPrecondition("cannot write \"" + data + "\" to " + path + ": " + Errno(err));
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> ProcCmdline(int pid) {
+  std::vector<std::string> out;
+  auto data = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!data) return out;
+  std::string cur;
+  for (char c : *data) {
+    if (c == '\0') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+// True when `pid` exists and is not a zombie.
+bool ProcessAlive(int pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno != EPERM) return false;
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return false;
+  size_t paren = stat->rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat->size()) return true;
+  char state = (*stat)[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+Exit ExitFromShellStatus(int code) {
+  Exit e;
+  if (code > 128 && code < 128 + 65) {
+    e.signaled = true;
+    e.signal = code - 128;
+  } else {
+    e.exit_code = code;
+  }
+  return e;
+}
+
+Exit ExitFromWaitStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    Exit e;
+    e.signaled = true;
+    e.signal = WTERMSIG(status);
+    return e;
+  }
+  return ExitFromShellStatus(WEXITSTATUS(status));
+}
+
+// The status the wrapper recorded, if it got to write one.
+std::optional<Exit> ReadExitFile(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  auto data = ReadFile(path);
+  if (!data) return std::nullopt;
+  char* end = nullptr;
+  long code = std::strtol(data->c_str(), &end, 10);
+  if (end == data->c_str() || code < 0 || code > 255) return std::nullopt;
+  return ExitFromShellStatus(static_cast<int>(code));
+}
+
+// Resolves argv[0] the way execvp would, against the pod's PATH, so that a
+// missing command fails `Start` with a clear message instead of exit 127.
+Result<std::string> ResolveCommand(const std::string& cmd, const std::string& path_var,
+                                   const std::string& cwd) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (cmd.empty()) return InvalidArgument("empty command");
+  if (cmd.find('/') != std::string::npos) {
+    std::string p = (cmd[0] != '/' && !cwd.empty()) ? cwd + "/" + cmd : cmd;
+    if (!executable(p)) return InvalidArgument("command " + cmd + " is not an executable file");
+    return cmd;
+  }
+  std::stringstream dirs(path_var);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) dir = ".";
+    std::string p = dir + "/" + cmd;
+    if (executable(p)) return p;
+  }
+  return InvalidArgument("command " + cmd + " not found in PATH " + path_var);
+}
+
+struct Pod {
+  std::string name;
+  int pid = 0;
+  int pgid = 0;
+  std::string exit_file;
+  std::string cgroup;  // directory, or empty
+  std::string marker;  // the wrapper's $0, checked for adopted pods
+  bool adopted = false;
+  bool done = false;
+};
+
+// True when `pid` runs our wrapper for the pod named by `marker`.
+bool IsOurs(int pid, const std::string& marker) {
+  std::vector<std::string> argv = ProcCmdline(pid);
+  return argv.size() >= 5 && argv[0] == kShell && argv[2] == kWrapper && argv[3] == marker;
+}
+
+struct Workload {
+  std::vector<Pod> pods;
+  int64_t grace_ms = 0;
+  std::optional<int64_t> kill_at_ms;
+  bool killed = false;
+};
+
+class LocalRuntimeImpl final : public LocalRuntime {
+ public:
+  explicit LocalRuntimeImpl(Options options) { SetUpCgroups(options.cgroup_root); }
+
+  std::string cgroup_status() const override { return cgroup_status_; }
+
+  Result<std::vector<RunningPod>> Start(const LaunchSpec& spec, int64_t now_ms) override {
+    (void)now_ms;
+    size_t slash = spec.key.find('/');
+    if (slash == std::string::npos || !ValidName(spec.key.substr(0, slash)) ||
+        !ValidName(spec.key.substr(slash + 1))) {
+      return InvalidArgument("workload key \"" + spec.key + "\" is not namespace/name");
+    }
+    if (spec.log_dir.empty()) return InvalidArgument("launch of " + spec.key + ": log_dir is empty");
+    if (spec.pods.empty()) return InvalidArgument("launch of " + spec.key + ": no pods");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (workloads_.count(spec.key) != 0) return AlreadyExists("workload " + spec.key + " is already running");
+    std::string dir = spec.log_dir + "/" + spec.key;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return FailedPrecondition("cannot create log directory " + dir + ": " + ec.message());
+
+    Workload w;
+    w.grace_ms = spec.grace_ms;
+    std::vector<RunningPod> out;
+    for (const PodLaunch& p : spec.pods) {
+      auto pod = StartPod(spec.key, dir, p);
+      if (!pod.ok()) {
+        // Roll back: a workload runs whole or not at all.
+        for (Pod& started : w.pods) KillAndReap(&started);
+        Status s = pod.status();
+        return Status(s.code(), "starting " + spec.key + " pod " + p.pod + ": " + s.message());
+      }
+      out.push_back({pod->name, pod->pid, pod->pgid, pod->exit_file});
+      w.pods.push_back(std::move(pod).value());
+    }
+    workloads_.emplace(spec.key, std::move(w));
+    return out;
+  }
+
+  Status Stop(const std::string& key, int64_t now_ms) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = workloads_.find(key);
+    if (it == workloads_.end()) return NotFound("workload " + key + " is not running");
+    Workload& w = it->second;
+    bool now_kill = w.grace_ms <= 0;
+    for (Pod& p : w.pods) {
+      if (!p.done) kill(-p.pgid, now_kill ? SIGKILL : SIGTERM);
+    }
+    if (now_kill) {
+      w.killed = true;
+    } else if (!w.kill_at_ms || *w.kill_at_ms > now_ms + w.grace_ms) {
+      w.kill_at_ms = now_ms + w.grace_ms;
+    }
+    return Status::Ok();
+  }
+
+  void Tick(int64_t now_ms) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, w] : workloads_) {
+      if (w.killed || !w.kill_at_ms || now_ms < *w.kill_at_ms) continue;
+      for (Pod& p : w.pods) {
+        if (!p.done) kill(-p.pgid, SIGKILL);
+      }
+      w.killed = true;
+    }
+  }
+
+  std::vector<Exit> Poll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Exit> exits;
+    for (auto it = workloads_.begin(); it != workloads_.end();) {
+      bool all_done = true;
+      for (Pod& p : it->second.pods) {
+        if (!p.done) {
+          if (std::optional<Exit> e = CheckExit(&p)) {
+            e->key = it->first;
+            e->pod = p.name;
+            exits.push_back(*e);
+          }
+        }
+        all_done = all_done && p.done;
+      }
+      it = all_done ? workloads_.erase(it) : std::next(it);
+    }
+    return exits;
+  }
+
+  bool Adopt(const std::string& key, const std::vector<RunningPod>& pods, int64_t grace_ms) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (workloads_.count(key) != 0) return true;
+    Workload w;
+    w.grace_ms = grace_ms;
+    bool any = false;
+    for (const RunningPod& rp : pods) {
+      Pod p;
+      p.name = rp.pod;
+      p.pid = rp.pid;
+      p.pgid = rp.pgid > 0 ? rp.pgid : rp.pid;
+      p.exit_file = rp.exit_file;
+      p.adopted = true;
+      p.marker = kNamePrefix + key + "/" + rp.pod;
+      std::vector<std::string> argv = ProcCmdline(rp.pid);
+      bool ours =
+          rp.pid > 0 && argv.size() >= 5 && argv[0] == kShell && argv[2] == kWrapper && argv[3] == p.marker;
+      if (ours && p.exit_file.empty()) p.exit_file = argv[4];
+      if (ours && ProcessAlive(rp.pid)) {
+        any = true;
+      } else {
+        // Gone (or its pid now belongs to someone else): only its exit file
+        // can tell what happened. Poll reports it, or SIGKILL when absent.
+        p.pid = 0;
+        if (ReadExitFile(p.exit_file)) any = true;
+      }
+      w.pods.push_back(std::move(p));
+    }
+    if (!any) return false;
+    workloads_.emplace(key, std::move(w));
+    return true;
+  }
+
+  bool IsRunning(const std::string& key) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return workloads_.count(key) != 0;
+  }
+
+ private:
+  void SetUpCgroups(const std::string& root_option) {
+    if (root_option == "none") {
+      cgroup_status_ = "cgroup limits disabled (cgroup root \"none\")";
+      return;
+    }
+    std::string root = root_option.empty() ? "/sys/fs/cgroup" : root_option;
+    auto controllers = ReadFile(root + "/cgroup.controllers");
+    if (!controllers) {
+      cgroup_status_ = "cgroup v2 limits unavailable: " + root +
+                       " is not a cgroup v2 hierarchy (no cgroup.controllers; cgroup v1 or hybrid host); "
+                       "pods run without cpu/memory limits";
+      return;
+    }
+    for (const char* c : {"cpu", "memory"}) {
+      if ((" " + *controllers + " ").find(std::string(" ") + c) == std::string::npos) {
+        cgroup_status_ = std::string("cgroup v2 limits unavailable: controller \"") + c +
+                         "\" is not enabled for " + root + " (cgroup.controllers: \"" +
+                         controllers->substr(0, controllers->find('\n')) +
+                         "\"); delegate it from the parent cgroup; pods run without cpu/memory limits";
+        return;
+      }
+    }
+    std::string base = root + "/artel";
+    if (mkdir(base.c_str(), 0755) != 0 && errno != EEXIST) {
+      cgroup_status_ = "cgroup v2 limits unavailable: cannot create " + base + ": " + Errno(errno) +
+                       " (run arteld as root or give it a delegated cgroup with --cgroup-root); "
+                       "pods run without cpu/memory limits";
+      return;
+    }
+    for (const std::string& dir : {root, base}) {
+      Status s = WriteFile(dir + "/cgroup.subtree_control", "+cpu +memory");
+      if (!s.ok()) {
+        cgroup_status_ = "cgroup v2 limits unavailable: " + s.message() +
+                         " (a cgroup with processes cannot delegate controllers; give arteld an empty "
+                         "delegated cgroup with --cgroup-root); pods run without cpu/memory limits";
+        return;
+      }
+    }
+    cgroup_base_ = base;
+    cgroup_status_ = "cgroup v2 limits active under " + base;
+  }
+
+  // Creates the pod's cgroup with its limits; empty when cgroups are off.
+  Result<std::string> MakeCgroup(const std::string& key, const PodLaunch& p) {
+    if (cgroup_base_.empty()) return std::string();
+    std::string name = key + "." + p.pod;
+    for (char& c : name) {
+      if (c == '/') c = '.';
+    }
+    std::string dir = cgroup_base_ + "/" + name;
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return FailedPrecondition("cannot create cgroup " + dir + ": " + Errno(errno));
+    }
+    // cpu.max is "<quota> <period>" in microseconds: 1000 millis = one CPU.
+    std::string cpu = p.cpu_millis > 0 ? std::to_string(p.cpu_millis * 100) + " 100000" : "max 100000";
+    std::string mem = p.memory_bytes > 0 ? std::to_string(p.memory_bytes) : "max";
+    for (const auto& [file, value] :
+         {std::pair<std::string, std::string>{"cpu.max", cpu}, {"memory.max", mem}}) {
+      if (Status s = WriteFile(dir + "/" + file, value); !s.ok()) {
+        rmdir(dir.c_str());
+        return s;
+      }
+    }
+    return dir;
+  }
+
+  Result<Pod> StartPod(const std::string& key, const std::string& dir, const PodLaunch& p) {
+    if (!ValidName(p.pod)) return InvalidArgument("pod name \"" + p.pod + "\" is not valid");
+    if (p.command.empty()) return InvalidArgument("no command");
+    if (!p.working_dir.empty()) {
+      std::error_code ec;
+      if (!fs::is_directory(p.working_dir, ec)) {
+        return InvalidArgument("working directory " + p.working_dir + " does not exist");
+      }
+    }
+    // Environment: the inherited allowlist, then the spec, then Artel's own.
+    std::map<std::string, std::string> env;
+    for (const char* name : kInheritedEnv) {
+      if (const char* v = getenv(name)) env[name] = v;
+    }
+    for (const auto& [k, v] : p.env) env[k] = v;
+    if (env.count("PATH") == 0) env["PATH"] = kDefaultPath;
+    std::string devices;
+    for (const std::string& d : p.visible_devices) devices += (devices.empty() ? "" : ",") + d;
+    env["CUDA_VISIBLE_DEVICES"] = devices;  // Empty: the pod sees no GPU.
+    for (const auto& [k, v] : p.slice_env) env[k] = v;
+    env["ARTEL_WORKLOAD"] = key;
+    env["ARTEL_POD"] = p.pod;
+
+    auto cmd = ResolveCommand(p.command[0], env["PATH"], p.working_dir);
+    if (!cmd.ok()) return cmd.status();
+
+    Pod pod;
+    pod.name = p.pod;
+    pod.exit_file = dir + "/" + p.pod + ".exit";
+    std::string log_file = dir + "/" + p.pod + ".log";
+    unlink(pod.exit_file.c_str());  // A leftover from an earlier run must not be read as this run's status.
+
+    auto cg = MakeCgroup(key, p);
+    if (!cg.ok()) return cg.status();
+    pod.cgroup = *cg;
+
+    // Everything the child needs is built before fork: after fork only
+    // async-signal-safe calls are allowed.
+    std::vector<std::string> args = {kShell,        "-c", kWrapper, kNamePrefix + key + "/" + p.pod,
+                                     pod.exit_file, *cmd};
+    args.insert(args.end(), p.command.begin() + 1, p.command.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (std::string& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string procs = pod.cgroup.empty() ? std::string() : pod.cgroup + "/cgroup.procs";
+
+    int log_fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      RemoveCgroup(pod);
+      return FailedPrecondition("cannot open log file " + log_file + ": " + Errno(errno));
+    }
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int err_pipe[2];
+    if (null_fd < 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+      int err = errno;
+      close(log_fd);
+      if (null_fd >= 0) close(null_fd);
+      RemoveCgroup(pod);
+      return FailedPrecondition("cannot set up pod I/O: " + Errno(err));
+    }
+
+    pid_t pid = fork();
+    if (pid == 0) {
+      // Child. Reports (stage, errno) through err_pipe on failure.
+      auto die = [&](int stage) {
+        int msg[2] = {stage, errno};
+        ssize_t ignored = write(err_pipe[1], msg, sizeof(msg));
+        (void)ignored;
+        _exit(127);
+      };
+      if (setsid() < 0) die(1);
+      if (!procs.empty()) {
+        int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0", 1) != 1) die(2);
+        close(fd);
+      }
+      if (!p.working_dir.empty() && chdir(p.working_dir.c_str()) != 0) die(3);
+      if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
+          dup2(log_fd, STDERR_FILENO) < 0) {
+        die(4);
+      }
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+      }
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+#ifdef SYS_close_range
+      // Descriptors the daemon opened without O_CLOEXEC must not leak in.
+      syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+#endif
+      execve(kShell, argv.data(), envp.data());
+      die(5);
+    }
+    int fork_errno = errno;
+    close(err_pipe[1]);
+    close(log_fd);
+    close(null_fd);
+    if (pid < 0) {
+      close(err_pipe[0]);
+      RemoveCgroup(pod);
+      return FailedPrecondition("fork failed: " + Errno(fork_errno));
+    }
+    int msg[2] = {0, 0};
+    ssize_t n;
+    do {
+      n = read(err_pipe[0], msg, sizeof(msg));
+    } while (n < 0 && errno == EINTR);
+    close(err_pipe[0]);
+    if (n > 0) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      RemoveCgroup(pod);
+      static const char* const kStages[] = {
+          "start", "setsid", "join cgroup", "chdir to working directory", "redirect output", "exec /bin/sh"};
+      const char* stage = msg[0] >= 1 && msg[0] <= 5 ? kStages[msg[0]] : kStages[0];
+      return FailedPrecondition(std::string(stage) + " failed: " + Errno(msg[1]));
+    }
+    pod.pid = pid;
+    pod.pgid = pid;  // setsid made the wrapper a session and group leader.
+    return pod;
+  }
+
+  // Returns the pod's exit if it has ended, marking it done.
+  std::optional<Exit> CheckExit(Pod* p) {
+    std::optional<Exit> exit;
+    if (p->pid > 0) {
+      // Peek first: while the wrapper is a zombie its pid (= the group id)
+      // cannot be reused, so the group can be cleaned up safely.
+      siginfo_t info{};
+      int rc = waitid(P_PID, static_cast<id_t>(p->pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (rc == 0 && info.si_pid == p->pid) {
+        kill(-p->pgid, SIGKILL);  // Leftover background processes of the pod.
+        int status = 0;
+        waitpid(p->pid, &status, 0);
+        exit = ExitFromWaitStatus(status);
+      } else if (rc == 0) {
+        return std::nullopt;  // Our child, still running.
+      } else if (ProcessAlive(p->pid) && (p->marker.empty() || IsOurs(p->pid, p->marker))) {
+        return std::nullopt;  // Adopted (not our child), still running.
+      }
+    }
+    if (!exit) {
+      exit = ReadExitFile(p->exit_file);
+      if (!exit) {
+        exit = Exit{};
+        exit->signaled = true;
+        exit->signal = SIGKILL;
+      }
+    }
+    p->done = true;
+    RemoveCgroup(*p);
+    return exit;
+  }
+
+  void KillAndReap(Pod* p) {
+    kill(-p->pgid, SIGKILL);
+    int status = 0;
+    while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    p->done = true;
+    RemoveCgroup(*p);
+  }
+
+  static void RemoveCgroup(const Pod& p) {
+    if (!p.cgroup.empty()) rmdir(p.cgroup.c_str());
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, Workload> workloads_;
+  std::string cgroup_base_;  // empty = no cgroup limits
+  std::string cgroup_status_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LocalRuntime>> LocalRuntime::Create(Options options) {
+  struct stat st {};
+  if (stat(kShell, &st) != 0) return FailedPrecondition(std::string("local runtime needs ") + kShell);
+  return std::unique_ptr<LocalRuntime>(std::make_unique<LocalRuntimeImpl>(std::move(options)));
+}
+
+}  // namespace artel::runtime

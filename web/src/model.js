@@ -1,0 +1,170 @@
+// Turns arteld API objects into the shapes the views draw. Field names follow
+// docs/api.md; where the server has grown a field under another name, the
+// alternatives are read too, so that the UI keeps working across versions.
+import { GPU, items, qty } from './api.js';
+
+const first = (...vals) => vals.find((v) => v !== undefined && v !== null);
+const nameOf = (o) => first(o.name, o.metadata && o.metadata.name, '');
+const nsOf = (o) => first(o.namespace, o.metadata && o.metadata.namespace, '');
+
+// Per-resource rows of a ClusterQueue: [{flavor, resource, nominal, usage, borrowed}].
+function cqResources(o) {
+  const rows = [];
+  const src = first(o.resources, o.flavors, o.usage && Array.isArray(o.usage) ? o.usage : undefined);
+  if (Array.isArray(src)) {
+    for (const r of src) {
+      if (Array.isArray(r.resources)) {
+        for (const x of r.resources) rows.push(row(first(r.flavor, r.name), first(x.resource, x.name), x));
+      } else {
+        rows.push(row(first(r.flavor, ''), first(r.resource, r.name), r));
+      }
+    }
+    return rows;
+  }
+  // Kueue-shaped: spec.resourceGroups + status.flavorsUsage.
+  const spec = o.spec || {};
+  const used = new Map();
+  for (const f of (o.status && (o.status.flavorsUsage || o.status.flavorsReservation)) || []) {
+    for (const r of f.resources || []) used.set(`${f.name}|${r.name}`, r);
+  }
+  for (const g of spec.resourceGroups || []) {
+    for (const f of g.flavors || []) {
+      for (const r of f.resources || []) {
+        const u = used.get(`${f.name}|${r.name}`) || {};
+        rows.push({ flavor: f.name, resource: r.name, nominal: qty(r.nominalQuota), usage: qty(first(u.total, u.usage)), borrowed: qty(u.borrowed) });
+      }
+    }
+  }
+  return rows;
+}
+function row(flavor, resource, x) {
+  const nominal = qty(first(x.nominal, x.nominalQuota, x.quota, x.guaranteed));
+  const usage = qty(first(x.usage, x.used, x.total));
+  const borrowed = x.borrowed !== undefined ? qty(x.borrowed) : Math.max(0, usage - nominal);
+  return { flavor, resource, nominal, usage, borrowed };
+}
+
+function normCQ(o) {
+  const resources = cqResources(o);
+  const gpu = resources.filter((r) => r.resource === GPU);
+  const sum = (k) => gpu.reduce((a, r) => a + r[k], 0);
+  const st = o.status || {};
+  return {
+    name: nameOf(o),
+    cohort: first(o.cohort, o.cohortName, o.spec && (o.spec.cohortName || o.spec.cohort), ''),
+    nominal: sum('nominal'),
+    usage: sum('usage'),
+    borrowed: sum('borrowed'),
+    pending: Number(first(o.pending, o.pendingWorkloads, st.pendingWorkloads, 0)),
+    admitted: Number(first(o.admitted, o.admittedWorkloads, st.admittedWorkloads, st.reservingWorkloads, 0)),
+    resources,
+  };
+}
+
+function normLQ(o) {
+  const st = o.status || {};
+  return {
+    name: nameOf(o),
+    namespace: nsOf(o),
+    clusterQueue: first(o.clusterQueue, o.spec && o.spec.clusterQueue, ''),
+    pending: Number(first(o.pending, o.pendingWorkloads, st.pendingWorkloads, NaN)),
+    admitted: Number(first(o.admitted, o.admittedWorkloads, st.admittedWorkloads, NaN)),
+  };
+}
+
+function normCohort(o) {
+  return { name: nameOf(o), parent: first(o.parent, o.parentName, o.spec && o.spec.parentName, '') };
+}
+
+const ts = (v) => (v === undefined || v === null || v === '' ? NaN : typeof v === 'number' ? (v < 1e11 ? v * 1000 : v) : Date.parse(v));
+
+// `events` are this workload's watch events ({type, time, ...}), oldest first.
+function normWorkload(o, events) {
+  const st = o.status || {};
+  const spec = o.spec || {};
+  const ns = nsOf(o);
+  const name = nameOf(o);
+  let gpus = 0;
+  for (const ps of spec.podSets || []) gpus += qty((ps.requests || {})[GPU]) * Number(first(ps.count, 1));
+  const adm = first(st.admission, o.admission);
+  const phase = first(st.phase, o.phase, 'Pending');
+  const created = ts(first(o.metadata && o.metadata.creationTimestamp, st.submittedAt));
+  const timeline = [];
+  const push = (at, what, detail) => { if (Number.isFinite(ts(at))) timeline.push({ at: ts(at), what, detail }); };
+  if (events && events.length) {
+    for (const e of events) push(e.time, e.type, eventDetail(e));
+  } else {
+    push(created, 'Submitted');
+    if (st.lastEviction) push(st.lastEviction.time, 'Evicted', `${st.lastEviction.reason}${st.lastEviction.preemptor ? ` by ${st.lastEviction.preemptor}` : ''}`);
+    push(first(st.admittedAt, adm && adm.admittedAt), 'Admitted', st.clusterQueue);
+    push(st.startedAt, 'Started');
+    push(st.finishedAt, phase, st.exitCode !== undefined ? `exit ${st.exitCode}` : undefined);
+  }
+  timeline.sort((a, b) => a.at - b.at);
+  const pending = st.pending || {};
+  return {
+    key: `${ns}/${name}`,
+    namespace: ns,
+    name,
+    queue: first(spec.queueName, o.queue, ''),
+    clusterQueue: first(st.clusterQueue, adm && adm.clusterQueue, ''),
+    phase,
+    admitted: ['Admitted', 'Running', 'Evicting'].includes(phase),
+    priority: first(st.priority, spec.priority, 0),
+    gpus,
+    created,
+    reason: pending.reason ? `${pending.reason}: ${pending.message || ''}`.replace(/: $/, '') : '',
+    message: first(st.message, st.lastEviction && `last evicted: ${st.lastEviction.reason}${st.lastEviction.preemptor ? ` by ${st.lastEviction.preemptor}` : ''}`, ''),
+    timeline,
+  };
+}
+
+function eventDetail(e) {
+  const parts = [];
+  if (e.clusterQueue) parts.push(e.clusterQueue);
+  if (e.reason) parts.push(e.reason);
+  if (e.preemptor) parts.push(`by ${e.preemptor}`);
+  if (e.exitCode !== undefined) parts.push(`exit ${e.exitCode}`);
+  if (e.message) parts.push(e.message);
+  return parts.join(' · ');
+}
+
+function normGpu(o) {
+  const slices = (first(o.slices, o.migInstances, []) || []).map((s) => ({
+    profile: first(s.profile, s.name, ''), uuid: first(s.uuid, ''), owner: first(s.owner, s.workload, s.pod, ''),
+  }));
+  const owner = o.workload ? (o.pod ? `${o.workload} (${o.pod})` : o.workload) : '';
+  return {
+    node: first(o.node, 'local'),
+    index: first(o.index, 0),
+    uuid: first(o.uuid, ''),
+    model: first(o.model, o.name, ''),
+    memory: qty(first(o.memoryBytes, 0)),
+    memoryUsed: qty(first(o.memoryUsedBytes, 0)),
+    util: Number(first(o.utilizationPercent, 0)),
+    healthy: first(o.healthy, true) !== false,
+    mig: !!o.migEnabled,
+    owner,
+    slices,
+  };
+}
+
+function normNode(o) {
+  return {
+    name: nameOf(o), ready: first(o.ready, true) !== false, gpuMode: first(o.gpuMode, ''),
+    gpus: Number(first(o.gpus, 0)), gpusInUse: Number(first(o.gpusInUse, 0)), cgroups: first(o.cgroups, ''),
+  };
+}
+
+export function normalize(raw) {
+  const cqs = items(raw.cqs).map(normCQ).sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    cqs,
+    lqs: items(raw.lqs).map(normLQ),
+    cohorts: items(raw.cohorts).map(normCohort),
+    workloads: items(raw.workloads).map((w) => normWorkload(w, raw.events && raw.events.get(`${nsOf(w)}/${nameOf(w)}`))),
+    nodes: items(raw.nodes).map(normNode),
+    gpus: items(raw.gpus).map(normGpu),
+    user: raw.whoami,
+  };
+}
