@@ -190,6 +190,7 @@ Status ValidateConfig(const Config& c) {
 Status EngineImpl::ApplyConfig(const Config& c) {
   Status st = ValidateConfig(c);
   if (!st.ok()) return st;
+  ++state_gen;
   // Take pending workloads out of the old structures.
   for (auto& q : lqs) q.heap.clear();
   for (Wl& w : wls) w.in_heap = false;
@@ -345,6 +346,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   }
   priority_classes.clear();
   for (const auto& pc : config.priority_classes) priority_classes[pc.name] = pc.value;
+  sized_resources = resources.size();
 
   // Re-resolve every workload and rebuild usage.
   for (auto& q : cqs) q.admitted.clear();
@@ -519,6 +521,7 @@ WlId EngineImpl::Head(int32_t cqi) {
 // Usage.
 
 void EngineImpl::AdmitUsage(WlId id) {
+  ++state_gen;
   Wl& w = wls[id];
   tree.AddUsage(cqs[w.cq].node, w.usage, +1);
   CqRt& cq = cqs[w.cq];
@@ -531,6 +534,7 @@ void EngineImpl::AdmitUsage(WlId id) {
 }
 
 void EngineImpl::ReleaseUsage(WlId id) {
+  ++state_gen;
   Wl& w = wls[id];
   if (w.cq >= 0) {
     tree.AddUsage(cqs[w.cq].node, w.usage, -1);
@@ -561,6 +565,7 @@ void EngineImpl::ReleaseUsage(WlId id) {
 }
 
 void EngineImpl::RebuildUsage() {
+  ++state_gen;
   for (size_t n = 0; n < tree.num_nodes(); ++n) {
     auto& node = tree.mutable_node(static_cast<int32_t>(n));
     std::fill(node.usage.begin(), node.usage.end(), 0);
@@ -572,6 +577,7 @@ void EngineImpl::RebuildUsage() {
 
 void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now, std::vector<Eviction>* out,
                        const std::string& msg) {
+  ++state_gen;
   Wl& w = wls[id];
   w.info.state = WorkloadState::kEvicting;
   w.info.evictions++;
@@ -650,6 +656,9 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
            FormatQuantity(r->available) + " available at " + r->level +
            ") and no workload may be preempted for it under the queue's preemption policy";
       break;
+    case K::kReservedByOther:
+      m += "the capacity was taken by an earlier entry of the same cycle; retrying next cycle";
+      break;
     case K::kWaitingForEvictions: {
       m += "waiting for " + std::to_string(r->would_preempt.size()) + " preempted workload(s) to stop:";
       for (const auto& v : r->would_preempt) m += " " + v;
@@ -678,8 +687,17 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     entries.push_back(std::move(en));
   }
   if (entries.empty()) return false;
+  // Classical order: sort small keys, not the entries themselves.
+  std::vector<uint32_t> order(entries.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   if (!opts.fair_sharing) {
-    std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    std::sort(order.begin(), order.end(), [&](uint32_t ia, uint32_t ib) {
+      const Entry& a = entries[ia];
+      const Entry& b = entries[ib];
+      // Preemptors whose victims are being evicted go first, so that the
+      // capacity they freed is not taken back by the victims themselves.
+      bool wa = wls[a.wl].waiting_preemption, wb = wls[b.wl].waiting_preemption;
+      if (wa != wb) return wa;
       if (a.assignment.borrow_level != b.assignment.borrow_level)
         return a.assignment.borrow_level < b.assignment.borrow_level;
       const Wl& x = wls[a.wl];
@@ -694,9 +712,17 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   std::unordered_set<WlId> victims;
   std::vector<char> done(entries.size(), 0);
   for (size_t step = 0; step < entries.size(); ++step) {
-    size_t idx = step;
+    size_t idx = order[step];
     if (opts.fair_sharing) {
-      int32_t pick = FairSharingPickNext(*this, entries, done);
+      int32_t pick = -1;
+      for (size_t i = 0; i < entries.size(); ++i) {  // waiting preemptors first, as above
+        if (done[i] || !wls[entries[i].wl].waiting_preemption) continue;
+        const Wl& x = wls[entries[i].wl];
+        if (pick < 0 || x.info.priority > wls[entries[pick].wl].info.priority ||
+            (x.info.priority == wls[entries[pick].wl].info.priority && x.info.uid < wls[entries[pick].wl].info.uid))
+          pick = static_cast<int32_t>(i);
+      }
+      if (pick < 0) pick = FairSharingPickNext(*this, entries, done);
       if (pick < 0) break;
       idx = static_cast<size_t>(pick);
     }
@@ -711,7 +737,10 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         // Another entry of this cycle took the capacity; retry next cycle.
         w.info.pending = Reason(K::kReservedByOther, "");
         w.info.pending.cluster_queue = cq.name;
-        w.info.pending.message = w.info.key + ": capacity was taken by a higher entry in this cycle; retrying";
+        w.msg_dirty = true;
+        // Its victims are gone; it no longer holds the head of its queue.
+        w.waiting_preemption = false;
+        if (cq.sticky == en.wl) cq.sticky = kNoWl;
         result->decisions--;
         continue;
       }
@@ -778,6 +807,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         victims.insert(t.id);
       }
       tree.AddUsage(cq.node, a.usage, +1);
+      overlay_gen = ++overlay_counter;
       temp.emplace_back(cq.node, a.usage);
       w.waiting_preemption = true;
       cq.sticky = en.wl;
@@ -786,7 +816,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       w.info.pending.cluster_queue = cq.name;
       w.info.pending.would_preempt = names;
       w.info.pending.message.clear();
-      FillMessage(*this, w, &w.info.pending);
+      w.msg_dirty = true;
       continue;
     }
     // Inadmissible this cycle.
@@ -800,6 +830,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       }
       if (!reserve.empty()) {
         tree.AddUsage(cq.node, reserve, +1);
+        overlay_gen = ++overlay_counter;
         temp.emplace_back(cq.node, std::move(reserve));
       }
     }
@@ -809,7 +840,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       w.info.pending.kind = K::kInsufficientQuota;
     w.info.pending.cluster_queue = cq.name;
     w.info.pending.message.clear();
-    FillMessage(*this, w, &w.info.pending);
+    w.msg_dirty = true;
     w.waiting_preemption = false;
     if (cq.sticky == en.wl) cq.sticky = kNoWl;
     if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
@@ -819,7 +850,9 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       changed = true;
     }
   }
+  // The cycle-only usage is gone: the tree is back to the committed state.
   for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
+  overlay_gen = 0;
   return changed;
 }
 
@@ -893,12 +926,16 @@ Status Engine::Submit(const WorkloadSpec& spec, Time now) {
     std::sort(r.per_pod.begin(), r.per_pod.end());
     w.pod_sets.push_back(std::move(r));
   }
-  // New resource names may have appeared: grow the per-resource arrays.
-  for (auto& n : e.nss) n.usage.resize(e.resources.size(), 0);
-  for (auto& l : e.lqs) {
-    l.current_usage.resize(e.resources.size(), 0);
-    l.afs_consumed.resize(e.resources.size(), 0);
-    l.afs_penalty.resize(e.resources.size(), 0);
+  // New resource names may have appeared: grow the per-resource arrays
+  // (only then, so a submission costs O(1) in the number of queues).
+  if (e.resources.size() != e.sized_resources) {
+    e.sized_resources = e.resources.size();
+    for (auto& n : e.nss) n.usage.resize(e.resources.size(), 0);
+    for (auto& l : e.lqs) {
+      l.current_usage.resize(e.resources.size(), 0);
+      l.afs_consumed.resize(e.resources.size(), 0);
+      l.afs_penalty.resize(e.resources.size(), 0);
+    }
   }
   w.info.key = key;
   w.info.spec = spec;
@@ -908,7 +945,6 @@ Status Engine::Submit(const WorkloadSpec& spec, Time now) {
   w.info.uid = e.next_uid++;
   w.info.pending = Reason(K::kNotYetTried, "waiting for the next scheduling cycle");
   w.ns = e.NsId(spec.ns);
-  for (auto& n : e.nss) n.usage.resize(e.resources.size(), 0);
   WlId id = static_cast<WlId>(e.wls.size());
   e.wls.push_back(std::move(w));
   e.wl_index[key] = id;
@@ -1109,9 +1145,17 @@ CycleResult Engine::Schedule(Time now) {
   return result;
 }
 
+void EngineImpl::Materialize(WlId id) {
+  Wl& w = wls[id];
+  if (!w.msg_dirty) return;
+  w.msg_dirty = false;
+  FillMessage(*this, w, &w.info.pending);
+}
+
 const WorkloadInfo* Engine::Find(const std::string& key) const {
   auto it = impl_->wl_index.find(key);
   if (it == impl_->wl_index.end()) return nullptr;
+  impl_->Materialize(it->second);
   return &impl_->wls[it->second].info;
 }
 
@@ -1119,7 +1163,10 @@ std::vector<const WorkloadInfo*> Engine::Workloads() const {
   std::vector<const WorkloadInfo*> out;
   for (const Wl& w : impl_->wls) {
     auto it = impl_->wl_index.find(w.info.key);
-    if (it != impl_->wl_index.end() && &impl_->wls[it->second] == &w) out.push_back(&w.info);
+    if (it != impl_->wl_index.end() && &impl_->wls[it->second] == &w) {
+      impl_->Materialize(it->second);
+      out.push_back(&w.info);
+    }
   }
   return out;
 }
@@ -1170,6 +1217,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   if (!id.ok()) return id.status();
   const Wl& w = e.wls[*id];
   if (w.info.state != WorkloadState::kPending) return PendingReason{};
+  e.Materialize(*id);
   PendingReason r = w.info.pending;
   if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates) || w.cq < 0 || r.flavor.empty())
     return r;

@@ -75,6 +75,7 @@ struct Wl {
   bool in_heap = false;
   bool parked = false;
   bool waiting_preemption = false;
+  bool msg_dirty = false;  // pending.message is built on read (Materialize)
   uint64_t admit_seq = 0;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
   Time run_started = 0;
@@ -90,6 +91,23 @@ struct GroupRt {
   std::vector<int32_t> flavors;    // flavor ids, in order
 };
 
+struct Target {
+  WlId id;
+  EvictionReason reason;
+};
+
+// A memoised preemption answer, valid while `EngineImpl::state_gen` is
+// unchanged (no usage, eviction or configuration change since).
+struct TargetMemo {
+  uint64_t gen = 0;
+  uint64_t overlay = 0;
+  int32_t priority = 0;
+  Time queued_at = 0;
+  uint64_t uid = 0;
+  FrAmounts request;
+  std::vector<Target> targets;
+};
+
 struct CqRt {
   std::string name;
   int32_t node = -1;  // QuotaTree node
@@ -100,6 +118,8 @@ struct CqRt {
   std::vector<WlId> admitted;  // Admitted and Evicting
   WlId sticky = kNoWl;
   bool held = false;  // Hold or HoldAndDrain
+  std::vector<TargetMemo> memo;  // small ring, see GetTargets
+  size_t memo_next = 0;
 };
 
 struct LqRt {
@@ -141,11 +161,6 @@ struct Assignment {
   PendingReason reason;
 };
 
-struct Target {
-  WlId id;
-  EvictionReason reason;
-};
-
 class EngineImpl {
  public:
   explicit EngineImpl(EngineOptions o) : opts(std::move(o)) {}
@@ -170,6 +185,12 @@ class EngineImpl {
   std::vector<std::vector<WlId>> parked_by_root;  // per tree node (roots used)
   std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
+  size_t sized_resources = 0;
+  uint64_t state_gen = 1;  // bumped on every committed change that can alter preemption answers
+  // Non-zero while cycle-only usage (preemptors waiting, reservations) is in
+  // the tree; unique per overlay so memoised answers never leak across.
+  uint64_t overlay_gen = 0;
+  uint64_t overlay_counter = 0;  // resources.size() the per-resource arrays were last sized for
   uint64_t next_admit_seq = 1;
   size_t pending_count = 0, admitted_count = 0;
   std::vector<Eviction> pending_evictions;  // drains issued outside Schedule
@@ -191,6 +212,7 @@ class EngineImpl {
              const std::string& msg);
   bool RunRound(Time now, CycleResult* result, bool fresh_snapshot);
   void RebuildUsage();
+  void Materialize(WlId id);
   void SetStrictFifoReasons();
 };
 

@@ -269,7 +269,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       int64_t s = ShareOf(e, child);
       if ((s == 0 && q != cqi) || per_cq[q].empty()) {
         pruned_cq[q] = 1;
-      } else if (s >= best_cq_share) {
+      } else if (s > best_cq_share || (s == best_cq_share && e.cqs[q].name < e.cqs[best_cq].name)) {
         best_cq_share = s;
         best_cq = q;
       }
@@ -279,7 +279,8 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       int64_t s = ShareOf(e, child);
       if (s == 0 && !is_on_path(child)) {
         pruned_node[child] = 1;
-      } else if (s >= best_cohort_share) {
+      } else if (s > best_cohort_share ||
+                 (s == best_cohort_share && t.node(child).name < t.node(best_cohort).name)) {
         best_cohort_share = s;
         best_cohort = child;
       }
@@ -331,6 +332,16 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       int32_t target_child;
       shares(q, &preemptor_new, &target_child);
       int64_t target_old = ShareOf(e, target_child);
+      if (preemptor_new == kInf) {
+        // A weight-0 borrower has the lowest precedence: it never preempts
+        // for fairness (with both shares infinite, two such queues would
+        // otherwise evict each other forever).
+        while (!per_cq[q].empty()) {
+          retry.push_back(per_cq[q].back());
+          per_cq[q].pop_back();
+        }
+        continue;
+      }
       while (!per_cq[q].empty()) {
         WlId id = per_cq[q].back();
         per_cq[q].pop_back();
@@ -370,7 +381,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       int64_t target_old = ShareOf(e, target_child);
       WlId id = per_cq[q].back();
       per_cq[q].pop_back();
-      if (preemptor_new < target_old) {
+      if (preemptor_new != kInf && preemptor_new < target_old) {
         remove(id, EvictionReason::kInCohortFairSharing);
         done = fits_now();
       }

@@ -99,22 +99,58 @@ bool Valid(const Ctx& c, const Candidate& cand, bool borrowing) {
   return true;
 }
 
-std::vector<Target> Minimal(Ctx& c, const std::vector<Candidate>& cands, bool allow_borrowing) {
+// Candidates in preemption order, sorted lazily: the minimal search usually
+// needs only the first few of thousands, so a heap yields them one by one
+// and the sorted prefix is kept for a second attempt.
+class LazyOrder {
+ public:
+  explicit LazyOrder(std::vector<Candidate> cands) : heap_(std::move(cands)) {
+    std::make_heap(heap_.begin(), heap_.end(), Greater);
+  }
+  const Candidate* At(size_t i) {
+    while (prefix_.size() <= i && !heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), Greater);
+      prefix_.push_back(heap_.back());
+      heap_.pop_back();
+    }
+    return i < prefix_.size() ? &prefix_[i] : nullptr;
+  }
+
+ private:
+  // Evicting first; then hierarchical, priority-based, same-queue; then
+  // the candidate order of Kueue.
+  static int Group(const Candidate& x) {
+    int g = x.variant == Variant::kWithinCq ? 2 : x.variant == Variant::kHierarchicalReclaim ? 0 : 1;
+    return (x.c.evicting ? 0 : 3) + g;
+  }
+  static bool Less(const Candidate& a, const Candidate& b) {
+    int ga = Group(a), gb = Group(b);
+    if (ga != gb) return ga < gb;
+    return CandLess(a.c, b.c);
+  }
+  static bool Greater(const Candidate& a, const Candidate& b) { return Less(b, a); }
+  std::vector<Candidate> heap_;
+  std::vector<Candidate> prefix_;
+};
+
+std::vector<Target> Minimal(Ctx& c, LazyOrder& order, bool allow_borrowing) {
   QuotaTree& t = c.e.tree;
-  std::vector<const Candidate*> removed;
+  std::vector<Candidate> removed;
   bool fits = false;
-  for (const Candidate& cand : cands) {
-    if (!Valid(c, cand, allow_borrowing)) continue;
-    t.AddUsage(c.e.cqs[cand.c.cq].node, c.e.wls[cand.c.id].usage, -1);
-    removed.push_back(&cand);
+  for (size_t i = 0;; ++i) {
+    const Candidate* cand = order.At(i);
+    if (cand == nullptr) break;
+    if (!Valid(c, *cand, allow_borrowing)) continue;
+    t.AddUsage(c.e.cqs[cand->c.cq].node, c.e.wls[cand->c.id].usage, -1);
+    removed.push_back(*cand);
     if (Fits(c, allow_borrowing)) {
       fits = true;
       break;
     }
   }
   std::vector<Target> targets;
-  auto usage_of = [&](const Candidate* x) -> const FrAmounts& { return c.e.wls[x->c.id].usage; };
-  auto node_of = [&](const Candidate* x) { return c.e.cqs[x->c.cq].node; };
+  auto usage_of = [&](const Candidate& x) -> const FrAmounts& { return c.e.wls[x.c.id].usage; };
+  auto node_of = [&](const Candidate& x) { return c.e.cqs[x.c.cq].node; };
   if (fits) {
     // Fill back: the last one removed is needed by construction.
     std::vector<char> keep_out(removed.size(), 1);
@@ -128,11 +164,11 @@ std::vector<Target> Minimal(Ctx& c, const std::vector<Candidate>& cands, bool al
     }
     for (size_t i = 0; i < removed.size(); ++i) {
       if (!keep_out[i]) continue;
-      targets.push_back({removed[i]->c.id, removed[i]->c.reason});
+      targets.push_back({removed[i].c.id, removed[i].c.reason});
       t.AddUsage(node_of(removed[i]), usage_of(removed[i]), +1);
     }
   } else {
-    for (const Candidate* x : removed) t.AddUsage(node_of(x), usage_of(x), +1);
+    for (const Candidate& x : removed) t.AddUsage(node_of(x), usage_of(x), +1);
   }
   return targets;
 }
@@ -163,8 +199,51 @@ bool PriorityTooHigh(const Wl& w, const Wl& v, bool same_queue, const Preemption
 
 }  // namespace
 
+namespace {
+std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request);
+}  // namespace
+
+// Preemption answers depend on the workload only through its priority, its
+// queue time and uid (LowerOrNewerEqualPriority) and its request, and on the
+// state only through usage, evictions and configuration: while
+// `state_gen` is unchanged the answer is memoised per ClusterQueue. This
+// keeps heads that keep failing, and preemptors waiting for their victims,
+// from repeating the same search in every cycle of one `Schedule` call.
 std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request) {
-  if (e.opts.fair_sharing) return FairSharingTargets(e, wl, cqi, request);
+  CqRt& cq = e.cqs[cqi];
+  const Wl& w = e.wls[wl];
+  const bool memoise = !e.opts.admission_fair_sharing;
+  // Queue time and uid matter only for LowerOrNewerEqualPriority.
+  const bool by_age =
+      cq.spec->preemption.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority;
+  const Time queued_at = by_age ? w.info.queued_at : 0;
+  const uint64_t uid = by_age ? w.info.uid : 0;
+  if (memoise) {
+    for (const TargetMemo& m : cq.memo) {
+      if (m.gen == e.state_gen && m.overlay == e.overlay_gen && m.priority == w.info.priority && m.queued_at == queued_at && m.uid == uid &&
+          m.request == request) {
+        return m.targets;
+      }
+    }
+  }
+  std::vector<Target> targets = e.opts.fair_sharing ? FairSharingTargets(e, wl, cqi, request)
+                                                    : ComputeTargets(e, wl, cqi, request);
+  if (memoise) {
+    constexpr size_t kMemoSize = 4;
+    TargetMemo m{e.state_gen, e.overlay_gen, w.info.priority, queued_at, uid, request, targets};
+    if (cq.memo.size() < kMemoSize) {
+      cq.memo.push_back(std::move(m));
+    } else {
+      cq.memo[cq.memo_next] = std::move(m);
+      cq.memo_next = (cq.memo_next + 1) % kMemoSize;
+    }
+  }
+  return targets;
+}
+
+namespace {
+
+std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request) {
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& t = e.tree;
   Ctx c{e, wl, cqi, cq.node, request, {}};
@@ -243,21 +322,12 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
     }
   }
   if (same.empty() && hier.empty() && prio.empty()) return {};
-  auto less = [](const Candidate& a, const Candidate& b) { return CandLess(a.c, b.c); };
-  std::sort(same.begin(), same.end(), less);
-  std::sort(hier.begin(), hier.end(), less);
-  std::sort(prio.begin(), prio.end(), less);
-  // Evicting candidates of each group first, then the rest, group by group.
-  std::vector<Candidate> all;
-  all.reserve(same.size() + hier.size() + prio.size());
-  for (bool evicting : {true, false}) {
-    for (const auto* group : {&hier, &prio, &same}) {
-      for (const Candidate& x : *group) {
-        if (x.c.evicting == evicting) all.push_back(x);
-      }
-    }
-  }
   bool no_other = hier.empty() && prio.empty();
+  bool no_hier = hier.empty();
+  std::vector<Candidate> all = std::move(same);
+  all.insert(all.end(), hier.begin(), hier.end());
+  all.insert(all.end(), prio.begin(), prio.end());
+  LazyOrder order(std::move(all));
   bool under_nominal = true;
   for (int32_t fr : c.need) {
     if (t.node(cq.node).usage[fr] >= t.node(cq.node).nominal[fr]) under_nominal = false;
@@ -265,16 +335,18 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
   std::vector<bool> attempts;
   if (no_other || (!bwc && !under_nominal)) {
     attempts = {true};
-  } else if (!bwc && hier.empty()) {
+  } else if (!bwc && no_hier) {
     attempts = {false, true};
   } else {
     attempts = {true, false};
   }
   for (bool allow_borrowing : attempts) {
-    std::vector<Target> targets = Minimal(c, all, allow_borrowing);
+    std::vector<Target> targets = Minimal(c, order, allow_borrowing);
     if (!targets.empty()) return targets;
   }
   return {};
 }
+
+}  // namespace
 
 }  // namespace artel::core
