@@ -50,6 +50,8 @@ const char* PendingReasonKindName(PendingReason::Kind k) {
     case K::kBlockedByStrictFIFO: return "BlockedByStrictFIFO";
     case K::kReservedByOther: return "ReservedByOther";
     case K::kInadmissibleUntilChange: return "InadmissibleUntilChange";
+    case K::kUnschedulable: return "Unschedulable";
+    case K::kInfeasible: return "Infeasible";
   }
   return "Unknown";
 }
@@ -389,6 +391,8 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       Resolve(id);
     }
   }
+  parked_placement.clear();
+  if (!node_specs.empty()) return RebuildCluster();
   return Status::Ok();
 }
 
@@ -533,8 +537,26 @@ void EngineImpl::AdmitUsage(WlId id) {
   }
 }
 
+void EngineImpl::ReleasePlacement(WlId id) {
+  Wl& w = wls[id];
+  if (cluster && w.has_placement) (void)cluster->Release(w.info.key);
+  w.has_placement = false;
+  w.placement = placement::Placement{};
+  w.info.placements.clear();
+  // Node capacity freed anywhere may let a waiting gang fit.
+  std::vector<WlId> list;
+  list.swap(parked_placement);
+  for (WlId p : list) {
+    Wl& pw = wls[p];
+    if (!pw.parked || pw.info.state != WorkloadState::kPending) continue;
+    pw.parked = false;
+    Enqueue(p);
+  }
+}
+
 void EngineImpl::ReleaseUsage(WlId id) {
   ++state_gen;
+  ReleasePlacement(id);
   Wl& w = wls[id];
   if (w.cq >= 0) {
     tree.AddUsage(cqs[w.cq].node, w.usage, -1);
@@ -593,6 +615,138 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
   ev.at = now;
   w.info.last_eviction = ev;
   out->push_back(std::move(ev));
+}
+
+// ---------------------------------------------------------------------------
+// Placement.
+
+Status EngineImpl::RebuildCluster() {
+  if (node_specs.empty()) {
+    for (Wl& w : wls) {
+      w.has_placement = false;
+      w.placement = placement::Placement{};
+      w.info.placements.clear();
+    }
+    cluster.reset();
+    return Status::Ok();
+  }
+  auto c = std::make_unique<placement::Cluster>();
+  for (const TopologySpec& t : config.topologies) {
+    Status s = c->AddTopology(placement::TopologyLevels{t.name, t.levels});
+    if (!s.ok()) return s;
+  }
+  for (const placement::NodeSpec& n : node_specs) {
+    Status s = c->AddNode(n);
+    if (!s.ok()) return s;
+  }
+  // Keep the placements that still fit, in admission order.
+  std::vector<WlId> held;
+  for (WlId id = 0; id < wls.size(); ++id) {
+    if (wls[id].has_placement) held.push_back(id);
+  }
+  std::sort(held.begin(), held.end(), [&](WlId a, WlId b) { return wls[a].admit_seq < wls[b].admit_seq; });
+  for (WlId id : held) {
+    Wl& w = wls[id];
+    if (!c->Commit(w.info.key, w.placement).ok()) {
+      w.has_placement = false;
+      w.placement = placement::Placement{};
+      w.info.placements.clear();
+    }
+  }
+  cluster = std::move(c);
+  // Waiting gangs get another chance on the new nodes.
+  std::vector<WlId> list;
+  list.swap(parked_placement);
+  for (WlId p : list) {
+    Wl& pw = wls[p];
+    if (!pw.parked || pw.info.state != WorkloadState::kPending) continue;
+    pw.parked = false;
+    Enqueue(p);
+  }
+  return Status::Ok();
+}
+
+placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
+  Wl& w = wls[id];
+  placement::GangRequest g;
+  placement::PlaceResult bad;
+  bad.outcome = placement::PlaceOutcome::kInfeasible;
+  std::map<std::string, std::string> annotations = w.info.spec.annotations;
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    const PodSetSpec& ps = w.info.spec.pod_sets[i];
+    auto pg = placement::PodGroupFromSpec(ps);
+    if (!pg.ok()) {
+      bad.reason = "pod set " + ps.name + ": " + pg.status().message();
+      return bad;
+    }
+    pg->count = a.pod_sets[i].count;
+    pg->min_count = -1;
+    // The admitted flavors' node labels and tolerations constrain the pods.
+    std::vector<int32_t> seen;
+    for (const auto& [res, f] : a.pod_sets[i].flavors) {
+      (void)res;
+      if (std::find(seen.begin(), seen.end(), f) != seen.end()) continue;
+      seen.push_back(f);
+      const ResourceFlavorSpec* fs = flavors[f].spec;
+      if (fs == nullptr) continue;
+      for (const auto& [k, v] : fs->node_labels) pg->node_selector.emplace(k, v);
+      pg->tolerations.insert(pg->tolerations.end(), fs->tolerations.begin(), fs->tolerations.end());
+      if (g.topology.empty() && !fs->topology_name.empty()) g.topology = fs->topology_name;
+    }
+    for (const auto& [k, v] : ps.annotations) annotations.emplace(k, v);
+    g.groups.push_back(std::move(*pg));
+  }
+  auto tc = placement::TopologyFromAnnotations(annotations);
+  if (!tc.ok()) {
+    bad.reason = tc.status().message();
+    return bad;
+  }
+  g.constraint = *tc;
+  if (!g.constraint.empty() && g.topology.empty() && !config.topologies.empty()) {
+    // A topology request on a flavor without topologyName: use the only
+    // topology that names the requested level.
+    for (const TopologySpec& t : config.topologies) {
+      const std::string& lvl = g.constraint.required_level.empty() ? g.constraint.preferred_level
+                                                                   : g.constraint.required_level;
+      if (std::find(t.levels.begin(), t.levels.end(), lvl) != t.levels.end()) {
+        g.topology = t.name;
+        break;
+      }
+    }
+  }
+  auto mm = annotations.find("artel.dev/min-member");
+  if (mm != annotations.end()) g.min_member = std::atoi(mm->second.c_str());
+  auto sp = annotations.find("artel.dev/score");
+  if (sp != annotations.end() && sp->second == "spread") g.score = placement::ScorePolicy::kSpread;
+  placement::PlaceResult r = cluster->Place(g);
+  if (!r.ok()) return r;
+  Status cs = cluster->Commit(w.info.key, r.placement);
+  if (!cs.ok()) {
+    r.outcome = placement::PlaceOutcome::kUnschedulable;
+    r.reason = cs.message();
+    return r;
+  }
+  w.has_placement = true;
+  w.placement = r.placement;
+  w.info.placements.clear();
+  for (const placement::PodPlacement& p : r.placement.pods) {
+    PodPlacementInfo info;
+    info.pod_set = w.info.spec.pod_sets[p.group].name;
+    info.node = cluster->node_name(p.node);
+    for (int32_t gpu : p.gpus) info.gpus.push_back(cluster->gpu_uuid(p.node, gpu));
+    for (const placement::MigAssignment& m : p.mig) {
+      info.mig.push_back(m.profile + "@" + std::to_string(m.start));
+      info.mig_uuids.push_back(cluster->MigUuid(p.node, m.gpu, m.profile, m.start));
+    }
+    for (const placement::ShareAssignment& sh : p.shares) {
+      info.shares.push_back(std::to_string(sh.gpu) + ":" + std::to_string(sh.memory_mib) + ":" +
+                            std::to_string(sh.cores_percent));
+    }
+    info.visible_devices = cluster->VisibleDevices(p);
+    w.info.placements.push_back(std::move(info));
+  }
+  // Partial gangs (minMember) admit only the placed pods.
+  return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -756,6 +910,23 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         if (cq.sticky == en.wl) cq.sticky = kNoWl;
         changed = true;
         continue;
+      }
+      if (cluster) {
+        placement::PlaceResult pr = PlaceWorkload(en.wl, a);
+        if (!pr.ok()) {
+          w.info.admission.clear();
+          w.info.pending = Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
+                                  w.info.key + ": quota fits in ClusterQueue " + cq.name + " but the pods do not fit on the nodes: " +
+                                      pr.reason);
+          w.info.pending.cluster_queue = cq.name;
+          Dequeue(en.wl);
+          w.parked = true;
+          parked_placement.push_back(en.wl);
+          if (cq.sticky == en.wl) cq.sticky = kNoWl;
+          w.waiting_preemption = false;
+          changed = true;
+          continue;
+        }
       }
       // Admit.
       w.usage = a.usage;
@@ -1038,7 +1209,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
       Amount total = per_pod * ps.count;
       auto fit = ps.flavors.find(rn);
       if (fit == ps.flavors.end()) {
-        if (total == 0) continue;
+        if (total == 0 || IsSlicingHint(rn)) continue;
         return InvalidArgument("pod set " + ps.name + ": no flavor for resource " + rn);
       }
       int32_t f = e.flavors_by_name.Find(fit->second);
@@ -1087,6 +1258,22 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   e.admitted_count++;
   return Status::Ok();
 }
+
+Status Engine::SetNodes(std::vector<placement::NodeSpec> nodes) {
+  EngineImpl& e = *impl_;
+  std::vector<placement::NodeSpec> old = std::move(e.node_specs);
+  e.node_specs = std::move(nodes);
+  Status s = e.RebuildCluster();
+  if (!s.ok()) {
+    e.node_specs = std::move(old);
+    (void)e.RebuildCluster();
+    return s;
+  }
+  ++e.state_gen;
+  return Status::Ok();
+}
+
+const placement::Cluster* Engine::cluster() const { return impl_->cluster.get(); }
 
 Status Engine::SetActive(const std::string& key, bool active, Time now) {
   EngineImpl& e = *impl_;

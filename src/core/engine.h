@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "core/placement/placement.h"
 #include "core/quantity.h"
 #include "core/status.h"
 
@@ -64,6 +65,17 @@ enum class EvictionReason {
 };
 const char* EvictionReasonName(EvictionReason r);
 
+// Where one pod of an admitted workload runs (with nodes configured).
+struct PodPlacementInfo {
+  std::string pod_set;
+  std::string node;
+  std::vector<std::string> gpus;        // whole GPUs: UUIDs
+  std::vector<std::string> mig;         // MIG instances: "profile@start" (with `mig_uuids`)
+  std::vector<std::string> mig_uuids;
+  std::vector<std::string> shares;      // memory shares: "gpuIndex:memMiB:cores%"
+  std::string visible_devices;          // CUDA_VISIBLE_DEVICES value
+};
+
 struct PodSetAssignment {
   std::string name;
   int32_t count = 0;                               // admitted pods (< spec count under partial admission)
@@ -89,6 +101,8 @@ struct PendingReason {
     kBlockedByStrictFIFO,    // behind a StrictFIFO head
     kReservedByOther,        // capacity held back this cycle for a higher entry
     kInadmissibleUntilChange,  // parked (BestEffortFIFO) after a failed attempt
+    kUnschedulable,        // quota fits, but the pods do not fit on the nodes now
+    kInfeasible,           // the pods can never fit on these nodes
   };
   Kind kind = Kind::kNone;
   std::string cluster_queue;
@@ -121,6 +135,7 @@ struct WorkloadInfo {
   std::string cluster_queue;  // resolved; empty if the LocalQueue is missing
   WorkloadState state = WorkloadState::kPending;
   std::vector<PodSetAssignment> admission;  // valid when Admitted or Evicting
+  std::vector<PodPlacementInfo> placements;  // with nodes: one per admitted pod
   PendingReason pending;                    // valid when Pending
   Time created = 0;
   Time queued_at = 0;  // creation, or requeue time after eviction
@@ -194,6 +209,17 @@ class Engine {
   // REQUIRES: the workload is Pending.
   Status Restore(const std::string& key, const std::string& cluster_queue,
                  const std::vector<PodSetAssignment>& admission, Time admitted_at);
+
+  // Replaces the nodes pods are placed on (issue 3). Without nodes (the
+  // default) admission is quota-only, as in Kueue without TAS. With nodes,
+  // a workload is admitted only when all its admitted pods are placed in the
+  // same decision (all or nothing); otherwise its quota reservation is rolled
+  // back and it waits with reason Unschedulable or Infeasible. Placements of
+  // admitted workloads are re-committed on the new nodes where they still
+  // fit. Topologies come from the configuration's Topology objects.
+  Status SetNodes(std::vector<placement::NodeSpec> nodes);
+  // The placement state; nullptr without nodes.
+  const placement::Cluster* cluster() const;
 
   // Sets spec.active; deactivating an admitted workload evicts it.
   Status SetActive(const std::string& key, bool active, Time now);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/placement/placement.h"
 #include "core/quota_tree.h"
 
 namespace artel::core {
@@ -41,6 +42,13 @@ class Interner {
   std::unordered_map<std::string, int32_t> ids_;
   std::vector<std::string> names_;
 };
+
+// Requests that describe how to slice a GPU rather than an amount of quota:
+// placement reads them; quota ignores them unless a resource group covers them.
+inline bool IsSlicingHint(const std::string& name) {
+  return name == "artel.dev/gpu-memory" || name == "artel.dev/gpu-compute" || name == "nvidia.com/gpumem" ||
+         name == "nvidia.com/gpumem-percentage" || name == "nvidia.com/gpucores";
+}
 
 using WlId = uint32_t;
 inline constexpr WlId kNoWl = UINT32_MAX;
@@ -78,6 +86,8 @@ struct Wl {
   bool msg_dirty = false;  // pending.message is built on read (Materialize)
   uint64_t admit_seq = 0;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
+  bool has_placement = false;
+  placement::Placement placement;  // committed in EngineImpl::cluster under info.key
   Time run_started = 0;
 };
 
@@ -195,6 +205,11 @@ class EngineImpl {
   size_t pending_count = 0, admitted_count = 0;
   std::vector<Eviction> pending_evictions;  // drains issued outside Schedule
 
+  // Placement (issue 3): null without nodes.
+  std::vector<placement::NodeSpec> node_specs;
+  std::unique_ptr<placement::Cluster> cluster;
+  std::vector<WlId> parked_placement;  // waiting for node capacity
+
   // --- helpers shared by the policies (engine.cc) ---
   std::string Key(WlId id) const { return wls[id].info.key; }
   int32_t NsId(const std::string& ns);
@@ -213,6 +228,11 @@ class EngineImpl {
   bool RunRound(Time now, CycleResult* result, bool fresh_snapshot);
   void RebuildUsage();
   void Materialize(WlId id);
+  Status RebuildCluster();
+  // Places every admitted pod of `id` per assignment `a`; on success commits
+  // and records the placement. Returns the placement outcome.
+  placement::PlaceResult PlaceWorkload(WlId id, const Assignment& a);
+  void ReleasePlacement(WlId id);
   void SetStrictFifoReasons();
 };
 

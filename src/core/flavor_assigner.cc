@@ -119,6 +119,9 @@ Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<
     for (const auto& [res, per_pod] : ps.per_pod) {
       if (per_pod == 0) continue;
       auto git = cq.group_of_resource.find(res);
+      if (git == cq.group_of_resource.end() && IsSlicingHint(e.resources.Name(res))) {
+        continue;  // a GPU-slice need, read by placement; not quota unless a group covers it
+      }
       if (git == cq.group_of_resource.end()) {
         a.mode = Mode::kNoFit;
         a.reason.kind = PendingReason::Kind::kNoFlavor;

@@ -35,6 +35,31 @@ std::string JoinSet(const std::set<std::string>& items) {
 
 std::string FormatShare(int64_t drs) { return drs < 0 ? "Inf" : std::to_string(drs); }
 
+std::vector<core::placement::NodeSpec> ToPlacementNodes(const std::vector<NodeSpec>& nodes) {
+  std::vector<core::placement::NodeSpec> out;
+  for (const NodeSpec& n : nodes) {
+    core::placement::NodeSpec p;
+    p.name = n.name;
+    p.labels = n.labels;
+    p.taints = n.taints;
+    p.allocatable = n.capacity;
+    if (n.gpus) {
+      for (int i = 0; i < n.gpus->count; ++i) {
+        core::placement::GpuSpec g;
+        g.model = n.gpus->model;
+        g.mig = n.gpus->mig;
+        auto it = n.gpus->mig_layout.find(i);
+        if (it != n.gpus->mig_layout.end()) {
+          for (const MigInstance& m : it->second) g.mig_layout.push_back({m.profile, m.start});
+        }
+        p.gpus.push_back(std::move(g));
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 class Runner {
  public:
   Runner(const Scenario& sc, std::ostream* trace) : sc_(sc), engine_(sc.options), trace_(trace) {}
@@ -43,6 +68,10 @@ class Runner {
     config_ = sc_.config;
     Status st = engine_.Configure(config_);
     if (!st.ok()) return Abort("configure: " + st.ToString());
+    if (!sc_.nodes.empty()) {
+      st = engine_.SetNodes(ToPlacementNodes(sc_.nodes));
+      if (!st.ok()) return Abort("nodes: " + st.ToString());
+    }
     for (const Step& step : sc_.steps) {
       if (Status s = AdvanceTo(step.at); !s.ok()) return Abort(s.message());
       for (const Event& ev : step.events) {
@@ -460,10 +489,43 @@ class Runner {
       }
     }
     if (ex.placements) {
-      Fail("expect.placements", "placements expectations need the placement engine (not implemented yet)");
+      for (const auto& [wl, per_ps] : *ex.placements) {
+        std::string what = "expect.placements[" + wl + "]";
+        const core::WorkloadInfo* info = FindForExpect(what, WorkloadRef{wl, {}});
+        if (info == nullptr) continue;
+        for (const auto& [ps, want_nodes] : per_ps) {
+          std::vector<std::string> want = want_nodes, got;
+          for (const auto& p : info->placements) {
+            if (p.pod_set == ps) got.push_back(p.node);
+          }
+          std::sort(want.begin(), want.end());
+          std::sort(got.begin(), got.end());
+          if (want != got)
+            Fail(what + "." + ps, "want " + JoinList(want) + ", got " + JoinList(got) + " (compared as a multiset)");
+        }
+      }
     }
     if (ex.mig_layouts) {
-      Fail("expect.migLayouts", "placements expectations need the placement engine (not implemented yet)");
+      const core::placement::Cluster* cluster = engine_.cluster();
+      for (const auto& [key, want_list] : *ex.mig_layouts) {
+        std::string what = "expect.migLayouts[" + key + "]";
+        size_t slash = key.rfind('/');
+        if (cluster == nullptr || slash == std::string::npos) {
+          Fail(what, cluster == nullptr ? "the scenario has no nodes" : "key must be node/gpuIndex");
+          continue;
+        }
+        int32_t node = cluster->FindNode(key.substr(0, slash));
+        int gpu = std::atoi(key.substr(slash + 1).c_str());
+        if (node < 0) {
+          Fail(what, "no node " + key.substr(0, slash));
+          continue;
+        }
+        std::vector<std::string> want, got = cluster->MigLayout(node, gpu);
+        for (const auto& m : want_list) want.push_back(m.profile + "@" + std::to_string(m.start));
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+        if (want != got) Fail(what, "want " + JoinList(want) + ", got " + JoinList(got));
+      }
     }
     size_t mismatches = result_.failures.size() - failures_before;
     Trace(mismatches == 0 ? "expect: ok" : fmt::format("expect: {} mismatch(es)", mismatches));
