@@ -103,6 +103,7 @@ struct PendingReason {
     kInadmissibleUntilChange,  // parked (BestEffortFIFO) after a failed attempt
     kUnschedulable,        // quota fits, but the pods do not fit on the nodes now
     kInfeasible,           // the pods can never fit on these nodes
+    // Keep kInfeasible last: readers iterate up to it.
   };
   Kind kind = Kind::kNone;
   std::string cluster_queue;

@@ -463,7 +463,7 @@ Status ReadWorkload(const Field& f, SubmitEvent* ev) {
 
 bool IsKnownPendingReason(const std::string& s) {
   using K = core::PendingReason::Kind;
-  for (int k = static_cast<int>(K::kNone); k <= static_cast<int>(K::kInadmissibleUntilChange); ++k) {
+  for (int k = static_cast<int>(K::kNone); k <= static_cast<int>(K::kInfeasible); ++k) {
     if (s == core::PendingReasonKindName(static_cast<K>(k))) return true;
   }
   return false;
@@ -472,7 +472,7 @@ bool IsKnownPendingReason(const std::string& s) {
 std::vector<std::string> PendingReasonNames() {
   using K = core::PendingReason::Kind;
   std::vector<std::string> out;
-  for (int k = static_cast<int>(K::kNone); k <= static_cast<int>(K::kInadmissibleUntilChange); ++k) {
+  for (int k = static_cast<int>(K::kNone); k <= static_cast<int>(K::kInfeasible); ++k) {
     out.emplace_back(core::PendingReasonKindName(static_cast<K>(k)));
   }
   return out;
