@@ -680,7 +680,9 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
       return bad;
     }
     pg->count = a.pod_sets[i].count;
-    pg->min_count = -1;
+    // All or nothing at the admitted size, or down to the pod set's minCount
+    // (partial admission by the nodes, not only by quota).
+    pg->min_count = std::min(w.pod_sets[i].min_count, pg->count);
     // The admitted flavors' node labels and tolerations constrain the pods.
     std::vector<int32_t> seen;
     for (const auto& [res, f] : a.pod_sets[i].flavors) {
@@ -715,7 +717,11 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     }
   }
   auto mm = annotations.find("artel.dev/min-member");
-  if (mm != annotations.end()) g.min_member = std::atoi(mm->second.c_str());
+  if (mm != annotations.end()) {
+    // A gang minimum (Volcano/KAI minMember) counts pods over all groups.
+    g.min_member = std::max(1, std::atoi(mm->second.c_str()));
+    for (auto& grp : g.groups) grp.min_count = std::min(grp.count, 1);
+  }
   auto sp = annotations.find("artel.dev/score");
   if (sp != annotations.end() && sp->second == "spread") g.score = placement::ScorePolicy::kSpread;
   placement::PlaceResult r = cluster->Place(g);
@@ -913,6 +919,42 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       }
       if (cluster) {
         placement::PlaceResult pr = PlaceWorkload(en.wl, a);
+        if (pr.ok()) {
+          // Fewer pods than assigned were placed (minCount / minMember):
+          // admit only those, and hold only their quota.
+          bool shrunk = false;
+          for (size_t i = 0; i < a.pod_sets.size() && i < pr.placement.placed.size(); ++i) {
+            if (pr.placement.placed[i] < a.pod_sets[i].count) {
+              a.pod_sets[i].count = pr.placement.placed[i];
+              shrunk = true;
+            }
+          }
+          if (shrunk) {
+            FrAmounts usage;
+            for (size_t i = 0; i < a.pod_sets.size(); ++i) {
+              for (const auto& [res, per_pod] : w.pod_sets[i].per_pod) {
+                int32_t f = -1;
+                for (const auto& [r, fl] : a.pod_sets[i].flavors) {
+                  if (r == res) f = fl;
+                }
+                if (f < 0) continue;
+                int32_t fr = tree.FindFr(f, res);
+                if (fr < 0) continue;
+                bool merged = false;
+                for (auto& [x, v] : usage) {
+                  if (x == fr) {
+                    v += per_pod * a.pod_sets[i].count;
+                    merged = true;
+                  }
+                }
+                if (!merged) usage.emplace_back(fr, per_pod * a.pod_sets[i].count);
+              }
+            }
+            std::sort(usage.begin(), usage.end());
+            a.usage = std::move(usage);
+            BuildAdmission(*this, w, a);
+          }
+        }
         if (!pr.ok()) {
           w.info.admission.clear();
           w.info.pending = Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
