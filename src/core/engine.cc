@@ -704,6 +704,29 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     return bad;
   }
   g.constraint = *tc;
+  // Volcano networkTopology (mapped by the manifest layer to annotations):
+  // tiers of the named topology; without highestTierAllowed, tier 1.
+  auto topo = annotations.find("artel.dev/topology");
+  if (topo != annotations.end() && !topo->second.empty()) g.topology = topo->second;
+  auto mode = annotations.find("artel.dev/network-topology-mode");
+  if (mode != annotations.end() && g.constraint.empty()) {
+    const TopologySpec* ts = nullptr;
+    for (const TopologySpec& t : config.topologies) {
+      if (t.name == g.topology) ts = &t;
+    }
+    if (ts == nullptr) {
+      bad.reason = "network topology " + g.topology + " is not defined";
+      return bad;
+    }
+    auto tier = annotations.find("artel.dev/highest-tier-allowed");
+    int32_t highest = tier == annotations.end() ? 1 : std::max(1, std::atoi(tier->second.c_str()));
+    auto vc = placement::TopologyFromVolcano(placement::TopologyLevels{ts->name, ts->levels}, mode->second, highest);
+    if (!vc.ok()) {
+      bad.reason = vc.status().message();
+      return bad;
+    }
+    g.constraint = *vc;
+  }
   if (!g.constraint.empty() && g.topology.empty() && !config.topologies.empty()) {
     // A topology request on a flavor without topologyName: use the only
     // topology that names the requested level.

@@ -48,6 +48,8 @@ bool IsYamlFile(const fs::path& p) {
 
 class Loader {
  public:
+  explicit Loader(Extras* extras) : extras_(extras) {}
+
   Status Load(const std::string& path, core::Config* out) {
     std::error_code ec;
     fs::file_status st = fs::status(path, ec);
@@ -55,7 +57,7 @@ class Loader {
     if (fs::is_directory(st)) return LoadDir(path, out);
     Result<std::string> text = ReadFile(path);
     if (!text.ok()) return text.status();
-    return ParseInto(*text, path, out);
+    return ParseInto(*text, path, out, extras_);
   }
 
  private:
@@ -101,7 +103,7 @@ class Loader {
         return kind.IsScalar() && kind.yaml().Scalar() == "Scenario";
       });
       if (scenario) continue;
-      if (Status s = ParseInto(*text, path, out); !s.ok()) return s;
+      if (Status s = ParseInto(*text, path, out, extras_); !s.ok()) return s;
     }
     return Status::Ok();
   }
@@ -159,15 +161,22 @@ class Loader {
   }
 
   std::set<fs::path> active_dirs_;
+  Extras* extras_;  // may be null
 };
 
 }  // namespace
 
-Status LoadPath(const std::string& path, core::Config* config) {
+Status LoadPath(const std::string& path, core::Config* config) { return LoadPath(path, config, nullptr); }
+
+Status LoadPath(const std::string& path, core::Config* config, Extras* extras) {
   core::Config loaded;
-  Loader loader;
+  Extras loaded_extras;
+  Loader loader(&loaded_extras);
   if (Status s = loader.Load(path, &loaded); !s.ok()) return s;
   internal::AppendConfig(std::move(loaded), config);
+  if (extras != nullptr) {
+    for (HyperNodeSpec& h : loaded_extras.hypernodes) extras->hypernodes.push_back(std::move(h));
+  }
   return Status::Ok();
 }
 

@@ -16,19 +16,118 @@
 // Thread-safety: all functions are reentrant; they share no state.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/model.h"
 #include "core/status.h"
 
 namespace artel::manifest {
 
+// ---------------------------------------------------------------- dialects
+//
+// Besides Kueue, the manifest layer reads the Volcano and KAI Scheduler
+// dialects (docs/dialects.md has the mapping table and every semantic
+// difference). Their queues become ClusterQueues and Cohorts of the same
+// core::Config:
+//
+//   * every Volcano Queue (scheduling.volcano.sh/v1beta1) and every KAI Queue
+//     (scheduling.run.ai/v2) that no other queue names as its parent becomes
+//     a ClusterQueue of the same name; a queue that is some queue's parent
+//     becomes a Cohort of that name, holding its own share of the quota
+//     (its deserved / quota minus its children's);
+//   * top-level queues sit in the implicit root cohorts `volcano-root` and
+//     `kai-root` (declare a Cohort with that name to give the whole tree a
+//     pool of its own, e.g. the cluster's capacity for weight-only queues);
+//   * quotas use the single ResourceFlavor `default-flavor`, created when
+//     absent;
+//   * each such ClusterQueue admits every namespace, and gets a LocalQueue of
+//     the same name in namespace `default` and in every Namespace of the
+//     configuration, so that a workload's `queue:` can name the Volcano or
+//     KAI queue directly. EnsureQueueInNamespace adds one for a namespace
+//     seen later.
+//
+// A queue tree is built from one ParseInto call (one file, or one inline
+// block): a parent queue must be defined in the same text as its children.
+
+inline constexpr char kVolcanoRootCohort[] = "volcano-root";
+inline constexpr char kKaiRootCohort[] = "kai-root";
+inline constexpr char kDialectFlavor[] = "default-flavor";
+
+// The Topology built from Volcano HyperNodes: levels
+// `artel.dev/hypernode-tier-<N>` ... `artel.dev/hypernode-tier-1`, then
+// `kubernetes.io/hostname`, where N is the highest tier of any HyperNode.
+// HyperNodeLabels computes the tier labels of each node.
+inline constexpr char kHyperNodeTopology[] = "volcano-hypernodes";
+inline constexpr char kHyperNodeTierLabelPrefix[] = "artel.dev/hypernode-tier-";
+
+// Workload annotations written by ParseWorkloads (docs/dialects.md). The
+// placement engine reads them to build a gang request.
+//   artel.dev/dialect                   volcano | kai | kueue
+//   artel.dev/min-member                gang minimum over all pod sets (Volcano
+//                                       minMember / vcjob minAvailable, KAI minMember)
+//   artel.dev/min-resources             Volcano minResources, "name=quantity,..."
+//                                       sorted by name, canonical quantities
+//   artel.dev/topology                  topology name (volcano-hypernodes, or
+//                                       KAI topologyConstraint.topology)
+//   artel.dev/network-topology-mode     Volcano networkTopology.mode: hard | soft
+//   artel.dev/highest-tier-allowed      Volcano networkTopology.highestTierAllowed
+//   artel.dev/highest-tier-name         Volcano networkTopology.highestTierName
+// Pod-set annotations (the pod template's annotations are kept as well):
+//   kai.scheduler/topology-required-placement   KAI requiredTopologyLevel
+//   kai.scheduler/topology-preferred-placement  KAI preferredTopologyLevel
+//   kueue.x-k8s.io/podset-required-topology,
+//   kueue.x-k8s.io/podset-preferred-topology,
+//   kueue.x-k8s.io/podset-unconstrained-topology,
+//   kueue.x-k8s.io/podset-slice-required-topology,
+//   kueue.x-k8s.io/podset-slice-size            Kueue Workload topologyRequest
+inline constexpr char kAnnDialect[] = "artel.dev/dialect";
+inline constexpr char kAnnMinMember[] = "artel.dev/min-member";
+inline constexpr char kAnnMinResources[] = "artel.dev/min-resources";
+inline constexpr char kAnnTopology[] = "artel.dev/topology";
+inline constexpr char kAnnNetworkTopologyMode[] = "artel.dev/network-topology-mode";
+inline constexpr char kAnnHighestTierAllowed[] = "artel.dev/highest-tier-allowed";
+inline constexpr char kAnnHighestTierName[] = "artel.dev/highest-tier-name";
+inline constexpr char kAnnKaiRequiredPlacement[] = "kai.scheduler/topology-required-placement";
+inline constexpr char kAnnKaiPreferredPlacement[] = "kai.scheduler/topology-preferred-placement";
+
+// A Volcano HyperNode (topology.volcano.sh/v1alpha1). Members select nodes
+// (type Node: exact name, regular expression over names, or label
+// selector) or lower-tier HyperNodes (type HyperNode: exact name or regular
+// expression).
+struct HyperNodeMember {
+  enum class Type { kNode, kHyperNode };
+  Type type = Type::kNode;
+  std::string exact;                         // exactMatch.name
+  std::string regex;                         // regexMatch.pattern (ECMAScript; matches anywhere
+                                             // in the name unless anchored, as Go's MatchString)
+  std::optional<core::LabelSelector> labels;  // labelMatch (Node only)
+};
+
+struct HyperNodeSpec {
+  std::string name;
+  int32_t tier = 1;
+  std::string tier_name;
+  std::vector<HyperNodeMember> members;
+  SourcePos pos;
+};
+
+// What a manifest holds beyond core::Config.
+struct Extras {
+  std::vector<HyperNodeSpec> hypernodes;
+};
+
 // Parses every YAML document in `text` (multi-document, `---`) and appends the
 // objects to *config. `source` is the file name used in error positions.
 // Empty documents are skipped. On error returns the first problem and leaves
 // *config unchanged.
 Status ParseInto(std::string_view text, const std::string& source, core::Config* config);
+// As above, and appends what core::Config cannot hold (HyperNodes) to
+// *extras when it is not null.
+Status ParseInto(std::string_view text, const std::string& source, core::Config* config, Extras* extras);
 
 // Loads a file or a directory into *config. A directory with
 // kustomization.yaml (or .yml, or Kustomization) reads its `resources:`
@@ -37,6 +136,7 @@ Status ParseInto(std::string_view text, const std::string& source, core::Config*
 // files that hold `kind: Scenario` documents, which are skipped silently.
 // *config is unchanged on error.
 Status LoadPath(const std::string& path, core::Config* config);
+Status LoadPath(const std::string& path, core::Config* config, Extras* extras);
 
 // Checks references and structure across the whole config: LocalQueue ->
 // ClusterQueue exists; flavors named by ClusterQueues and Cohorts exist as
@@ -44,5 +144,33 @@ Status LoadPath(const std::string& path, core::Config* config);
 // parent cycles; no duplicate names; the per-object rules that parsing also
 // checks. Errors carry the offending object's `pos` and the field path.
 Status Validate(const core::Config& config);
+
+// Reads workloads to submit: Volcano Job (batch.volcano.sh/v1alpha1, one pod
+// set per task), Volcano PodGroup (scheduling.volcano.sh/v1beta1) or KAI
+// PodGroup (scheduling.run.ai/v2alpha2) together with their Pods (v1 Pod
+// with annotation scheduling.k8s.io/group-name or pod-group-name; pod sets by
+// task annotation volcano.sh/task-spec or label kai.scheduler/subgroup-name),
+// Kueue Workload (v1beta1/v1beta2) and batch/v1 Job with the label
+// kueue.x-k8s.io/queue-name. Gang and topology fields become the annotations
+// listed above. Namespaces default to `default`. Errors name
+// file:line:column and the field path; unsupported fields are errors. On
+// error *out is unchanged.
+Status ParseWorkloads(std::string_view text, const std::string& source, std::vector<core::WorkloadSpec>* out);
+
+// Adds LocalQueue `ns/queue` -> ClusterQueue `queue` when `queue` is a
+// ClusterQueue made from a Volcano or KAI queue (its cohort chain ends at
+// volcano-root or kai-root) and no LocalQueue `ns/queue` exists. Returns
+// whether it added one. For runners and the daemon, which see namespaces
+// that the configuration did not list.
+bool EnsureQueueInNamespace(core::Config* config, const std::string& ns, const std::string& queue);
+
+// The tier labels (kHyperNodeTierLabelPrefix + tier -> HyperNode name) that
+// `hypernodes` give each of `nodes` (node name -> its labels). Nodes in no
+// HyperNode of a tier get no label for it. Errors: a node or HyperNode in two
+// HyperNodes of one tier, a HyperNode member of a tier not below its
+// parent's, a cycle, a member that names no HyperNode.
+Result<std::map<std::string, std::map<std::string, std::string>>> HyperNodeLabels(
+    const std::vector<HyperNodeSpec>& hypernodes,
+    const std::map<std::string, std::map<std::string, std::string>>& nodes);
 
 }  // namespace artel::manifest

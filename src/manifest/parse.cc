@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "manifest/checks.h"
+#include "manifest/dialects.h"
 #include "manifest/manifest.h"
 #include "manifest/yaml_util.h"
 
@@ -462,15 +463,10 @@ Status IgnoreObject(const Object& obj, core::Config*) {
   return ReadMetadata(obj, false, &meta);
 }
 
-Status ParseObject(const Node& root, core::Config* out);
-
-Status ParseList(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
-  Node items = obj.root["items"];
-  if (!items.present()) return Status::Ok();
-  ARTEL_MF_TRY(items.ExpectList());
-  for (const Node& item : items.Items()) ARTEL_MF_TRY(ParseObject(item, out));
-  return Status::Ok();
+// `v1 List` is read by ParseObject itself (its items may be of any dialect);
+// this entry only names the kind in the table.
+Status ParseList(const Object& obj, core::Config*) {
+  return obj.root["kind"].Error("internal error: List reached the kind table");
 }
 
 using ParseFn = Status (*)(const Object&, core::Config*);
@@ -517,13 +513,33 @@ bool ParseDialect(std::string_view api_version, Dialect* out) {
   return false;
 }
 
-Status ParseObject(const Node& root, core::Config* out) {
+// Volcano and KAI queues are collected in *dialect_docs, for
+// internal::FinishDialects once every document is read.
+Status ParseObject(const Node& root, core::Config* out, internal::DialectDocs* dialect_docs) {
   ARTEL_MF_TRY(root.ExpectMap());
   std::string api_version, kind;
   ARTEL_MF_TRY(root.ReadString("apiVersion", &api_version, kRequired));
   ARTEL_MF_TRY(root.ReadString("kind", &kind, kRequired));
+  if (api_version == "v1" && kind == "List") {
+    ARTEL_MF_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
+    Node items = root["items"];
+    if (!items.present()) return Status::Ok();
+    ARTEL_MF_TRY(items.ExpectList());
+    for (const Node& item : items.Items()) ARTEL_MF_TRY(ParseObject(item, out, dialect_docs));
+    return Status::Ok();
+  }
   if (kind == "Scenario") {
     return root["kind"].Error("a Scenario is a test, not a manifest; run it with `artel test`");
+  }
+  if (internal::IsDialectApiVersion(api_version)) {
+    return internal::ParseDialectObject(root, api_version, kind, out, dialect_docs);
+  }
+  if ((api_version == "batch/v1" && kind == "Job") || (api_version == "v1" && kind == "Pod") ||
+      (api_version.starts_with("kueue.x-k8s.io/") && kind == "Workload")) {
+    return root["kind"].Error(fmt::format(
+        "a {} ({}) is a workload, not configuration; submit it (a scenario's `submit: - manifest:` entry, or "
+        "`artel submit`)",
+        kind, api_version));
   }
   const KindEntry* entry = nullptr;
   std::vector<std::string_view> kind_names;
@@ -558,13 +574,19 @@ Status ParseObject(const Node& root, core::Config* out) {
 }  // namespace
 
 Status ParseInto(std::string_view text, const std::string& source, core::Config* config) {
+  return ParseInto(text, source, config, nullptr);
+}
+
+Status ParseInto(std::string_view text, const std::string& source, core::Config* config, Extras* extras) {
   Result<std::vector<Node>> docs = yaml::ParseDocuments(text, source);
   if (!docs.ok()) return docs.status();
   core::Config parsed;
+  internal::DialectDocs dialect_docs;
   for (const Node& doc : *docs) {
     if (!doc.present()) continue;  // empty document
-    ARTEL_MF_TRY(ParseObject(doc, &parsed));
+    ARTEL_MF_TRY(ParseObject(doc, &parsed, &dialect_docs));
   }
+  ARTEL_MF_TRY(internal::FinishDialects(&dialect_docs, config, &parsed, extras));
   internal::AppendConfig(std::move(parsed), config);
   return Status::Ok();
 }
