@@ -1,5 +1,7 @@
 #include "sim/runner.h"
 
+#include "manifest/manifest.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -69,7 +71,19 @@ class Runner {
     Status st = engine_.Configure(config_);
     if (!st.ok()) return Abort("configure: " + st.ToString());
     if (!sc_.nodes.empty()) {
-      st = engine_.SetNodes(ToPlacementNodes(sc_.nodes));
+      std::vector<core::placement::NodeSpec> nodes = ToPlacementNodes(sc_.nodes);
+      if (!sc_.extras.hypernodes.empty()) {
+        // Volcano HyperNodes become tier labels on their member nodes.
+        std::map<std::string, std::map<std::string, std::string>> labels;
+        for (const auto& n : nodes) labels[n.name] = n.labels;
+        auto tiers = manifest::HyperNodeLabels(sc_.extras.hypernodes, labels);
+        if (!tiers.ok()) return Abort("hypernodes: " + tiers.status().ToString());
+        for (auto& n : nodes) {
+          auto it = tiers->find(n.name);
+          if (it != tiers->end()) n.labels.insert(it->second.begin(), it->second.end());
+        }
+      }
+      st = engine_.SetNodes(std::move(nodes));
       if (!st.ok()) return Abort("nodes: " + st.ToString());
     }
     for (const Step& step : sc_.steps) {
@@ -270,6 +284,11 @@ class Runner {
       case Event::Kind::kSubmit: {
         const core::WorkloadSpec& spec = ev.submit.spec;
         std::string key = spec.ns + "/" + spec.name;
+        // A Volcano or KAI queue named directly gets its LocalQueue in this
+        // namespace on first use (docs/dialects.md).
+        if (manifest::EnsureQueueInNamespace(&config_, spec.ns, spec.queue)) {
+          if (Status s = engine_.Configure(config_); !s.ok()) return s;
+        }
         if (Status s = engine_.Submit(spec, now_); !s.ok()) return s;
         auto& keys = keys_by_name_[spec.name];
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);

@@ -207,10 +207,11 @@ PosShift InlineShift(const Context& ctx, const Field& f) {
 
 // Parses an inline manifest (`inline: |`) and appends its objects; positions
 // in errors and objects point into the scenario file.
-Status ReadInline(const Context& ctx, const Field& f, core::Config* config) {
+Status ReadInline(const Context& ctx, const Field& f, core::Config* config, manifest::Extras* extras = nullptr) {
   ARTEL_SIM_ASSIGN_OR_RETURN(std::string text, f.String());
   core::Config parsed;
-  Status st = manifest::ParseInto(text, ctx.file, &parsed);
+  manifest::Extras scratch;
+  Status st = manifest::ParseInto(text, ctx.file, &parsed, extras ? extras : &scratch);
   PosShift shift = InlineShift(ctx, f);
   if (!st.ok()) {
     SourcePos pos = st.pos();
@@ -229,7 +230,8 @@ Status ReadInline(const Context& ctx, const Field& f, core::Config* config) {
 }
 
 // Reads a list of `{file: PATH}` / `{inline: TEXT}` entries into `config`.
-Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* config) {
+Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* config,
+                         manifest::Extras* extras = nullptr) {
   if (list.IsNull()) return Status::Ok();
   ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
   for (const Field& item : list.Items()) {
@@ -242,12 +244,65 @@ Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* co
       std::error_code ec;
       if (!fs::exists(p, ec)) return f.Error("no such file or directory: " + p.lexically_normal().string());
       core::Config loaded;
-      Status st = manifest::LoadPath(p.lexically_normal().string(), &loaded);
+      manifest::Extras scratch;
+      Status st = manifest::LoadPath(p.lexically_normal().string(), &loaded, extras ? extras : &scratch);
       if (!st.ok()) return st;
       AppendConfig(std::move(loaded), config);
     } else {
-      ARTEL_SIM_RETURN_IF_ERROR(ReadInline(ctx, item.Key("inline"), config));
+      ARTEL_SIM_RETURN_IF_ERROR(ReadInline(ctx, item.Key("inline"), config, extras));
     }
+  }
+  return Status::Ok();
+}
+
+// `submit: - manifest: |` or `- file: PATH`: workloads in any supported
+// dialect (a Volcano vcjob, a Volcano/KAI PodGroup with its Pods, a Kueue
+// Workload, a batch/v1 Job with the queue-name label), optionally with a
+// `runtime:` that applies to each of them.
+Status ReadManifestSubmit(const Context& ctx, const Field& item, std::vector<SubmitEvent>* out) {
+  ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"manifest", "file", "runtime"}));
+  if (item.Has("manifest") == item.Has("file")) return item.Error("needs exactly one of `manifest` or `file`");
+  std::vector<core::WorkloadSpec> specs;
+  if (item.Has("manifest")) {
+    Field f = item.Key("manifest");
+    ARTEL_SIM_ASSIGN_OR_RETURN(std::string text, f.String());
+    Status st = manifest::ParseWorkloads(text, ctx.file, &specs);
+    if (!st.ok()) {
+      SourcePos pos = st.pos();
+      PosShift shift = InlineShift(ctx, f);
+      if (pos.file.empty()) {
+        pos = f.pos();
+      } else {
+        shift.Apply(&pos);
+      }
+      st.WithPos(pos);
+      if (st.field().empty()) st.WithField(f.path());
+      return st;
+    }
+  } else {
+    Field f = item.Key("file");
+    ARTEL_SIM_ASSIGN_OR_RETURN(std::string rel, f.String());
+    fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(ctx.dir) / rel;
+    std::ifstream in(p);
+    if (!in) return f.Error("cannot read " + p.lexically_normal().string());
+    std::stringstream buf;
+    buf << in.rdbuf();
+    Status st = manifest::ParseWorkloads(buf.str(), p.lexically_normal().string(), &specs);
+    if (!st.ok()) return st;
+  }
+  std::optional<core::Time> runtime;
+  if (item.Has("runtime")) {
+    ARTEL_SIM_ASSIGN_OR_RETURN(std::string d, item.Key("runtime").String());
+    auto t = ParseDuration(d);
+    if (!t.ok()) return item.Key("runtime").Error(t.status().message());
+    runtime = *t;
+  }
+  if (specs.empty()) return item.Error("the manifest holds no workload");
+  for (auto& spec : specs) {
+    SubmitEvent ev;
+    ev.spec = std::move(spec);
+    ev.runtime = runtime;
+    out->push_back(std::move(ev));
   }
   return Status::Ok();
 }
@@ -693,6 +748,19 @@ Status ReadStep(const Context& ctx, const Field& f, core::Config* current, Step*
       if (v.IsNull()) continue;
       ARTEL_SIM_RETURN_IF_ERROR(v.RequireSeq());
       for (const Field& item : v.Items()) {
+        if (item.Has("manifest") || (item.Has("file") && !item.Has("name"))) {
+          std::vector<SubmitEvent> subs;
+          ARTEL_SIM_RETURN_IF_ERROR(ReadManifestSubmit(ctx, item, &subs));
+          for (auto& sub : subs) {
+            Event ev;
+            ev.kind = Event::Kind::kSubmit;
+            ev.field = item.path();
+            ev.pos = item.pos();
+            ev.submit = std::move(sub);
+            step->events.push_back(std::move(ev));
+          }
+          continue;
+        }
         Event ev;
         ev.kind = Event::Kind::kSubmit;
         ev.field = item.path();
@@ -756,7 +824,7 @@ Status ReadDocument(const Context& ctx, const Field& root, ScenarioDoc* doc) {
   ARTEL_SIM_RETURN_IF_ERROR(root.Require("spec"));
   Field spec = root.Key("spec");
   ARTEL_SIM_RETURN_IF_ERROR(spec.CheckKeys({"config", "featureGates", "nodes", "steps"}));
-  ARTEL_SIM_RETURN_IF_ERROR(ReadConfigSources(ctx, spec.Key("config"), &sc.config));
+  ARTEL_SIM_RETURN_IF_ERROR(ReadConfigSources(ctx, spec.Key("config"), &sc.config, &sc.extras));
   Status st = manifest::Validate(sc.config);
   if (!st.ok()) {
     if (!st.pos().known()) st.WithPos(spec.Key("config").pos());

@@ -23,6 +23,7 @@
 
 #include "core/engine.h"
 #include "core/model.h"
+#include "manifest/manifest.h"
 #include "core/status.h"
 
 namespace artel::sim {
@@ -126,6 +127,7 @@ struct Scenario {
   SourcePos pos;
   core::EngineOptions options;
   core::Config config;  // loaded and validated
+  manifest::Extras extras;  // Volcano HyperNodes etc. (labels merged into `nodes`)
   std::vector<NodeSpec> nodes;
   std::vector<Step> steps;
 };
