@@ -8,6 +8,7 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libsqlite3-dev
+  libcpp-httplib-dev libssl-dev
   clang-format clang-tidy
   # Observability pack (deploy/prometheus, web/, tests/observability): promtool
   # and the Prometheus server, Chromium for the browser tests, Node.js for the
@@ -44,5 +45,18 @@ if [[ -f $root/web/package-lock.json && ! -d $root/web/node_modules ]]; then
     (cd "$root/web" && npm ci --no-audit --no-fund --loglevel=error)
   else
     echo "install-deps: npm not found; the web UI build and browser tests will be skipped"
+  fi
+fi
+
+# The chart library inlined into `artel sim` HTML reports (uPlot, pinned by
+# third_party/charts/package-lock.json). Installed once; CMake reads it at
+# configure time. Without npm the reports are built without charts.
+charts=$root/third_party/charts
+if [[ ! -d $charts/node_modules/uplot ]]; then
+  if command -v npm >/dev/null; then
+    echo "install-deps: npm ci in third_party/charts"
+    (cd "$charts" && npm ci --no-audit --no-fund --loglevel=error)
+  else
+    echo "install-deps: npm not found; HTML reports will have no charts" >&2
   fi
 fi

@@ -18,6 +18,16 @@ void AddTestCommand(CLI::App& app, int* exit_code);
 // `artel check PATH...`: load and validate manifests without running anything.
 void AddCheckCommand(CLI::App& app, int* exit_code);
 
+// `artel sim`: replay a trace through the engine and write reports (docs/simulator.md).
+void AddSimCommand(CLI::App& app, int* exit_code);
+
+// `artel validate isolation`: the noisy-neighbour acceptance test.
+void AddValidateCommand(CLI::App& app, int* exit_code);
+
+// The client verbs (cmd_client.cc, docs/cli.md): apply, get, describe, why,
+// cancel, logs, run, top, whoami; each talks to arteld over HTTP.
+void AddClientCommands(CLI::App& app, int* exit_code);
+
 // `artel version`.
 void AddVersionCommand(CLI::App& app, int* exit_code);
 

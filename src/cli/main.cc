@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   artel::cli::AddTestCommand(app, &exit_code);
   artel::cli::AddCheckCommand(app, &exit_code);
+  artel::cli::AddSimCommand(app, &exit_code);
+  artel::cli::AddValidateCommand(app, &exit_code);
+  artel::cli::AddClientCommands(app, &exit_code);
   artel::cli::AddVersionCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

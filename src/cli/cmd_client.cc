@@ -1,0 +1,848 @@
+// The client verbs of `artel` (docs/cli.md): apply, get, describe, why,
+// cancel, logs, run, top, whoami. Each is a thin HTTP call to arteld
+// (cli/client.h) plus a kubectl-like rendering: aligned tables by default,
+// `-o wide`, `-o json` or `-o yaml` on request.
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "server/codec.h"
+#include "server/manifest_files.h"
+
+namespace artel::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Common {
+  ClientOptions client;
+  std::string output;  // "", wide, json, yaml
+  bool all_namespaces = false;
+};
+
+void AddCommon(CLI::App* cmd, Common* c, bool with_output = true, bool with_ns = true) {
+  cmd->add_option("--server", c->client.server, "arteld URL (env ARTEL_SERVER)");
+  cmd->add_option("--token", c->client.token, "Bearer token (env ARTEL_TOKEN)");
+  cmd->add_option("--cacert", c->client.ca_file, "CA bundle for an HTTPS server");
+  cmd->add_flag("--insecure-skip-tls-verify", c->client.insecure, "Do not verify the server certificate");
+  if (with_ns) {
+    cmd->add_option("-n,--namespace", c->client.ns, "Namespace (default from config, else \"default\")");
+    cmd->add_flag("-A,--all-namespaces", c->all_namespaces, "Every namespace you may see");
+  }
+  if (with_output) {
+    cmd->add_option("-o,--output", c->output, "wide, json or yaml")
+        ->check(CLI::IsMember({"wide", "json", "yaml"}));
+  }
+}
+
+void EmitYaml(YAML::Emitter& out, const Json& j) {
+  if (j.is_object()) {
+    out << YAML::BeginMap;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      EmitYaml(out, *it);
+    }
+    out << YAML::EndMap;
+  } else if (j.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& e : j) EmitYaml(out, e);
+    out << YAML::EndSeq;
+  } else if (j.is_string()) {
+    out << YAML::DoubleQuoted << j.get<std::string>();
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << j.dump();
+  }
+}
+
+void PrintStructured(const Json& j, const std::string& format) {
+  if (format == "json") {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    YAML::Emitter out;
+    EmitYaml(out, j);
+    std::cout << out.c_str() << "\n";
+  }
+}
+
+// Prints rows with every column padded to its widest cell.
+void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size());
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (size_t i = 0; i < header.size(); ++i) {
+      std::string cell = i < r.size() ? r[i] : "";
+      s += cell;
+      if (i + 1 < header.size()) s += std::string(width[i] - cell.size() + 3, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    std::cout << s << "\n";
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
+}
+
+std::string Age(int64_t since_ms) {
+  if (since_ms <= 0) return "-";
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  int64_t s = std::max<int64_t>(0, (now - since_ms) / 1000);
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 7200) return std::to_string(s / 60) + "m";
+  if (s < 172800) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string Str(const Json& j, const char* key, const std::string& dflt = "") {
+  if (!j.is_object() || !j.contains(key)) return dflt;
+  const Json& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return dflt;
+  return v.dump();
+}
+
+// "team-a/default" or "default" (namespace from -n).
+void SplitRef(const std::string& ref, const std::string& dflt_ns, std::string* ns, std::string* name) {
+  size_t slash = ref.find('/');
+  if (slash == std::string::npos) {
+    *ns = dflt_ns;
+    *name = ref;
+  } else {
+    *ns = ref.substr(0, slash);
+    *name = ref.substr(slash + 1);
+  }
+}
+
+std::string Gpus(const Json& resources, const char* field) {
+  double total = 0;
+  bool any = false;
+  for (const auto& r : resources) {
+    if (r.value("resource", "") != "nvidia.com/gpu") continue;
+    any = true;
+    std::string v = r.value(field, "0");
+    total += v.empty() ? 0 : std::atof(v.c_str()) / (v.back() == 'm' ? 1000.0 : 1.0);
+  }
+  if (!any) return "-";
+  std::ostringstream os;
+  os << total;
+  return os.str();
+}
+
+std::string WorkloadPath(const std::string& ns, const std::string& name) {
+  return "/api/v1/namespaces/" + ns + "/workloads/" + name;
+}
+
+// ---- get ---------------------------------------------------------------------
+
+int GetWorkloads(const Common& c, const std::vector<std::string>& names, const std::string& labels,
+                 const std::string& fields) {
+  Json items = Json::array();
+  if (!names.empty()) {
+    for (const auto& n : names) {
+      std::string ns, name;
+      SplitRef(n, c.client.ns, &ns, &name);
+      Response r = Request(c.client, "GET", WorkloadPath(ns, name));
+      if (int rc = Report(r); rc != kExitOk) return rc;
+      items.push_back(r.json());
+    }
+  } else {
+    std::string path =
+        c.all_namespaces ? "/api/v1/workloads?x=1" : "/api/v1/namespaces/" + c.client.ns + "/workloads?x=1";
+    if (!labels.empty()) path += "&labelSelector=" + UrlEncode(labels);
+    if (!fields.empty()) path += "&fieldSelector=" + UrlEncode(fields);
+    Response r = Request(c.client, "GET", path);
+    if (int rc = Report(r); rc != kExitOk) return rc;
+    items = r.json().value("items", Json::array());
+  }
+  if (c.output == "json" || c.output == "yaml") {
+    PrintStructured(names.size() == 1 ? items[0] : Json{{"kind", "WorkloadList"}, {"items", items}},
+                    c.output);
+    return kExitOk;
+  }
+  std::vector<std::string> header = {"NAME", "QUEUE", "PHASE", "CLUSTERQUEUE", "AGE"};
+  if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
+  if (c.output == "wide") {
+    for (const char* h : {"PRIORITY", "GPUS", "EVICTIONS", "REASON"}) header.push_back(h);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& w : items) {
+    const Json& md = w["metadata"];
+    const Json& st = w.value("status", Json::object());
+    std::vector<std::string> row = {Str(md, "name"), Str(w["spec"], "queueName"), Str(st, "phase"),
+                                    Str(st, "clusterQueue", "-"),
+                                    Age(md.value("creationTimestamp", int64_t{0}))};
+    if (c.all_namespaces) row.insert(row.begin(), Str(md, "namespace"));
+    if (c.output == "wide") {
+      double gpus = 0;
+      for (const auto& ps : w["spec"].value("podSets", Json::array())) {
+        auto req = ps.value("requests", Json::object());
+        std::string g = req.value("nvidia.com/gpu", "0");
+        gpus += std::atof(g.c_str()) * ps.value("count", 1);
+      }
+      std::ostringstream gs;
+      gs << gpus;
+      row.push_back(Str(st, "priority", "0"));
+      row.push_back(gs.str());
+      row.push_back(Str(st, "evictions", "0"));
+      std::string reason = st.contains("pending") ? Str(st["pending"], "reason") : "";
+      if (st.contains("lastEviction") && reason.empty())
+        reason = "evicted: " + Str(st["lastEviction"], "reason");
+      row.push_back(reason.empty() ? "-" : reason);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) {
+    std::cerr << "No workloads found" << (c.all_namespaces ? "" : " in namespace " + c.client.ns) << ".\n";
+    return kExitOk;
+  }
+  PrintTable(header, rows);
+  return kExitOk;
+}
+
+int GetSimple(const Common& c, const std::string& kind, const std::vector<std::string>& names) {
+  std::string path;
+  if (kind == "cq") path = "/api/v1/clusterqueues";
+  if (kind == "lq")
+    path = c.all_namespaces ? "/api/v1/localqueues" : "/api/v1/namespaces/" + c.client.ns + "/localqueues";
+  if (kind == "cohorts") path = "/api/v1/cohorts";
+  if (kind == "nodes") path = "/api/v1/nodes";
+  if (kind == "gpus") path = "/api/v1/gpus";
+  Response r = Request(c.client, "GET", path);
+  if (int rc = Report(r); rc != kExitOk) return rc;
+  Json items = r.json().value("items", Json::array());
+  if (!names.empty()) {
+    Json kept = Json::array();
+    for (const auto& it : items) {
+      for (const auto& n : names) {
+        if (Str(it, "name") == n || Str(it, "uuid") == n || Str(it, "index") == n) kept.push_back(it);
+      }
+    }
+    if (kept.empty()) {
+      std::cerr << "error: NotFound: no " << kind << " named " << names[0] << "\n";
+      return kExitNotFound;
+    }
+    items = kept;
+  }
+  if (c.output == "json" || c.output == "yaml") {
+    PrintStructured(names.size() == 1 ? items[0] : Json{{"items", items}}, c.output);
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  if (kind == "cq") {
+    std::vector<std::string> header = {"NAME", "COHORT", "PENDING", "ADMITTED", "GPU-USAGE", "GPU-NOMINAL"};
+    if (c.output == "wide") header.push_back("GPU-BORROWED");
+    for (const auto& q : items) {
+      std::vector<std::string> row = {Str(q, "name"),
+                                      Str(q, "cohort", "-"),
+                                      Str(q, "pendingWorkloads"),
+                                      Str(q, "admittedWorkloads"),
+                                      Gpus(q["resources"], "usage"),
+                                      Gpus(q["resources"], "nominal")};
+      if (row[1].empty()) row[1] = "-";
+      if (c.output == "wide") row.push_back(Gpus(q["resources"], "borrowed"));
+      rows.push_back(row);
+    }
+    PrintTable(header, rows);
+  } else if (kind == "lq") {
+    std::vector<std::string> header = {"NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
+    if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
+    for (const auto& q : items) {
+      std::vector<std::string> row = {Str(q, "name"), Str(q, "clusterQueue"), Str(q, "pendingWorkloads"),
+                                      Str(q, "admittedWorkloads")};
+      if (c.all_namespaces) row.insert(row.begin(), Str(q, "namespace"));
+      rows.push_back(row);
+    }
+    PrintTable(header, rows);
+  } else if (kind == "cohorts") {
+    for (const auto& q : items) {
+      std::string parent = Str(q, "parent");
+      rows.push_back({Str(q, "name"), parent.empty() ? "-" : parent, std::to_string(q["members"].size()),
+                      Gpus(q["resources"], "subtreeQuota"), Gpus(q["resources"], "usage"),
+                      Gpus(q["resources"], "borrowed")});
+    }
+    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows);
+  } else if (kind == "nodes") {
+    for (const auto& n : items) {
+      rows.push_back({Str(n, "name"), Str(n, "gpuMode"), Str(n, "gpus"), Str(n, "gpusInUse"),
+                      n.value("ready", false) ? "True" : "False"});
+    }
+    PrintTable({"NAME", "GPU-MODE", "GPUS", "IN-USE", "READY"}, rows);
+  } else {
+    std::vector<std::string> header = {"INDEX", "MODEL", "UTIL", "MEMORY", "WORKLOAD", "POD"};
+    if (c.output == "wide") header.push_back("UUID");
+    for (const auto& g : items) {
+      int64_t used = g.value("memoryUsedBytes", int64_t{0}), total = g.value("memoryBytes", int64_t{0});
+      std::vector<std::string> row = {Str(g, "index"),
+                                      Str(g, "model"),
+                                      Str(g, "utilizationPercent") + "%",
+                                      std::to_string(used >> 30) + "/" + std::to_string(total >> 30) + "Gi",
+                                      Str(g, "workload", "-"),
+                                      Str(g, "pod", "-")};
+      if (c.output == "wide") row.push_back(Str(g, "uuid"));
+      rows.push_back(row);
+    }
+    PrintTable(header, rows);
+  }
+  return kExitOk;
+}
+
+std::string NormalizeKind(const std::string& k) {
+  if (k == "cq" || k == "clusterqueue" || k == "clusterqueues") return "cq";
+  if (k == "lq" || k == "localqueue" || k == "localqueues") return "lq";
+  if (k == "cohort" || k == "cohorts") return "cohorts";
+  if (k == "wl" || k == "workload" || k == "workloads") return "wl";
+  if (k == "node" || k == "nodes" || k == "no") return "nodes";
+  if (k == "gpu" || k == "gpus") return "gpus";
+  return "";
+}
+
+// ---- describe / why ------------------------------------------------------------
+
+void PrintWhy(const Json& w) {
+  std::cout << "Reason:    " << Str(w, "reason") << "\n";
+  std::cout << "Message:   " << Str(w, "message") << "\n";
+  if (w.contains("resource")) {
+    std::cout << "Blocking:  " << Str(w, "resource") << " in flavor " << Str(w, "flavor") << " at "
+              << Str(w, "level", Str(w, "clusterQueue")) << ": requested " << Str(w, "requested")
+              << ", available " << Str(w, "available") << ", missing " << Str(w, "missing") << "\n";
+  }
+  if (w.contains("wouldPreempt")) {
+    std::cout << "Would need to preempt:";
+    for (const auto& v : w["wouldPreempt"]) std::cout << " " << v.get<std::string>();
+    std::cout << "\n";
+  }
+}
+
+int Describe(const Common& c, const std::string& kind, const std::string& ref) {
+  if (kind != "wl") {
+    Common c2 = c;
+    c2.output = "yaml";
+    return GetSimple(c2, kind, {ref});
+  }
+  std::string ns, name;
+  SplitRef(ref, c.client.ns, &ns, &name);
+  Response r = Request(c.client, "GET", WorkloadPath(ns, name));
+  if (int rc = Report(r); rc != kExitOk) return rc;
+  Json w = r.json();
+  const Json& st = w["status"];
+  std::cout << "Name:          " << ns << "/" << name << "\n";
+  std::cout << "Queue:         " << Str(w["spec"], "queueName") << "\n";
+  std::cout << "ClusterQueue:  " << Str(st, "clusterQueue", "-") << "\n";
+  std::cout << "Phase:         " << Str(st, "phase") << "\n";
+  std::cout << "Priority:      " << Str(st, "priority", "0") << "\n";
+  std::cout << "Age:           " << Age(w["metadata"].value("creationTimestamp", int64_t{0})) << "\n";
+  if (st.contains("exitCode")) std::cout << "Exit code:     " << Str(st, "exitCode") << "\n";
+  if (st.contains("retries")) std::cout << "Retries:       " << Str(st, "retries") << "\n";
+  if (st.contains("message")) std::cout << "Message:       " << Str(st, "message") << "\n";
+  std::cout << "Pod sets:\n";
+  for (const auto& ps : w["spec"]["podSets"]) {
+    std::cout << "  " << Str(ps, "name") << " x" << Str(ps, "count") << "  requests "
+              << ps.value("requests", Json::object()).dump();
+    if (ps.contains("command")) {
+      std::cout << "  command:";
+      for (const auto& a : ps["command"]) std::cout << " " << a.get<std::string>();
+    }
+    std::cout << "\n";
+  }
+  if (st.contains("admission")) {
+    std::cout << "Admission:\n";
+    for (const auto& ps : st["admission"]["podSets"]) {
+      std::cout << "  " << Str(ps, "name") << " x" << Str(ps, "count") << "  flavors " << ps["flavors"].dump()
+                << "  usage " << ps["resourceUsage"].dump() << "\n";
+    }
+  }
+  if (st.contains("pods")) {
+    std::cout << "Pods:\n";
+    for (const auto& p : st["pods"]) {
+      std::cout << "  " << Str(p, "name") << "  pid " << Str(p, "pid") << "  gpus " << p["gpus"].dump()
+                << (p.value("running", false) ? "  running" : "  exited " + Str(p, "exitCode")) << "\n";
+    }
+  }
+  if (st.contains("lastEviction")) {
+    const Json& e = st["lastEviction"];
+    std::cout << "Last eviction: " << Str(e, "reason") << " by " << Str(e, "preemptor", "-") << " ("
+              << Str(st, "evictions") << " in total)\n";
+  }
+  if (Str(st, "phase") == "Pending") {
+    Response why = Request(c.client, "GET", WorkloadPath(ns, name) + "/why");
+    if (why.status == 200) {
+      std::cout << "Why pending:\n";
+      PrintWhy(why.json());
+    }
+  }
+  return kExitOk;
+}
+
+// ---- apply -------------------------------------------------------------------------
+
+int Apply(const Common& c, const std::vector<std::string>& files, const std::string& kdir) {
+  std::string text;
+  std::vector<std::string> paths = files;
+  if (!kdir.empty()) paths.push_back(kdir);
+  for (const auto& p : paths) {
+    std::string t;
+    if (p == "-") {
+      std::stringstream ss;
+      ss << std::cin.rdbuf();
+      t = "---\n" + ss.str() + "\n";
+    } else {
+      auto r = server::ReadManifestText(p);
+      if (!r.ok()) {
+        std::cerr << "error: " << r.status().ToString() << "\n";
+        return kExitFailed;
+      }
+      t = *r;
+    }
+    text += t;
+  }
+  auto docs = server::SplitDocuments(text);
+  if (!docs.ok()) {
+    std::cerr << "error: " << docs.status().ToString() << "\n";
+    return kExitFailed;
+  }
+  // Workloads and Jobs are submitted; everything else is configuration.
+  std::string config;
+  std::vector<server::ManifestDoc> submissions;
+  for (auto& d : *docs) {
+    if (d.kind == "Workload" || d.kind == "Job") {
+      submissions.push_back(d);
+    } else {
+      config += "---\n" + d.text;
+    }
+  }
+  int rc = kExitOk;
+  if (!config.empty()) {
+    Response r = Request(c.client, "POST", "/api/v1/apply", config, "application/yaml");
+    if (int e = Report(r); e != kExitOk) return e;
+    for (const auto& o : r.json().value("objects", Json::array())) {
+      std::string ns = Str(o, "namespace");
+      std::cout << Str(o, "kind") << "/" << (ns.empty() ? "" : ns + "/") << Str(o, "name")
+                << (o.value("changed", false) ? " configured" : " unchanged") << "\n";
+    }
+  }
+  for (const auto& d : submissions) {
+    auto body = server::YamlToJson(d.text);
+    if (!body.ok()) {
+      std::cerr << "error: " << body.status().ToString() << "\n";
+      return kExitFailed;
+    }
+    if ((*body)["metadata"].is_object() && !(*body)["metadata"].contains("namespace")) {
+      (*body)["metadata"]["namespace"] = c.client.ns;
+    }
+    Response r = Request(c.client, "POST", "/api/v1/workloads", body->dump());
+    if (int e = Report(r); e != kExitOk) {
+      rc = e;
+      continue;
+    }
+    Json w = r.json();
+    std::cout << "workload/" << Str(w["metadata"], "namespace") << "/" << Str(w["metadata"], "name")
+              << " created\n";
+  }
+  return rc;
+}
+
+// ---- run ---------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string queue;
+  std::string name;
+  double gpus = 0;
+  std::string gpu_memory;
+  std::string cpu, memory;
+  int count = 1;
+  std::string priority_class;
+  std::vector<std::string> env;
+  std::vector<std::string> node_selector;
+  std::vector<std::string> command;
+  int grace = -1;
+  int backoff = 0;
+  bool wait = false;
+};
+
+std::string PhaseOf(const Common& c, const std::string& ns, const std::string& name, Json* w) {
+  Response r = Request(c.client, "GET", WorkloadPath(ns, name));
+  if (r.status != 200) return "";
+  *w = r.json();
+  return Str((*w)["status"], "phase");
+}
+
+int Run(const Common& c, const RunArgs& a) {
+  if (a.command.empty()) {
+    std::cerr << "error: give the command after --, e.g. artel run --queue team-a/default --gpus 1 -- python "
+                 "train.py\n";
+    return kExitUsage;
+  }
+  std::string ns, lq;
+  SplitRef(a.queue, c.client.ns, &ns, &lq);
+  Json requests = Json::object();
+  if (a.gpus > 0) {
+    std::ostringstream os;
+    os << a.gpus;
+    requests["nvidia.com/gpu"] = os.str();
+  }
+  if (!a.cpu.empty()) requests["cpu"] = a.cpu;
+  if (!a.memory.empty()) requests["memory"] = a.memory;
+  Json ps = {{"name", "main"}, {"count", a.count}, {"requests", requests}, {"command", a.command}};
+  if (!a.gpu_memory.empty()) ps["annotations"] = {{"artel.dev/gpu-memory", a.gpu_memory}};
+  if (!a.env.empty()) {
+    Json env = Json::object();
+    for (const auto& kv : a.env) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        std::cerr << "error: --env wants KEY=VALUE, got " << kv << "\n";
+        return kExitUsage;
+      }
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    ps["env"] = env;
+  }
+  if (!a.node_selector.empty()) {
+    Json sel = Json::object();
+    for (const auto& kv : a.node_selector) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        std::cerr << "error: --node-selector wants KEY=VALUE, got " << kv << "\n";
+        return kExitUsage;
+      }
+      sel[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    ps["nodeSelector"] = sel;
+  }
+  Json md = {{"namespace", ns}};
+  if (a.name.empty()) {
+    md["generateName"] = "run-";
+  } else {
+    md["name"] = a.name;
+  }
+  Json spec = {{"queueName", lq}, {"podSets", Json::array({ps})}};
+  if (!a.priority_class.empty()) spec["priorityClassName"] = a.priority_class;
+  if (a.grace >= 0) spec["terminationGracePeriodSeconds"] = a.grace;
+  if (a.backoff > 0) spec["backoffLimit"] = a.backoff;
+  Json body = {{"apiVersion", "artel.dev/v1alpha1"}, {"kind", "Workload"}, {"metadata", md}, {"spec", spec}};
+  Response r = Request(c.client, "POST", "/api/v1/workloads", body.dump());
+  if (int rc = Report(r); rc != kExitOk) return rc;
+  Json w = r.json();
+  std::string name = Str(w["metadata"], "name");
+  std::cout << "workload/" << ns << "/" << name << " submitted\n";
+  if (!a.wait) return kExitOk;
+  std::string last;
+  while (true) {
+    std::string phase = PhaseOf(c, ns, name, &w);
+    if (phase.empty()) return kExitUnreachable;
+    if (phase != last) {
+      std::cerr << "phase: " << phase << "\n";
+      last = phase;
+    }
+    if (phase == "Succeeded" || phase == "Failed" || phase == "Cancelled") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  Response logs = Request(c.client, "GET", WorkloadPath(ns, name) + "/logs");
+  if (logs.status == 200) std::cout << logs.body;
+  return last == "Succeeded" ? kExitOk : kExitFailed;
+}
+
+// ---- top ----------------------------------------------------------------------------
+
+int Top(const Common& c) {
+  Response r = Request(c.client, "GET", "/api/v1/clusterqueues");
+  if (int rc = Report(r); rc != kExitOk) return rc;
+  Response co = Request(c.client, "GET", "/api/v1/cohorts");
+  if (int rc = Report(co); rc != kExitOk) return rc;
+  std::vector<std::vector<std::string>> rows;
+  auto bar = [](double used, double quota) {
+    int width = 20;
+    int fill =
+        quota > 0 ? static_cast<int>(std::min(1.0, used / quota) * width + 0.5) : (used > 0 ? width : 0);
+    return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
+  };
+  for (const auto& q : co.json().value("items", Json::array())) {
+    double quota = std::atof(Gpus(q["resources"], "subtreeQuota").c_str());
+    double used = std::atof(Gpus(q["resources"], "usage").c_str());
+    if (Gpus(q["resources"], "usage") == "-") continue;
+    rows.push_back({"cohort/" + Str(q, "name"), Gpus(q["resources"], "subtreeQuota"),
+                    Gpus(q["resources"], "usage"), Gpus(q["resources"], "borrowed"), "-", "-",
+                    bar(used, quota)});
+  }
+  for (const auto& q : r.json().value("items", Json::array())) {
+    double quota = std::atof(Gpus(q["resources"], "subtreeQuota").c_str());
+    double used = std::atof(Gpus(q["resources"], "usage").c_str());
+    rows.push_back({"cq/" + Str(q, "name"), Gpus(q["resources"], "subtreeQuota"),
+                    Gpus(q["resources"], "usage"), Gpus(q["resources"], "borrowed"),
+                    Str(q, "admittedWorkloads"), Str(q, "pendingWorkloads"), bar(used, quota)});
+  }
+  PrintTable({"TEAM", "GPU-GUARANTEED", "GPU-USED", "GPU-BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
+             rows);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, int* exit_code) {
+  // get
+  {
+    auto c = std::make_shared<Common>();
+    auto kind = std::make_shared<std::string>();
+    auto names = std::make_shared<std::vector<std::string>>();
+    auto labels = std::make_shared<std::string>();
+    auto fields = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("get", "List objects: cq, lq, cohorts, wl, nodes, gpus");
+    cmd->add_option("kind", *kind, "cq|lq|cohorts|wl|nodes|gpus")->required();
+    cmd->add_option("names", *names, "Names (for wl: NAME or NAMESPACE/NAME)");
+    cmd->add_option("-l,--selector", *labels, "Label selector k=v,...");
+    cmd->add_option("--field-selector", *fields,
+                    "status.phase=..., spec.queueName=..., status.clusterQueue=...");
+    AddCommon(cmd, c.get());
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      std::string k = NormalizeKind(*kind);
+      if (k.empty()) {
+        std::cerr << "error: unknown kind " << *kind << " (want cq, lq, cohorts, wl, nodes or gpus)\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      *exit_code = k == "wl" ? GetWorkloads(*c, *names, *labels, *fields) : GetSimple(*c, k, *names);
+    });
+  }
+  // describe
+  {
+    auto c = std::make_shared<Common>();
+    auto kind = std::make_shared<std::string>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail (wl NAME, cq NAME, ...)");
+    cmd->add_option("kind", *kind, "wl|cq|lq|cohorts|nodes|gpus")->required();
+    cmd->add_option("name", *name, "Name")->required();
+    AddCommon(cmd, c.get(), false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      std::string k = NormalizeKind(*kind);
+      if (k.empty()) {
+        std::cerr << "error: unknown kind " << *kind << "\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      *exit_code = Describe(*c, k, *name);
+    });
+  }
+  // why
+  {
+    auto c = std::make_shared<Common>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("why", "Explain why a workload is pending");
+    cmd->add_option("workload", *name, "NAME or NAMESPACE/NAME")->required();
+    AddCommon(cmd, c.get());
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      std::string ns, n;
+      SplitRef(*name, c->client.ns, &ns, &n);
+      Response r = Request(c->client, "GET", WorkloadPath(ns, n) + "/why");
+      *exit_code = Report(r);
+      if (*exit_code != kExitOk) return;
+      if (c->output == "json" || c->output == "yaml") {
+        PrintStructured(r.json(), c->output);
+      } else {
+        std::cout << "Workload:  " << ns << "/" << n << " (" << Str(r.json(), "phase") << ")\n";
+        PrintWhy(r.json());
+      }
+    });
+  }
+  // cancel
+  {
+    auto c = std::make_shared<Common>();
+    auto names = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand("cancel", "Cancel workloads (stops their pods)");
+    cmd->add_option("workloads", *names, "NAME or NAMESPACE/NAME")->required();
+    AddCommon(cmd, c.get(), false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      *exit_code = kExitOk;
+      for (const auto& ref : *names) {
+        std::string ns, n;
+        SplitRef(ref, c->client.ns, &ns, &n);
+        Response r = Request(c->client, "POST", WorkloadPath(ns, n) + "/cancel", "");
+        int rc = Report(r);
+        if (rc == kExitOk) std::cout << "workload/" << ns << "/" << n << " cancelled\n";
+        if (rc != kExitOk) *exit_code = rc;
+      }
+    });
+  }
+  // logs
+  {
+    auto c = std::make_shared<Common>();
+    auto name = std::make_shared<std::string>();
+    auto pod = std::make_shared<std::string>();
+    auto follow = std::make_shared<bool>(false);
+    CLI::App* cmd = app.add_subcommand("logs", "Print a workload's pod logs");
+    cmd->add_option("workload", *name, "NAME or NAMESPACE/NAME")->required();
+    cmd->add_option("--pod", *pod, "One pod (e.g. main-0)");
+    cmd->add_flag("-f,--follow", *follow, "Keep printing until the workload ends");
+    AddCommon(cmd, c.get(), false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      std::string ns, n;
+      SplitRef(*name, c->client.ns, &ns, &n);
+      std::string path = WorkloadPath(ns, n) + "/logs" + (pod->empty() ? "" : "?pod=" + UrlEncode(*pod));
+      size_t printed = 0;
+      while (true) {
+        Response r = Request(c->client, "GET", path);
+        *exit_code = Report(r);
+        if (*exit_code != kExitOk) return;
+        if (r.body.size() > printed) std::cout << r.body.substr(printed) << std::flush;
+        printed = std::max(printed, r.body.size());
+        if (!*follow) return;
+        Json w;
+        std::string phase = PhaseOf(*c, ns, n, &w);
+        if (phase == "Succeeded" || phase == "Failed" || phase == "Cancelled" || phase.empty()) {
+          Response last = Request(c->client, "GET", path);
+          if (last.status == 200 && last.body.size() > printed) std::cout << last.body.substr(printed);
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    });
+  }
+  // apply
+  {
+    auto c = std::make_shared<Common>();
+    auto files = std::make_shared<std::vector<std::string>>();
+    auto kdir = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("apply", "Apply manifests (config kinds) and submit Workloads/Jobs");
+    cmd->add_option("-f,--filename", *files, "File or directory (- = stdin)");
+    cmd->add_option("-k,--kustomize", *kdir, "Directory with kustomization.yaml");
+    AddCommon(cmd, c.get(), false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      if (files->empty() && kdir->empty()) {
+        std::cerr << "error: give -f FILE|DIR or -k DIR\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      *exit_code = Apply(*c, *files, *kdir);
+    });
+  }
+  // run
+  {
+    auto c = std::make_shared<Common>();
+    auto a = std::make_shared<RunArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "run", "Submit a command as a workload: artel run --queue NS/LQ --gpus N -- CMD...");
+    cmd->add_option("--queue,-q", a->queue, "LocalQueue as NAMESPACE/NAME (or NAME with -n)")->required();
+    cmd->add_option("--name", a->name, "Workload name (default: run-<random>)");
+    cmd->add_option("--gpus", a->gpus, "GPUs per pod");
+    cmd->add_option("--gpu-memory", a->gpu_memory,
+                    "GPU memory limit per pod, e.g. 20Gi (ARTEL_GPU_MEMORY_LIMIT)");
+    cmd->add_option("--cpu", a->cpu, "CPU request per pod, e.g. 4 or 500m");
+    cmd->add_option("--memory", a->memory, "Memory request per pod, e.g. 16Gi");
+    cmd->add_option("--count", a->count, "Pods (default 1)")->check(CLI::Range(1, 1024));
+    cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass");
+    cmd->add_option("--env,-e", a->env, "KEY=VALUE (repeatable)");
+    cmd->add_option("--node-selector", a->node_selector,
+                    "KEY=VALUE node label the flavor must carry (repeatable)");
+    cmd->add_option("--grace-period", a->grace, "Seconds between SIGTERM and SIGKILL on preemption");
+    cmd->add_option("--backoff-limit", a->backoff, "Retries after a failure");
+    cmd->add_flag("--wait,-w", a->wait, "Wait for the end, print the logs, exit with the workload's status");
+    cmd->add_option("command", a->command, "The command, after --")->expected(-1);
+    AddCommon(cmd, c.get(), false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      *exit_code = Run(*c, *a);
+    });
+  }
+  // top
+  {
+    auto c = std::make_shared<Common>();
+    auto watch = std::make_shared<bool>(false);
+    CLI::App* cmd = app.add_subcommand("top", "GPU usage against guarantees, per team (cohort) and queue");
+    cmd->add_flag("-w,--watch", *watch, "Refresh every 2 seconds until interrupted");
+    AddCommon(cmd, c.get(), false, false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      do {
+        if (*watch) std::cout << "\033[H\033[2J";
+        *exit_code = Top(*c);
+        if (*watch) std::this_thread::sleep_for(std::chrono::seconds(2));
+      } while (*watch && *exit_code == kExitOk);
+    });
+  }
+  // events
+  {
+    auto c = std::make_shared<Common>();
+    auto follow = std::make_shared<bool>(false);
+    auto since = std::make_shared<uint64_t>(0);
+    CLI::App* cmd = app.add_subcommand("events", "Print the event timeline (admissions, evictions, exits)");
+    cmd->add_flag("-f,--follow", *follow, "Keep streaming new events");
+    cmd->add_option("--since", *since, "Only events after this sequence number");
+    AddCommon(cmd, c.get());
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      std::string scope = c->all_namespaces ? "" : "&namespace=" + UrlEncode(c->client.ns);
+      auto print = [&](const Json& e) {
+        if (c->output == "json") {
+          std::cout << e.dump() << "\n" << std::flush;
+          return;
+        }
+        std::time_t t = static_cast<std::time_t>(e.value("time", int64_t{0}) / 1000);
+        std::tm tm{};
+        localtime_r(&t, &tm);
+        char ts[16];
+        std::strftime(ts, sizeof ts, "%H:%M:%S", &tm);
+        std::string detail;
+        for (const char* k : {"clusterQueue", "reason", "preemptor", "exitCode", "user", "changed"}) {
+          if (e.contains(k)) detail += std::string(" ") + k + "=" + Str(e, k);
+        }
+        std::cout << ts << "  " << std::left << std::setw(14) << Str(e, "type") << std::setw(32)
+                  << Str(e, "workload", "-") << detail << "\n"
+                  << std::flush;
+      };
+      Response r =
+          Request(c->client, "GET", "/api/v1/watch?follow=false&since=" + std::to_string(*since) + scope);
+      *exit_code = Report(r);
+      if (*exit_code != kExitOk) return;
+      Json list = r.json();
+      for (const auto& e : list.value("items", Json::array())) print(e);
+      uint64_t next = list.value("next", uint64_t{0});
+      while (*follow) {
+        r = Request(c->client, "GET", "/api/v1/watch?follow=false&since=" + std::to_string(next) + scope);
+        if ((*exit_code = Report(r)) != kExitOk) return;
+        list = r.json();
+        for (const auto& e : list.value("items", Json::array())) print(e);
+        next = list.value("next", next);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    });
+  }
+  // whoami
+  {
+    auto c = std::make_shared<Common>();
+    CLI::App* cmd = app.add_subcommand("whoami", "Show the user, role and namespaces of the token");
+    AddCommon(cmd, c.get(), false, false);
+    cmd->callback([=] {
+      ResolveClientOptions(&c->client);
+      Response r = Request(c->client, "GET", "/api/v1/whoami");
+      *exit_code = Report(r);
+      if (*exit_code == kExitOk) {
+        Json j = r.json();
+        std::cout << "user: " << Str(j, "user") << "\nrole: " << Str(j, "role")
+                  << "\nnamespaces: " << j["namespaces"].dump() << "\nserver: " << c->client.server << "\n";
+      }
+    });
+  }
+}
+
+}  // namespace artel::cli

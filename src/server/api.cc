@@ -1,0 +1,444 @@
+#include "server/api.h"
+#include "server/ui_assets.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <functional>
+
+namespace artel::server {
+namespace {
+
+int HttpStatus(StatusCode c) {
+  switch (c) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kResourceExhausted: return 429;
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+const char* CodeForHttp(int status) {
+  switch (status) {
+    case 400: return "InvalidArgument";
+    case 401: return "Unauthenticated";
+    case 403: return "PermissionDenied";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 409: return "Conflict";
+    case 413: return "PayloadTooLarge";
+    case 414: return "UriTooLong";
+    case 429: return "TooManyRequests";
+    case 503: return "Unavailable";
+    default: return status >= 500 ? "Internal" : "Error";
+  }
+}
+
+void SendJson(httplib::Response& res, int status, const Json& j) {
+  res.status = status;
+  res.set_content(j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", "application/json");
+}
+
+void SendError(httplib::Response& res, const Status& s) { SendJson(res, HttpStatus(s.code()), ErrorJson(s)); }
+
+// "a=b,c=d" -> map; a bare key means "has the label".
+std::map<std::string, std::string> ParseSelector(const std::string& s) {
+  std::map<std::string, std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!part.empty()) {
+      size_t eq = part.find('=');
+      if (eq == std::string::npos) {
+        out[part] = "";
+      } else {
+        std::string k = part.substr(0, eq), v = part.substr(eq + 1);
+        if (!v.empty() && v[0] == '=') v = v.substr(1);  // a==b
+        out[k] = v;
+      }
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+
+
+}  // namespace
+
+ApiServer::ApiServer(ApiOptions options, Daemon* daemon, const TokenTable* tokens, Logger* log)
+    : options_(std::move(options)), daemon_(daemon), tokens_(tokens), log_(log) {
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+  if (!options_.tls_cert.empty()) {
+    http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
+  }
+#endif
+  if (!http_) http_ = std::make_unique<httplib::Server>();
+  int threads = std::max(4, options_.threads);
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  http_->set_payload_max_length(options_.max_body_bytes);
+  http_->set_tcp_nodelay(true);
+  http_->set_keep_alive_max_count(100000);
+  http_->set_keep_alive_timeout(30);
+  http_->set_read_timeout(30, 0);
+  http_->set_write_timeout(30, 0);
+  http_->set_error_handler(httplib::Server::Handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) {
+      std::string msg = "HTTP " + std::to_string(res.status);
+      if (res.status == 404) msg = "no such endpoint";
+      if (res.status == 413) msg = "request body too large";
+      if (res.status == 400) msg = "malformed HTTP request";
+      SendJson(res, res.status, Json{{"code", CodeForHttp(res.status)}, {"message", msg}});
+    }
+  }));
+  http_->set_exception_handler(
+      [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown error";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        log_->Error("request failed", {{"path", req.path}, {"error", what}});
+        SendJson(res, 500, Json{{"code", "Internal"}, {"message", "internal error"}});
+      });
+  Routes();
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+Result<int> ApiServer::Bind() {
+  if (!http_->is_valid()) return InvalidArgument("cannot load the TLS certificate or key");
+  int port = options_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(options_.host);
+  } else if (!http_->bind_to_port(options_.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return InvalidArgument("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+  }
+  return port;
+}
+
+void ApiServer::Serve() { http_->listen_after_bind(); }
+
+void ApiServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  if (http_) http_->stop();
+}
+
+bool ApiServer::AllowRate(const std::string& user) {
+  if (options_.rate_qps <= 0) return true;
+  double burst = options_.rate_burst > 0 ? options_.rate_burst : 2 * options_.rate_qps;
+  int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  std::lock_guard<std::mutex> l(rate_mu_);
+  auto [it, inserted] = buckets_.try_emplace(user, Bucket{burst, now});
+  Bucket& b = it->second;
+  b.tokens = std::min(burst, b.tokens + static_cast<double>(now - b.last_us) / 1e6 * options_.rate_qps);
+  b.last_us = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+void ApiServer::Routes() {
+  using Req = httplib::Request;
+  using Res = httplib::Response;
+  using Fn = std::function<void(const Req&, Res&, const Principal&)>;
+  // Authenticates, rate-limits and catches, then runs `fn`.
+  auto wrap = [this](Fn fn) {
+    return [this, fn](const Req& req, Res& res) {
+      Principal who{"anonymous", Role::kAdmin, {}};
+      if (tokens_ != nullptr) {
+        auto p = tokens_->Authenticate(req.get_header_value("Authorization"));
+        if (!p.ok()) {
+          res.set_header("WWW-Authenticate", "Bearer");
+          SendError(res, p.status());
+          return;
+        }
+        who = std::move(p).value();
+      }
+      if (!AllowRate(who.user)) {
+        res.set_header("Retry-After", "1");
+        SendError(res, Status(StatusCode::kResourceExhausted, "rate limit exceeded for user " + who.user));
+        return;
+      }
+      fn(req, res, who);
+    };
+  };
+  auto ns_scope = [](const Req& req, const Principal& who) -> std::optional<std::set<std::string>> {
+    std::string ns = req.get_param_value("namespace");
+    if (!ns.empty()) return std::set<std::string>{ns};
+    if (who.is_admin()) return std::nullopt;
+    return who.namespaces;
+  };
+  auto forbid_ns = [](const Principal& who, const std::string& ns) {
+    return Status(StatusCode::kPermissionDenied, "user " + who.user + " may not act in namespace " + ns);
+  };
+
+  http_->Get("/healthz", [](const Req&, Res& res) { SendJson(res, 200, Json{{"status", "ok"}}); });
+  http_->Get("/readyz", [this](const Req&, Res& res) {
+    if (daemon_->ready()) {
+      SendJson(res, 200, Json{{"status", "ready"}});
+    } else {
+      SendJson(res, 503, Json{{"code", "Unavailable"}, {"message", "not ready"}});
+    }
+  });
+  // The built-in web UI (web/dist embedded at build time). The page itself
+  // needs no token; it sends the user's token on its own /api/v1 calls, so
+  // it sees exactly what the API lets that token see.
+  auto serve_ui = [](const std::string& name, Res& res) {
+    const UiAsset* a = FindUiAsset(name);
+    if (a == nullptr) {
+      SendJson(res, 404, Json{{"code", "NotFound"}, {"message", "no such UI file: " + name}});
+      return;
+    }
+    std::string type = "application/octet-stream";
+    auto ends = [&](const char* suf) {
+      std::string_view n(name), x(suf);
+      return n.size() >= x.size() && n.substr(n.size() - x.size()) == x;
+    };
+    if (ends(".html")) type = "text/html; charset=utf-8";
+    if (ends(".js")) type = "text/javascript; charset=utf-8";
+    if (ends(".css")) type = "text/css; charset=utf-8";
+    if (ends(".txt")) type = "text/plain; charset=utf-8";
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; img-src 'self' data:; style-src 'self'; base-uri 'none'; frame-ancestors 'none'");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(std::string(a->data, a->size), type);
+  };
+  auto redirect_ui = [](const Req& req, Res& res) {
+    std::string q;
+    for (const auto& [k, v] : req.params)
+      q += (q.empty() ? "?" : "&") + httplib::detail::encode_query_param(k) + "=" + httplib::detail::encode_query_param(v);
+    res.set_redirect("/ui/" + q, 301);
+  };
+  http_->Get("/", redirect_ui);
+  http_->Get("/ui", redirect_ui);
+  http_->Get("/ui/", [serve_ui](const Req&, Res& res) { serve_ui("index.html", res); });
+  http_->Get(R"(/ui/([A-Za-z0-9_.-]+))", [serve_ui](const Req& req, Res& res) {
+    std::string name = req.matches[1];
+    if (name.find("..") != std::string::npos) name = "index.html";
+    serve_ui(name, res);
+  });
+  http_->Get("/metrics", wrap([this](const Req&, Res& res, const Principal&) {
+               res.set_content(daemon_->Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+             }));
+
+  http_->Get(
+      "/api/v1/whoami", wrap([](const Req&, Res& res, const Principal& who) {
+        Json ns = Json::array();
+        for (const auto& n : who.namespaces) ns.push_back(n);
+        SendJson(res, 200,
+                 Json{{"user", who.user}, {"role", who.is_admin() ? "admin" : "tenant"}, {"namespaces", ns}});
+      }));
+
+  http_->Post("/api/v1/apply", wrap([this](const Req& req, Res& res, const Principal& who) {
+                auto r = daemon_->Apply(req.body, who);
+                if (!r.ok()) return SendError(res, r.status());
+                log_->Info("apply", {{"user", who.user}});
+                SendJson(res, 200, *r);
+              }));
+  http_->Get("/api/v1/config", wrap([this](const Req&, Res& res, const Principal& who) {
+               SendJson(res, 200, daemon_->Config(who));
+             }));
+
+  auto submit = [this, forbid_ns](const Req& req, Res& res, const Principal& who, const std::string& url_ns) {
+    auto body = ParseBody(req.body);
+    if (!body.ok()) return SendError(res, body.status());
+    if (!url_ns.empty() && body->is_object() && body->contains("metadata") &&
+        (*body)["metadata"].is_object() && !(*body)["metadata"].contains("namespace")) {
+      (*body)["metadata"]["namespace"] = url_ns;
+    }
+    std::string gen;
+    auto spec = WorkloadFromObject(*body, &gen);
+    if (!spec.ok()) return SendError(res, spec.status());
+    if (!url_ns.empty() && spec->ns != url_ns) {
+      Status s =
+          InvalidArgument("metadata.namespace " + spec->ns + " does not match the URL namespace " + url_ns);
+      s.WithField("metadata.namespace");
+      return SendError(res, s);
+    }
+    if (!who.CanUseNamespace(spec->ns)) return SendError(res, forbid_ns(who, spec->ns));
+    auto r = daemon_->Submit(std::move(spec).value(), gen, who.user);
+    if (!r.ok()) return SendError(res, r.status());
+    SendJson(res, 201, *r);
+  };
+  http_->Post("/api/v1/workloads",
+              wrap([submit](const Req& req, Res& res, const Principal& who) { submit(req, res, who, ""); }));
+  http_->Post(R"(/api/v1/namespaces/([a-z0-9-]+)/workloads)",
+              wrap([submit](const Req& req, Res& res, const Principal& who) {
+                submit(req, res, who, req.matches[1]);
+              }));
+
+  auto list = [this, ns_scope, forbid_ns](const Req& req, Res& res, const Principal& who,
+                                          const std::string& url_ns) {
+    ListFilter f;
+    if (!url_ns.empty()) {
+      if (!who.CanUseNamespace(url_ns)) return SendError(res, forbid_ns(who, url_ns));
+      f.namespaces = std::set<std::string>{url_ns};
+    } else {
+      f.namespaces = ns_scope(req, who);
+      if (f.namespaces && !who.is_admin()) {
+        for (const auto& n : *f.namespaces) {
+          if (!who.CanUseNamespace(n)) return SendError(res, forbid_ns(who, n));
+        }
+      }
+    }
+    f.labels = ParseSelector(req.get_param_value("labelSelector"));
+    f.fields = ParseSelector(req.get_param_value("fieldSelector"));
+    for (const auto& [k, v] : f.fields) {
+      if (k != "status.phase" && k != "spec.queueName" && k != "status.clusterQueue" &&
+          k != "metadata.name" && k != "metadata.namespace") {
+        Status s = InvalidArgument("unsupported field selector " + k);
+        s.WithField("fieldSelector");
+        return SendError(res, s);
+      }
+    }
+    SendJson(res, 200, daemon_->ListWorkloads(f));
+  };
+  http_->Get("/api/v1/workloads",
+             wrap([list](const Req& req, Res& res, const Principal& who) { list(req, res, who, ""); }));
+  http_->Get(
+      R"(/api/v1/namespaces/([a-z0-9-]+)/workloads)",
+      wrap([list](const Req& req, Res& res, const Principal& who) { list(req, res, who, req.matches[1]); }));
+
+  // Per-workload endpoints: namespace access is checked before existence so
+  // that tenants learn nothing about other namespaces.
+  auto per_wl = [wrap,
+                 forbid_ns](std::function<void(const Req&, Res&, const Principal&, const std::string&)> fn) {
+    return wrap([fn, forbid_ns](const Req& req, Res& res, const Principal& who) {
+      std::string ns = req.matches[1];
+      if (!who.CanUseNamespace(ns)) return SendError(res, forbid_ns(who, ns));
+      fn(req, res, who, ns + "/" + std::string(req.matches[2]));
+    });
+  };
+  const std::string wl_path = R"(/api/v1/namespaces/([a-z0-9-]+)/workloads/([a-z0-9-]+))";
+  http_->Get(wl_path, per_wl([this](const Req&, Res& res, const Principal&, const std::string& key) {
+               auto r = daemon_->GetWorkload(key);
+               if (!r.ok()) return SendError(res, r.status());
+               SendJson(res, 200, *r);
+             }));
+  auto cancel = [this](const Req&, Res& res, const Principal& who, const std::string& key) {
+    auto r = daemon_->Cancel(key, who.user);
+    if (!r.ok()) return SendError(res, r.status());
+    SendJson(res, 200, *r);
+  };
+  http_->Delete(wl_path, per_wl(cancel));
+  http_->Post(wl_path + "/cancel", per_wl(cancel));
+  http_->Get(wl_path + "/why", per_wl([this](const Req&, Res& res, const Principal&, const std::string& key) {
+               auto r = daemon_->Why(key);
+               if (!r.ok()) return SendError(res, r.status());
+               SendJson(res, 200, *r);
+             }));
+  http_->Get(wl_path + "/logs",
+             per_wl([this](const Req& req, Res& res, const Principal&, const std::string& key) {
+               int64_t tail = 1 << 20;
+               if (req.has_param("tailBytes")) {
+                 try {
+                   tail = std::stoll(req.get_param_value("tailBytes"));
+                 } catch (...) {
+                   Status s = InvalidArgument("tailBytes must be an integer");
+                   s.WithField("tailBytes");
+                   return SendError(res, s);
+                 }
+               }
+               auto r = daemon_->Logs(key, req.get_param_value("pod"), tail);
+               if (!r.ok()) return SendError(res, r.status());
+               res.set_content(*r, "text/plain; charset=utf-8");
+             }));
+
+  http_->Get("/api/v1/clusterqueues", wrap([this](const Req&, Res& res, const Principal&) {
+               SendJson(res, 200, daemon_->ClusterQueues());
+             }));
+  http_->Get(R"(/api/v1/clusterqueues/([a-z0-9.-]+))",
+             wrap([this](const Req& req, Res& res, const Principal&) {
+               Json all = daemon_->ClusterQueues();
+               for (const auto& cq : all["items"]) {
+                 if (cq["name"] == std::string(req.matches[1])) return SendJson(res, 200, cq);
+               }
+               SendError(res, NotFound("ClusterQueue " + std::string(req.matches[1]) + " not found"));
+             }));
+  http_->Get("/api/v1/localqueues",
+             wrap([this, ns_scope, forbid_ns](const Req& req, Res& res, const Principal& who) {
+               auto scope = ns_scope(req, who);
+               if (scope && !who.is_admin()) {
+                 for (const auto& n : *scope) {
+                   if (!who.CanUseNamespace(n)) return SendError(res, forbid_ns(who, n));
+                 }
+               }
+               SendJson(res, 200, daemon_->LocalQueues(scope));
+             }));
+  http_->Get(R"(/api/v1/namespaces/([a-z0-9-]+)/localqueues)",
+             wrap([this, forbid_ns](const Req& req, Res& res, const Principal& who) {
+               std::string ns = req.matches[1];
+               if (!who.CanUseNamespace(ns)) return SendError(res, forbid_ns(who, ns));
+               SendJson(res, 200, daemon_->LocalQueues(std::set<std::string>{ns}));
+             }));
+  http_->Get("/api/v1/cohorts", wrap([this](const Req&, Res& res, const Principal&) {
+               SendJson(res, 200, daemon_->Cohorts());
+             }));
+  http_->Get("/api/v1/nodes",
+             wrap([this](const Req&, Res& res, const Principal&) { SendJson(res, 200, daemon_->Nodes()); }));
+  http_->Get("/api/v1/gpus", wrap([this](const Req&, Res& res, const Principal& who) {
+               SendJson(res, 200, daemon_->Gpus(who));
+             }));
+
+  http_->Get("/api/v1/watch",
+             wrap([this, ns_scope, forbid_ns](const Req& req, Res& res, const Principal& who) {
+               auto scope = ns_scope(req, who);
+               if (scope && !who.is_admin()) {
+                 for (const auto& n : *scope) {
+                   if (!who.CanUseNamespace(n)) return SendError(res, forbid_ns(who, n));
+                 }
+               }
+               uint64_t from = daemon_->LatestEventSeq();
+               if (req.has_param("since")) {
+                 try {
+                   from = std::stoull(req.get_param_value("since"));
+                 } catch (...) {
+                 }
+               }
+               if (req.get_param_value("follow") == "false") {
+                 uint64_t next = 0;
+                 Json events = daemon_->EventsAfter(from, 0, scope, &next);
+                 return SendJson(res, 200, Json{{"kind", "EventList"}, {"items", events}, {"next", next}});
+               }
+               auto cursor = std::make_shared<uint64_t>(from);
+               res.set_header("Cache-Control", "no-cache");
+               res.set_chunked_content_provider(
+                   "text/event-stream", [this, cursor, scope](size_t, httplib::DataSink& sink) {
+                     if (stopping_.load() || !daemon_->ready()) {
+                       sink.done();
+                       return true;
+                     }
+                     uint64_t next = *cursor;
+                     auto events = daemon_->EventsAfter(*cursor, 1000, scope, &next);
+                     std::string out;
+                     for (const auto& e : events) {
+                       out += "id: " + std::to_string(e.value("seq", uint64_t{0})) +
+                              "\nevent: " + e.value("type", "event") + "\ndata: " + e.dump() + "\n\n";
+                     }
+                     if (out.empty()) out = ": keep-alive\n\n";
+                     *cursor = next;
+                     if (!sink.write(out.data(), out.size())) return false;
+                     return true;
+                   });
+             }));
+}
+
+}  // namespace artel::server

@@ -1,0 +1,529 @@
+#include "server/codec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <set>
+
+#include "core/quantity.h"
+
+namespace artel::server {
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr int kMaxIndent = 1024;
+
+Status Invalid(const std::string& field, const std::string& msg) {
+  Status s = InvalidArgument(msg);
+  s.WithField(field);
+  return s;
+}
+
+// Rejects inputs whose bracket nesting (outside strings) or indentation is
+// deep enough to threaten a recursive parser.
+Status CheckDepth(std::string_view body) {
+  int depth = 0;
+  bool in_str = false;
+  char quote = 0;
+  int indent = 0;
+  bool line_start = true;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (line_start) {
+      if (c == ' ' || c == '\t' || c == '-') {
+        if (++indent > kMaxIndent) return InvalidArgument("document is nested too deeply");
+        continue;
+      }
+      line_start = false;
+    }
+    if (c == '\n') {
+      line_start = true;
+      indent = 0;
+    }
+    if (in_str) {
+      if (c == '\\' && quote == '"') {
+        ++i;
+      } else if (c == quote) {
+        in_str = false;
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      in_str = true;
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return InvalidArgument("document is nested too deeply (more than 64 levels)");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return Status::Ok();
+}
+
+Json ScalarToJson(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted scalar
+  if (s == "null" || s == "~" || s.empty()) return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  {
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno == 0 && end && *end == '\0' && !s.empty() &&
+        (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
+      return static_cast<int64_t>(v);
+    }
+  }
+  {
+    char* end = nullptr;
+    errno = 0;
+    double d = std::strtod(s.c_str(), &end);
+    bool looks_numeric = std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.';
+    if (errno == 0 && end && *end == '\0' && looks_numeric && s.find_first_of("xXnN") == std::string::npos)
+      return d;
+  }
+  return s;
+}
+
+Result<Json> NodeToJson(const YAML::Node& n, int depth) {
+  if (depth > kMaxDepth) return InvalidArgument("document is nested too deeply");
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: return Json(nullptr);
+    case YAML::NodeType::Scalar: return ScalarToJson(n);
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      for (const auto& c : n) {
+        auto r = NodeToJson(c, depth + 1);
+        if (!r.ok()) return r;
+        arr.push_back(std::move(r).value());
+      }
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) return InvalidArgument("map keys must be scalars");
+        auto r = NodeToJson(kv.second, depth + 1);
+        if (!r.ok()) return r;
+        obj[kv.first.Scalar()] = std::move(r).value();
+      }
+      return obj;
+    }
+  }
+  return Json(nullptr);
+}
+
+// ---- strict readers -------------------------------------------------------
+
+Status CheckKeys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> allowed) {
+  if (!obj.is_object()) return Invalid(path, "must be an object");
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || a == it.key();
+    if (!ok)
+      return Invalid(path.empty() ? it.key() : path + "." + it.key(), "unknown field \"" + it.key() + "\"");
+  }
+  return Status::Ok();
+}
+
+std::string Join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+Status ReadString(const Json& obj, std::string_view key, const std::string& path, std::string* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_string()) return Invalid(Join(path, key), "must be a string");
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Status ReadInt(const Json& obj, std::string_view key, const std::string& path, std::optional<int64_t>* out,
+               int64_t lo, int64_t hi) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_number_integer()) return Invalid(Join(path, key), "must be an integer");
+  int64_t v = it->get<int64_t>();
+  if (v < lo || v > hi) {
+    return Invalid(Join(path, key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status ReadStringMap(const Json& obj, std::string_view key, const std::string& path,
+                     std::map<std::string, std::string>* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_object()) return Invalid(Join(path, key), "must be a map of strings");
+  for (auto e = it->begin(); e != it->end(); ++e) {
+    if (!e->is_string()) return Invalid(Join(path, key) + "." + e.key(), "must be a string");
+    (*out)[e.key()] = e->get<std::string>();
+  }
+  return Status::Ok();
+}
+
+Status ReadStringList(const Json& obj, std::string_view key, const std::string& path,
+                      std::vector<std::string>* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_array()) return Invalid(Join(path, key), "must be a list of strings");
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!(*it)[i].is_string())
+      return Invalid(Join(path, key) + "[" + std::to_string(i) + "]", "must be a string");
+    out->push_back((*it)[i].get<std::string>());
+  }
+  return Status::Ok();
+}
+
+Status ReadQuantity(const Json& v, const std::string& path, core::Amount* out) {
+  std::string text;
+  if (v.is_string()) {
+    text = v.get<std::string>();
+  } else if (v.is_number_integer()) {
+    text = std::to_string(v.get<int64_t>());
+  } else if (v.is_number_float()) {
+    text = v.dump();
+  } else {
+    return Invalid(path, "must be a quantity such as \"1\", \"500m\" or \"20Gi\"");
+  }
+  auto q = core::ParseQuantity(text);
+  if (!q.ok()) return Invalid(path, q.status().message());
+  if (*q < 0) return Invalid(path, "must not be negative");
+  *out = *q;
+  return Status::Ok();
+}
+
+Status ReadRequests(const Json& obj, std::string_view key, const std::string& path,
+                    std::map<std::string, core::Amount>* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_object()) return Invalid(Join(path, key), "must be a map of resource name to quantity");
+  for (auto e = it->begin(); e != it->end(); ++e) {
+    core::Amount a = 0;
+    std::string p = Join(path, key) + "." + e.key();
+    if (e.key().empty() || e.key().size() > 253) return Invalid(p, "invalid resource name");
+    if (Status s = ReadQuantity(*e, p, &a); !s.ok()) return s;
+    (*out)[e.key()] += a;
+  }
+  return Status::Ok();
+}
+
+Status ReadTolerations(const Json& obj, std::string_view key, const std::string& path, bool strict,
+                       std::vector<core::Toleration>* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_array()) return Invalid(Join(path, key), "must be a list");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& t = (*it)[i];
+    std::string p = Join(path, key) + "[" + std::to_string(i) + "]";
+    if (!t.is_object()) return Invalid(p, "must be an object");
+    if (strict) {
+      if (Status s = CheckKeys(t, p, {"key", "operator", "value", "effect", "tolerationSeconds"}); !s.ok())
+        return s;
+    }
+    core::Toleration tol;
+    if (Status s = ReadString(t, "key", p, &tol.key); !s.ok()) return s;
+    if (Status s = ReadString(t, "operator", p, &tol.op); !s.ok()) return s;
+    if (Status s = ReadString(t, "value", p, &tol.value); !s.ok()) return s;
+    if (Status s = ReadString(t, "effect", p, &tol.effect); !s.ok()) return s;
+    if (tol.op != "Equal" && tol.op != "Exists") return Invalid(p + ".operator", "must be Equal or Exists");
+    out->push_back(std::move(tol));
+  }
+  return Status::Ok();
+}
+
+Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::string* generate_name) {
+  auto it = j.find("metadata");
+  if (it == j.end() || !it->is_object()) return Invalid("metadata", "is required and must be an object");
+  const Json& md = *it;
+  if (strict) {
+    if (Status s = CheckKeys(md, "metadata", {"name", "namespace", "generateName", "labels", "annotations"});
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::string gen;
+  if (Status s = ReadString(md, "name", "metadata", &spec->name); !s.ok()) return s;
+  if (Status s = ReadString(md, "namespace", "metadata", &spec->ns); !s.ok()) return s;
+  if (Status s = ReadString(md, "generateName", "metadata", &gen); !s.ok()) return s;
+  if (Status s = ReadStringMap(md, "labels", "metadata", &spec->labels); !s.ok()) return s;
+  if (Status s = ReadStringMap(md, "annotations", "metadata", &spec->annotations); !s.ok()) return s;
+  if (spec->name.empty()) {
+    if (gen.empty()) return Invalid("metadata.name", "is required (or set metadata.generateName)");
+    if (gen.size() > 57 || !IsDnsLabel(gen + "x"))
+      return Invalid("metadata.generateName", "must be a DNS-1123 label prefix");
+    if (generate_name == nullptr) return Invalid("metadata.name", "is required");
+    *generate_name = gen;
+  } else if (!IsDnsLabel(spec->name)) {
+    return Invalid("metadata.name",
+                   "must be a DNS-1123 label (lowercase letters, digits and '-', at most 63)");
+  }
+  if (spec->ns.empty()) return Invalid("metadata.namespace", "is required");
+  if (!IsDnsLabel(spec->ns)) return Invalid("metadata.namespace", "must be a DNS-1123 label");
+  return Status::Ok();
+}
+
+Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
+  if (Status s = CheckKeys(ps, p,
+                           {"name", "count", "minCount", "requests", "nodeSelector", "tolerations",
+                            "annotations", "command", "env", "workingDir"});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = ReadString(ps, "name", p, &out->name); !s.ok()) return s;
+  if (!IsDnsLabel(out->name)) return Invalid(p + ".name", "must be a DNS-1123 label");
+  std::optional<int64_t> count, min_count;
+  if (Status s = ReadInt(ps, "count", p, &count, 1, 1024); !s.ok()) return s;
+  if (Status s = ReadInt(ps, "minCount", p, &min_count, 1, 1024); !s.ok()) return s;
+  if (count) out->count = static_cast<int32_t>(*count);
+  if (min_count) {
+    if (*min_count > out->count) return Invalid(p + ".minCount", "must not exceed count");
+    out->min_count = static_cast<int32_t>(*min_count);
+  }
+  if (Status s = ReadRequests(ps, "requests", p, &out->requests); !s.ok()) return s;
+  if (Status s = ReadStringMap(ps, "nodeSelector", p, &out->node_selector); !s.ok()) return s;
+  if (Status s = ReadTolerations(ps, "tolerations", p, true, &out->tolerations); !s.ok()) return s;
+  if (Status s = ReadStringMap(ps, "annotations", p, &out->annotations); !s.ok()) return s;
+  if (Status s = ReadStringList(ps, "command", p, &out->command); !s.ok()) return s;
+  if (Status s = ReadStringMap(ps, "env", p, &out->env); !s.ok()) return s;
+  if (Status s = ReadString(ps, "workingDir", p, &out->working_dir); !s.ok()) return s;
+  for (const auto& [k, v] : out->env) {
+    if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
+      return Invalid(p + ".env." + k, "invalid environment variable name");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsDnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+Result<Json> YamlToJson(std::string_view text) {
+  if (Status s = CheckDepth(text); !s.ok()) return s;
+  try {
+    YAML::Node n = YAML::Load(std::string(text));
+    return NodeToJson(n, 0);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+Result<Json> ParseBody(std::string_view body) {
+  if (Status s = CheckDepth(body); !s.ok()) return s;
+  size_t first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return InvalidArgument("empty body");
+  if (body[first] == '{' || body[first] == '[') {
+    try {
+      return Json::parse(body.begin(), body.end());
+    } catch (const Json::parse_error& e) {
+      return InvalidArgument("malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+    } catch (const Json::exception& e) {
+      return InvalidArgument(std::string("malformed JSON: ") + e.what());
+    }
+  }
+  return YamlToJson(body);
+}
+
+Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate_name) {
+  if (!j.is_object()) return InvalidArgument("a workload must be a JSON object");
+  if (Status s = CheckKeys(j, "", {"apiVersion", "kind", "metadata", "spec", "status"}); !s.ok()) return s;
+  if (auto it = j.find("apiVersion"); it != j.end() && *it != std::string(kWorkloadApiVersion)) {
+    return Invalid("apiVersion", "must be " + std::string(kWorkloadApiVersion));
+  }
+  core::WorkloadSpec spec;
+  if (Status s = ReadMetadata(j, true, &spec, generate_name); !s.ok()) return s;
+  auto sit = j.find("spec");
+  if (sit == j.end() || !sit->is_object()) return Invalid("spec", "is required and must be an object");
+  const Json& sp = *sit;
+  if (Status s = CheckKeys(sp, "spec",
+                           {"queueName", "priorityClassName", "priority", "active", "podSets",
+                            "terminationGracePeriodSeconds", "backoffLimit"});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = ReadString(sp, "queueName", "spec", &spec.queue); !s.ok()) return s;
+  if (spec.queue.empty()) return Invalid("spec.queueName", "is required");
+  if (!IsDnsLabel(spec.queue)) return Invalid("spec.queueName", "must be a DNS-1123 label");
+  std::string pc;
+  if (Status s = ReadString(sp, "priorityClassName", "spec", &pc); !s.ok()) return s;
+  if (!pc.empty()) spec.priority_class = pc;
+  std::optional<int64_t> prio, grace, backoff;
+  if (Status s = ReadInt(sp, "priority", "spec", &prio, -2000000000, 2000000000); !s.ok()) return s;
+  if (prio) spec.priority = static_cast<int32_t>(*prio);
+  if (auto it = sp.find("active"); it != sp.end() && !it->is_null()) {
+    if (!it->is_boolean()) return Invalid("spec.active", "must be a boolean");
+    spec.active = it->get<bool>();
+  }
+  if (Status s = ReadInt(sp, "terminationGracePeriodSeconds", "spec", &grace, 0, 86400); !s.ok()) return s;
+  if (grace) spec.termination_grace = *grace * 1000;
+  if (Status s = ReadInt(sp, "backoffLimit", "spec", &backoff, 0, 100); !s.ok()) return s;
+  if (backoff) spec.backoff_limit = static_cast<int32_t>(*backoff);
+  auto pit = sp.find("podSets");
+  if (pit == sp.end() || !pit->is_array() || pit->empty()) {
+    return Invalid("spec.podSets", "is required: a non-empty list of pod sets");
+  }
+  if (pit->size() > 8) return Invalid("spec.podSets", "at most 8 pod sets");
+  std::set<std::string> names;
+  for (size_t i = 0; i < pit->size(); ++i) {
+    core::PodSetSpec ps;
+    std::string p = "spec.podSets[" + std::to_string(i) + "]";
+    if (!(*pit)[i].is_object()) return Invalid(p, "must be an object");
+    if (Status s = ReadPodSet((*pit)[i], p, &ps); !s.ok()) return s;
+    if (!names.insert(ps.name).second)
+      return Invalid(p + ".name", "duplicate pod set name \"" + ps.name + "\"");
+    spec.pod_sets.push_back(std::move(ps));
+  }
+  return spec;
+}
+
+Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_name) {
+  if (!j.is_object()) return InvalidArgument("a Job must be an object");
+  if (j.value("apiVersion", "") != "batch/v1") return Invalid("apiVersion", "must be batch/v1 for a Job");
+  core::WorkloadSpec spec;
+  if (Status s = ReadMetadata(j, false, &spec, generate_name); !s.ok()) return s;
+  auto q = spec.labels.find(std::string(kQueueNameLabel));
+  if (q == spec.labels.end() || q->second.empty()) {
+    return Invalid("metadata.labels", "a Job needs the label " + std::string(kQueueNameLabel));
+  }
+  spec.queue = q->second;
+  if (!IsDnsLabel(spec.queue))
+    return Invalid("metadata.labels." + std::string(kQueueNameLabel), "must be a DNS-1123 label");
+  if (auto pc = spec.labels.find(std::string(kPriorityClassLabel)); pc != spec.labels.end()) {
+    spec.priority_class = pc->second;
+  }
+  auto sit = j.find("spec");
+  if (sit == j.end() || !sit->is_object()) return Invalid("spec", "is required");
+  const Json& sp = *sit;
+  core::PodSetSpec ps;
+  std::optional<int64_t> par, backoff, grace;
+  if (Status s = ReadInt(sp, "parallelism", "spec", &par, 1, 1024); !s.ok()) return s;
+  if (Status s = ReadInt(sp, "backoffLimit", "spec", &backoff, 0, 100); !s.ok()) return s;
+  if (par) ps.count = static_cast<int32_t>(*par);
+  if (backoff) spec.backoff_limit = static_cast<int32_t>(*backoff);
+  if (auto it = sp.find("suspend"); it != sp.end() && it->is_boolean() && !it->get<bool>()) {
+    // Kueue suspends the Job itself; an explicit false is accepted and ignored.
+  }
+  auto tit = sp.find("template");
+  if (tit == sp.end() || !tit->is_object()) return Invalid("spec.template", "is required");
+  auto pit = tit->find("spec");
+  if (pit == tit->end() || !pit->is_object()) return Invalid("spec.template.spec", "is required");
+  const Json& pod = *pit;
+  const std::string pp = "spec.template.spec";
+  if (Status s = ReadInt(pod, "terminationGracePeriodSeconds", pp, &grace, 0, 86400); !s.ok()) return s;
+  if (grace) spec.termination_grace = *grace * 1000;
+  if (Status s = ReadStringMap(pod, "nodeSelector", pp, &ps.node_selector); !s.ok()) return s;
+  if (Status s = ReadTolerations(pod, "tolerations", pp, false, &ps.tolerations); !s.ok()) return s;
+  if (auto pcn = pod.find("priorityClassName");
+      pcn != pod.end() && pcn->is_string() && !spec.priority_class) {
+    spec.priority_class = pcn->get<std::string>();
+  }
+  auto cit = pod.find("containers");
+  if (cit == pod.end() || !cit->is_array() || cit->empty())
+    return Invalid(pp + ".containers", "needs at least one container");
+  for (size_t i = 0; i < cit->size(); ++i) {
+    const Json& c = (*cit)[i];
+    std::string cp = pp + ".containers[" + std::to_string(i) + "]";
+    if (!c.is_object()) return Invalid(cp, "must be an object");
+    if (i == 0) {
+      if (Status s = ReadStringList(c, "command", cp, &ps.command); !s.ok()) return s;
+      if (Status s = ReadStringList(c, "args", cp, &ps.command); !s.ok()) return s;
+      if (Status s = ReadString(c, "workingDir", cp, &ps.working_dir); !s.ok()) return s;
+      if (auto eit = c.find("env"); eit != c.end() && eit->is_array()) {
+        for (size_t k = 0; k < eit->size(); ++k) {
+          const Json& e = (*eit)[k];
+          std::string ep = cp + ".env[" + std::to_string(k) + "]";
+          if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+            return Invalid(ep, "needs a name");
+          std::string name = e["name"].get<std::string>();
+          if (name.empty() || name.find('=') != std::string::npos)
+            return Invalid(ep + ".name", "invalid name");
+          std::string value;
+          if (Status s = ReadString(e, "value", ep, &value); !s.ok()) return s;
+          ps.env[name] = value;
+        }
+      }
+    }
+    if (auto rit = c.find("resources"); rit != c.end() && rit->is_object()) {
+      std::map<std::string, core::Amount> req, lim;
+      if (Status s = ReadRequests(*rit, "requests", cp + ".resources", &req); !s.ok()) return s;
+      if (Status s = ReadRequests(*rit, "limits", cp + ".resources", &lim); !s.ok()) return s;
+      // As in Kubernetes, a limit without a request sets the request.
+      for (const auto& [r, a] : lim) req.emplace(r, a);
+      for (const auto& [r, a] : req) ps.requests[r] += a;
+    }
+  }
+  spec.pod_sets.push_back(std::move(ps));
+  return spec;
+}
+
+Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* generate_name) {
+  if (!j.is_object()) return InvalidArgument("the body must be a Workload or Job object");
+  std::string kind = j.value("kind", "Workload");
+  if (!j.contains("kind") || !j["kind"].is_string()) kind = "Workload";
+  if (kind == "Workload") return WorkloadFromJson(j, generate_name);
+  if (kind == "Job") return WorkloadFromJob(j, generate_name);
+  return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
+}
+
+Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
+  Json md = {{"name", spec.name}, {"namespace", spec.ns}};
+  if (!spec.labels.empty()) md["labels"] = spec.labels;
+  if (!spec.annotations.empty()) md["annotations"] = spec.annotations;
+  Json sp = {{"queueName", spec.queue}};
+  if (spec.priority_class) sp["priorityClassName"] = *spec.priority_class;
+  if (spec.priority) sp["priority"] = *spec.priority;
+  if (!spec.active) sp["active"] = false;
+  if (spec.termination_grace) sp["terminationGracePeriodSeconds"] = *spec.termination_grace / 1000;
+  if (spec.backoff_limit) sp["backoffLimit"] = spec.backoff_limit;
+  Json sets = Json::array();
+  for (const auto& ps : spec.pod_sets) {
+    Json p = {{"name", ps.name}, {"count", ps.count}};
+    if (ps.min_count) p["minCount"] = *ps.min_count;
+    if (!ps.requests.empty()) {
+      Json r = Json::object();
+      for (const auto& [k, v] : ps.requests) r[k] = core::FormatQuantity(v);
+      p["requests"] = r;
+    }
+    if (!ps.node_selector.empty()) p["nodeSelector"] = ps.node_selector;
+    if (!ps.tolerations.empty()) {
+      Json ts = Json::array();
+      for (const auto& t : ps.tolerations) {
+        Json tj = {{"operator", t.op}};
+        if (!t.key.empty()) tj["key"] = t.key;
+        if (!t.value.empty()) tj["value"] = t.value;
+        if (!t.effect.empty()) tj["effect"] = t.effect;
+        ts.push_back(tj);
+      }
+      p["tolerations"] = ts;
+    }
+    if (!ps.annotations.empty()) p["annotations"] = ps.annotations;
+    if (!ps.command.empty()) p["command"] = ps.command;
+    if (!ps.env.empty()) p["env"] = ps.env;
+    if (!ps.working_dir.empty()) p["workingDir"] = ps.working_dir;
+    sets.push_back(p);
+  }
+  sp["podSets"] = sets;
+  return Json{{"apiVersion", kWorkloadApiVersion}, {"kind", "Workload"}, {"metadata", md}, {"spec", sp}};
+}
+
+Json ErrorJson(const Status& s) {
+  Json j = {{"code", StatusCodeName(s.code())}, {"message", s.message()}};
+  if (!s.field().empty()) j["field"] = s.field();
+  if (s.pos().known()) j["position"] = s.pos().ToString();
+  return j;
+}
+
+}  // namespace artel::server

@@ -1,0 +1,46 @@
+// The arteld configuration: one YAML file (docs/daemon.md) plus flags that
+// override it.
+//
+//   listen: 127.0.0.1:7433        # port 0 = any free port
+//   dataDir: /var/lib/artel
+//   fakeGpus: 8xH100-80GB         # omit to use NVML
+//   tokensFile: tokens.yaml       # omit: no authentication (loopback only!)
+//   tls: {certFile: cert.pem, keyFile: key.pem}
+//   manifests: [../examples/dev-cluster]
+//   log: {format: logfmt, level: info}
+//   limits: {maxBodyBytes: 1048576, rateLimitQps: 0, rateLimitBurst: 0}
+//   scheduler: {fairSharing: false, intervalMs: 1000, debounceMs: 2, tickMs: 50}
+//   runtime: {defaultGracePeriodSeconds: 30, cgroupRoot: "", stopWorkloadsOnExit: false}
+//   http: {threads: 64}
+//
+// Relative paths are resolved against the directory of the file. Unknown
+// keys are errors with file:line:column.
+//
+// Thread-safety: plain values and a pure loader.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "server/api.h"
+#include "server/daemon.h"
+#include "server/log.h"
+
+namespace artel::server {
+
+struct ArteldConfig {
+  ApiOptions api;
+  DaemonOptions daemon;
+  std::string tokens_file;
+  Logger::Format log_format = Logger::Format::kLogfmt;
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+// Reads `path` over the defaults already in *config.
+Status LoadArteldConfig(const std::string& path, ArteldConfig* config);
+
+// Parses "HOST:PORT" (IPv4 or a name; "[v6]:port" too).
+Status ParseListen(const std::string& text, std::string* host, int* port);
+
+}  // namespace artel::server

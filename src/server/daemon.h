@@ -1,0 +1,240 @@
+// Daemon: arteld's state machine. It owns the scheduling `core::Engine`, the
+// durable `store::Store`, the `runtime::LocalRuntime` that runs admitted pods
+// as processes, and the GPU inventory, and it runs the engine loop.
+//
+// Durability. Every accepted mutation (config applied, workload submitted or
+// cancelled) is appended to the store before the call returns, so an
+// acknowledged request survives kill -9. The loop journals its own decisions
+// (admitted, evicted, eviction completed, started, finished) before acting on
+// them: no process starts before its admission is durable. The journal is
+// also reduced into a compact model (`Persisted`, one entry per workload)
+// that snapshots are written from; recovery = snapshot + journal reduced the
+// same way, then materialized into a fresh engine: pending workloads are
+// resubmitted in their original order, admitted ones restored with their
+// admission (`Engine::Restore`) and their processes re-adopted, or requeued
+// when the processes are gone.
+//
+// The engine loop wakes on every change (debounced by `debounce_ms`), on a
+// `tick_ms` timer that reaps exits and escalates SIGKILLs, and runs a full
+// scheduling pass at least every `schedule_interval_ms`. It holds `mu_` only
+// while it talks to the engine; journal appends, process starts and stops
+// happen outside it, so API calls never wait for an fsync of someone else.
+//
+// Thread-safety: every public method is safe to call from many threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/engine.h"
+#include "runtime/runtime.h"
+#include "server/auth.h"
+#include "server/codec.h"
+#include "server/log.h"
+#include "server/prom.h"
+#include "store/store.h"
+
+namespace artel::server {
+
+struct DaemonOptions {
+  std::string data_dir;                // required: store and logs live here
+  std::string fake_gpus;               // "8xH100-80GB,..."; empty = NVML
+  std::vector<std::string> manifests;  // files/directories applied at start
+  core::EngineOptions engine;
+  int64_t tick_ms = 50;
+  int64_t schedule_interval_ms = 1000;
+  int64_t debounce_ms = 2;
+  int64_t default_grace_ms = 30000;
+  uint64_t snapshot_every = 20000;      // journal records between snapshots
+  std::string cgroup_root;              // "" = autodetect, "none" = off
+  bool stop_workloads_on_exit = false;  // SIGTERM the pods at shutdown
+  std::string hostname;                 // node name; default gethostname()
+};
+
+// Filters of a workload list (`GET /api/v1/workloads`).
+struct ListFilter {
+  std::optional<std::set<std::string>> namespaces;  // nullopt = all
+  std::map<std::string, std::string> labels;        // labelSelector k=v,...
+  std::map<std::string, std::string>
+      fields;  // status.phase, spec.queueName, status.clusterQueue, metadata.name
+};
+
+class Daemon {
+ public:
+  // Opens the store under `options.data_dir`, discovers GPUs, recovers the
+  // journal and applies `options.manifests`. Does not start the loop.
+  static Result<std::unique_ptr<Daemon>> Open(const DaemonOptions& options, Logger* log);
+  ~Daemon();
+
+  void Start();     // starts the engine loop thread
+  void Shutdown();  // stops the loop, optionally the pods, writes a snapshot
+  bool ready() const { return ready_.load(); }
+
+  // ---- mutations: durable before they return -----------------------------
+  // Submits a workload. An empty `spec.name` takes `generate_name` plus a
+  // random suffix. NotFound (field spec.queueName) for an unknown
+  // LocalQueue; AlreadyExists for a taken name.
+  Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name, const std::string& user);
+  Result<Json> Cancel(const std::string& key, const std::string& user);
+  // Applies a multi-document YAML body, merged by (kind, namespace, name)
+  // over the current configuration. Tenants may only apply namespaced
+  // kinds in their namespaces (PermissionDenied otherwise).
+  Result<Json> Apply(std::string_view yaml, const Principal& who);
+
+  // ---- queries ------------------------------------------------------------
+  Result<Json> GetWorkload(const std::string& key) const;
+  Json ListWorkloads(const ListFilter& filter) const;
+  Result<Json> Why(const std::string& key) const;
+  Json ClusterQueues() const;
+  Json LocalQueues(const std::optional<std::set<std::string>>& namespaces) const;
+  Json Cohorts() const;
+  Json Nodes() const;
+  Json Gpus(const Principal& who) const;
+  Json Config(const Principal& who) const;
+  // The pod logs of a workload, the last `tail_bytes` of each pod's file.
+  Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const;
+  std::string Metrics() const;
+
+  // ---- watch ----------------------------------------------------------------
+  // Events with seq > `after` in the given namespaces (nullopt = all),
+  // waiting up to `wait_ms` for the first one. *next is the seq to pass next.
+  std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms,
+                                const std::optional<std::set<std::string>>& ns, uint64_t* next) const;
+  uint64_t LatestEventSeq() const;
+
+  // Test hook: number of workloads whose pods are running.
+  size_t RunningCount() const;
+  std::string gpu_mode() const { return gpu_mode_; }
+
+ private:
+  struct Persisted {  // the journal, reduced per workload (snapshot form)
+    Json spec;
+    int64_t submitted_ms = 0;
+    uint64_t order = 0;
+    std::string phase = "Pending";  // Pending Admitted Evicting Finished Cancelled
+    Json admission;                 // null or {clusterQueue, podSets, admittedAt}
+    Json started;                   // null or {pods:[{pod,pid,pgid,gpus}], retries}
+    Json result;                    // null or {exitCode, phase}
+  };
+  struct Pod {
+    runtime::RunningPod rp;
+    std::vector<int> gpus;  // indices into gpus_
+    bool exited = false;
+    runtime::Exit exit;
+  };
+  struct Wl {  // live daemon-side state of a workload
+    core::WorkloadSpec spec;
+    int64_t submitted_ms = 0;
+    std::string user;
+    std::string cluster_queue;  // last admission's ClusterQueue
+    std::string terminal;       // "", Succeeded, Failed, Cancelled
+    std::string message;
+    int32_t retries = 0;
+    std::vector<Pod> pods;
+    bool running = false;   // pods started and not all exited
+    bool deferred = false;  // recovered while its evicted pods still ran
+    bool reclaim_wait = false;
+    int64_t started_ms = -1;
+    int64_t finished_ms = -1;
+    int64_t admitted_ms = -1;
+    std::optional<int> exit_code;
+  };
+  struct Event {
+    uint64_t seq;
+    std::string ns;
+    Json body;
+  };
+
+  Daemon(const DaemonOptions& options, Logger* log);
+  Status Init();
+  Status Recover();
+  Status ApplyStartupManifests();
+
+  int64_t NowLocked();
+  void Wake();
+  void Loop();
+  void Cycle(bool schedule);
+  void HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t now,
+                         std::vector<store::Record>* recs, std::vector<std::string>* launch);
+  void ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::vector<std::string>* launch,
+                      std::vector<std::string>* stop);
+  void Launch(const std::string& key);
+  void MaybeSnapshot(bool force);
+  Status AppendAndApply(std::vector<store::Record> recs);
+  void ApplyToModelLocked(const store::Record& r);
+  static void Reduce(std::map<std::string, Persisted>* model, uint64_t* order, std::string* config,
+                     const store::Record& r);
+  void FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_code, const std::string& phase,
+                    std::vector<store::Record>* recs);
+  void ReleaseGpusLocked(Wl& w);
+  std::vector<int> AssignGpusLocked(int count, const std::string& owner);
+  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());
+  Json WorkloadJsonLocked(const std::string& key, const Wl& w) const;
+  std::string PhaseLocked(const std::string& key, const Wl& w) const;
+  Status ConfigureFromDocsLocked(const std::map<std::string, std::string>& docs, core::Config* out) const;
+  static std::string DocsToText(const std::map<std::string, std::string>& docs);
+
+  DaemonOptions options_;
+  Logger* log_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<runtime::LocalRuntime> runtime_;
+  std::unique_ptr<runtime::GpuDiscovery> discovery_;
+  std::string gpu_mode_;
+  std::string log_dir_;
+
+  // Held shared by every journal append + model update, exclusively by a
+  // snapshot, so that a snapshot's `upto_seq` matches the model exactly.
+  mutable std::shared_mutex journal_mu_;
+  uint64_t records_since_snapshot_ = 0;  // guarded by mu_
+
+  mutable std::mutex mu_;
+  core::Engine engine_;
+  int64_t last_now_ = 0;
+  std::map<std::string, Wl> wl_;
+  std::set<std::string> inflight_;
+  std::map<std::string, std::string> docs_;  // "Kind/ns/name" -> YAML document
+  std::map<std::string, Persisted> model_;
+  uint64_t model_order_ = 0;
+  std::string model_config_;
+  std::vector<runtime::GpuInfo> gpus_;
+  std::vector<std::string> gpu_owner_;  // "ns/name/pod" or empty
+  std::set<std::string> pending_launch_;
+
+  // Metrics (guarded by mu_).
+  std::map<std::string, uint64_t> admitted_total_;                           // cq
+  std::map<std::pair<std::string, std::string>, uint64_t> evicted_total_;    // cq, reason
+  std::map<std::pair<std::string, std::string>, uint64_t> preempted_total_;  // preempting cq, reason
+  std::map<std::string, uint64_t> finished_total_;                           // cq
+  std::map<std::string, Histogram> wait_hist_;                               // cq
+  std::map<std::string, Histogram> reclaim_hist_;                            // cq
+  Histogram cycle_hist_{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
+  uint64_t cycles_total_ = 0;
+
+  // Watch events.
+  mutable std::mutex ev_mu_;
+  mutable std::condition_variable ev_cv_;
+  std::deque<Event> events_;
+  uint64_t event_seq_ = 0;
+
+  // Loop control.
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool dirty_ = false;
+  bool stopping_ = false;
+  std::thread loop_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> shut_down_{false};
+};
+
+}  // namespace artel::server

@@ -1,0 +1,146 @@
+// arteld: the Artel daemon. Thin: parses the config file and flags, opens
+// the `Daemon`, serves the API until SIGTERM/SIGINT, then shuts down
+// gracefully (stop accepting, stop the loop, write a snapshot).
+
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "server/api.h"
+#include "server/auth.h"
+#include "server/config.h"
+#include "server/daemon.h"
+
+int main(int argc, char** argv) {
+  using namespace artel::server;
+  CLI::App app{"arteld: the Artel GPU scheduler daemon"};
+  std::string config_file, listen, data_dir, fake_gpus, tokens, tls_cert, tls_key, log_format, log_level;
+  std::vector<std::string> manifests;
+  size_t max_body = 0;
+  double rate = -1, burst = -1;
+  int64_t grace_s = -1;
+  int threads = 0;
+  bool stop_on_exit = false, fair_sharing = false;
+  app.add_option("--config", config_file, "YAML config file (docs/daemon.md)");
+  app.add_option("--listen", listen,
+                 "HOST:PORT to serve on (default 127.0.0.1:7433; port 0 = any free port)");
+  app.add_option("--data-dir", data_dir, "Directory for the journal, snapshots and pod logs");
+  app.add_option("--fake-gpus", fake_gpus,
+                 "Fake GPU inventory, e.g. 8xH100-80GB,4xA100-40GB (default: NVML)");
+  app.add_option("--tokens", tokens, "Tokens file (bearer token -> user, role, namespaces)");
+  app.add_option("--tls-cert", tls_cert, "TLS certificate (PEM); with --tls-key serves HTTPS");
+  app.add_option("--tls-key", tls_key, "TLS private key (PEM)");
+  app.add_option("--manifests,-m", manifests, "Manifest files or directories applied at start");
+  app.add_option("--log-format", log_format, "logfmt or json")->check(CLI::IsMember({"logfmt", "json"}));
+  app.add_option("--log-level", log_level, "debug, info, warn or error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.add_option("--max-body-bytes", max_body, "Largest accepted request body (413 above)");
+  app.add_option("--rate-limit", rate, "Requests per second per user (0 = unlimited; 429 above)");
+  app.add_option("--rate-burst", burst, "Rate-limit bucket size (default 2 x rate)");
+  app.add_option("--grace-period", grace_s, "Default seconds between SIGTERM and SIGKILL on preemption");
+  app.add_option("--threads", threads, "HTTP worker threads");
+  app.add_flag("--stop-workloads-on-exit", stop_on_exit,
+               "Stop running pods on shutdown (default: leave them for re-adoption)");
+  app.add_flag("--fair-sharing", fair_sharing, "Enable fair sharing");
+  CLI11_PARSE(app, argc, argv);
+
+  ArteldConfig cfg;
+  if (!config_file.empty()) {
+    if (artel::Status s = LoadArteldConfig(config_file, &cfg); !s.ok()) {
+      std::cerr << "arteld: " << s.ToString() << "\n";
+      return 2;
+    }
+  }
+  if (!listen.empty()) {
+    if (artel::Status s = ParseListen(listen, &cfg.api.host, &cfg.api.port); !s.ok()) {
+      std::cerr << "arteld: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  if (!data_dir.empty()) cfg.daemon.data_dir = data_dir;
+  if (!fake_gpus.empty()) cfg.daemon.fake_gpus = fake_gpus;
+  if (!tokens.empty()) cfg.tokens_file = tokens;
+  if (!tls_cert.empty()) cfg.api.tls_cert = tls_cert;
+  if (!tls_key.empty()) cfg.api.tls_key = tls_key;
+  if (!manifests.empty()) cfg.daemon.manifests = manifests;
+  if (log_format == "json") cfg.log_format = Logger::Format::kJson;
+  if (log_format == "logfmt") cfg.log_format = Logger::Format::kLogfmt;
+  if (log_level == "debug") cfg.log_level = LogLevel::kDebug;
+  if (log_level == "info") cfg.log_level = LogLevel::kInfo;
+  if (log_level == "warn") cfg.log_level = LogLevel::kWarn;
+  if (log_level == "error") cfg.log_level = LogLevel::kError;
+  if (max_body > 0) cfg.api.max_body_bytes = max_body;
+  if (rate >= 0) cfg.api.rate_qps = rate;
+  if (burst >= 0) cfg.api.rate_burst = burst;
+  if (grace_s >= 0) cfg.daemon.default_grace_ms = grace_s * 1000;
+  if (threads > 0) cfg.api.threads = threads;
+  if (stop_on_exit) cfg.daemon.stop_workloads_on_exit = true;
+  if (fair_sharing) cfg.daemon.engine.fair_sharing = true;
+  if (cfg.daemon.data_dir.empty()) {
+    std::cerr << "arteld: --data-dir (or dataDir in --config) is required\n";
+    return 2;
+  }
+  if (cfg.api.tls_cert.empty() != cfg.api.tls_key.empty()) {
+    std::cerr << "arteld: --tls-cert and --tls-key go together\n";
+    return 2;
+  }
+
+  // Block the shutdown signals in every thread; main waits for them below.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  Logger log(cfg.log_format, cfg.log_level);
+  std::unique_ptr<TokenTable> table;
+  if (!cfg.tokens_file.empty()) {
+    auto t = TokenTable::Load(cfg.tokens_file);
+    if (!t.ok()) {
+      std::cerr << "arteld: " << t.status().ToString() << "\n";
+      return 2;
+    }
+    table = std::move(t).value();
+    log.Info("authentication on", {{"tokens", std::to_string(table->size())}});
+  } else {
+    log.Warn("no tokens file: authentication is OFF, every caller is an admin");
+  }
+  bool loopback = cfg.api.host == "127.0.0.1" || cfg.api.host == "localhost" || cfg.api.host == "::1";
+  if (!loopback && !table)
+    log.Warn("listening beyond loopback without authentication", {{"host", cfg.api.host}});
+
+  auto daemon = Daemon::Open(cfg.daemon, &log);
+  if (!daemon.ok()) {
+    log.Error("cannot start", {{"error", daemon.status().ToString()}});
+    std::cerr << "arteld: " << daemon.status().ToString() << "\n";
+    return 1;
+  }
+  ApiServer api(cfg.api, daemon->get(), table.get(), &log);
+  auto port = api.Bind();
+  if (!port.ok()) {
+    std::cerr << "arteld: " << port.status().message() << "\n";
+    return 1;
+  }
+  (*daemon)->Start();
+  std::string scheme = api.tls() ? "https" : "http";
+  std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
+  std::string url = scheme + "://" + host + ":" + std::to_string(*port);
+  log.Info("listening",
+           {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", (*daemon)->gpu_mode()}});
+  std::printf("listening on %s\n", url.c_str());
+  std::fflush(stdout);
+  std::thread server([&] { api.Serve(); });
+
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  api.Stop();
+  (*daemon)->Shutdown();
+  server.join();
+  log.Info("stopped");
+  return 0;
+}

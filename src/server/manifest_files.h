@@ -1,0 +1,37 @@
+// Manifest files as text: what `artel apply -f/-k` sends and what arteld
+// applies at start.
+//
+// `ReadManifestText` reads a file, or a directory the way
+// `manifest::LoadPath` does (kustomization.yaml `resources:` in order, else
+// every *.yaml/*.yml sorted by name, skipping Scenario documents), and joins
+// the documents with `---`. `SplitDocuments` cuts a multi-document YAML text
+// at its `---` lines and names each document "Kind/namespace/name" (the
+// namespace is empty for cluster-scoped kinds).
+//
+// Thread-safety: pure functions (they read files).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace artel::server {
+
+Result<std::string> ReadManifestText(const std::string& path);
+
+struct ManifestDoc {
+  std::string kind;
+  std::string ns;
+  std::string name;
+  std::string text;
+  std::string key() const { return kind + "/" + ns + "/" + name; }
+};
+Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text);
+
+// True for the kinds that live in a namespace (LocalQueue, ResourceQuota).
+bool IsNamespacedKind(std::string_view kind);
+
+}  // namespace artel::server
