@@ -137,7 +137,7 @@ echo "  metrics: curl -s -H 'Authorization: Bearer demo-admin-token' $URL/metric
 printf '  story finished in %s s\n' "$(( $(date +%s) - START ))"
 
 echo
-bold "Web UI: $URL/   (token: demo-admin-token)    API: $URL/api/v1"
+bold "Web UI: $URL/ui/?token=demo-admin-token    API: $URL/api/v1"
 if [[ $KEEP == 1 ]]; then
   echo "arteld keeps running with the demo workloads. Try: ARTEL_SERVER=$URL ARTEL_TOKEN=demo-admin-token $ARTEL get wl -A"
   bold "Press Ctrl-C to stop it cleanly."
