@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/placement/placement.h"
 #include "manifest/manifest.h"
 #include "sim/duration.h"
 #include "sim/yaml_field.h"
@@ -68,9 +69,18 @@ Result<std::map<std::string, core::Amount>> ReadQuantityMap(const Field& f) {
   std::map<std::string, core::Amount> out;
   ARTEL_SIM_RETURN_IF_ERROR(f.CheckUniqueKeys());
   for (auto& [k, v] : f.Entries()) {
+    const std::string key = k.node().Scalar();
+    if (key == "artel.dev/gpu-compute") {
+      // A fraction of a GPU in sevenths or a decimal: "3/7", "0.5".
+      ARTEL_SIM_ASSIGN_OR_RETURN(std::string text, v.String());
+      auto q = core::placement::ParseGpuCompute(text);
+      if (!q.ok()) return v.Error(q.status().message());
+      out[key] = *q;
+      continue;
+    }
     ARTEL_SIM_ASSIGN_OR_RETURN(core::Amount q, v.Quantity());
     if (q < 0) return v.Error("must not be negative");
-    out[k.node().Scalar()] = q;
+    out[key] = q;
   }
   return out;
 }
