@@ -1582,12 +1582,15 @@ std::string Daemon::Metrics() const {
   pw.Family("artel_scheduler_cycles_total", "counter", "Scheduling passes run.");
   pw.Sample("artel_scheduler_cycles_total", {}, static_cast<double>(cycles_total_));
 
-  // DCGM-exporter-style GPU telemetry, by pod.
-  pw.Family("artel_gpu_utilization_percent", "gauge",
-            "GPU utilization (DCGM_FI_DEV_GPU_UTIL); synthetic in fake mode.");
-  pw.Family("artel_gpu_memory_used_bytes", "gauge", "GPU framebuffer used (DCGM_FI_DEV_FB_USED).");
-  pw.Family("artel_gpu_memory_total_bytes", "gauge", "GPU framebuffer size.");
+  // DCGM-exporter-style GPU telemetry, by pod. Each family's samples are
+  // written together, as the text format requires.
   int64_t now = WallMs();
+  struct GpuSample {
+    Labels labels;
+    int util;
+    int64_t mem;
+  };
+  std::vector<GpuSample> samples;
   for (size_t i = 0; i < gpus_.size(); ++i) {
     const auto& g = gpus_[i];
     const std::string& owner = gpu_owner_[i];
@@ -1612,16 +1615,32 @@ std::string Daemon::Metrics() const {
       util = owner.empty() ? 0 : FakeUtil(owner, now);
       mem = owner.empty() ? 0 : g.memory_bytes * (30 + FakeUtil(owner, 0) % 50) / 100;
     }
-    pw.Sample("artel_gpu_utilization_percent", l, util);
-    pw.Sample("artel_gpu_memory_used_bytes", l, static_cast<double>(mem));
-    pw.Sample("artel_gpu_memory_total_bytes", l, static_cast<double>(g.memory_bytes));
-    for (const auto& m : g.mig_instances) {
-      Labels ml = l;
+    samples.push_back({l, util, mem});
+  }
+  pw.Family("artel_gpu_utilization_percent", "gauge",
+            "GPU utilization (DCGM_FI_DEV_GPU_UTIL); synthetic in fake mode.");
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    pw.Sample("artel_gpu_utilization_percent", samples[i].labels, samples[i].util);
+    for (const auto& m : gpus_[i].mig_instances) {
+      Labels ml = samples[i].labels;
       ml.emplace_back("GPU_I_PROFILE", m.profile);
       ml.emplace_back("GPU_I_ID", std::to_string(m.start_slot));
-      pw.Sample("artel_gpu_utilization_percent", ml, owner.empty() ? 0 : util);
+      pw.Sample("artel_gpu_utilization_percent", ml, gpu_owner_[i].empty() ? 0 : samples[i].util);
     }
   }
+  pw.Family("artel_gpu_memory_used_bytes", "gauge", "GPU framebuffer used (DCGM_FI_DEV_FB_USED).");
+  for (const auto& smp : samples) pw.Sample("artel_gpu_memory_used_bytes", smp.labels, static_cast<double>(smp.mem));
+  pw.Family("artel_gpu_memory_total_bytes", "gauge", "GPU framebuffer size.");
+  for (size_t i = 0; i < gpus_.size(); ++i)
+    pw.Sample("artel_gpu_memory_total_bytes", samples[i].labels, static_cast<double>(gpus_[i].memory_bytes));
+  pw.Family("artel_gpu_healthy", "gauge", "1 when the GPU reports healthy (NVML), 0 otherwise.");
+  for (const auto& g : gpus_) {
+    pw.Sample("artel_gpu_healthy",
+              {{"gpu", std::to_string(g.index)}, {"UUID", g.uuid}, {"modelName", g.model}, {"Hostname", options_.hostname}},
+              g.healthy ? 1 : 0);
+  }
+  pw.Family("artel_node_ready", "gauge", "1 when the node's runtime and GPU discovery work (standalone: this host).");
+  pw.Sample("artel_node_ready", {{"node", options_.hostname}}, 1);
   pw.Family("artel_workloads", "gauge", "Workloads known to arteld by phase.");
   std::map<std::string, int> phases;
   for (const auto& [k, w] : wl_) ++phases[PhaseLocked(k, w)];
