@@ -1368,9 +1368,13 @@ CycleResult Engine::Schedule(Time now) {
   result.evictions = std::move(e.pending_evictions);
   e.pending_evictions.clear();
   if (e.opts.admission_fair_sharing) e.AfsSample(now);
-  // Drain stopped queues (HoldAndDrain).
+  // Drain stopped queues (HoldAndDrain); only queues that have such a
+  // policy on themselves or on a LocalQueue are looked at.
   for (auto& cq : e.cqs) {
     bool cq_drain = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
+    bool lq_drain_possible = false;
+    for (int32_t l : cq.lqs) lq_drain_possible = lq_drain_possible || e.lqs[l].spec->stop_policy == StopPolicy::kHoldAndDrain;
+    if (!cq_drain && !lq_drain_possible) continue;
     for (WlId id : std::vector<WlId>(cq.admitted)) {
       Wl& w = e.wls[id];
       if (w.info.state != WorkloadState::kAdmitted) continue;
