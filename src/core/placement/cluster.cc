@@ -946,6 +946,23 @@ class ClusterImpl {
         reason += " (no " + level + " domain is large enough even when empty)";
       }
     }
+    if (!infeasible && c.topo != nullptr && c.slice >= 0 && c.req->constraint.slice_size > 0) {
+      // Every slice must fit in one domain of the slice level: if no such
+      // domain could hold a slice even when empty, waiting cannot help.
+      const int64_t size = c.req->constraint.slice_size;
+      Estimate ever = Estimates(c, c.slice, true);
+      bool any = false;
+      for (int32_t dom = 0; dom < ever.domains && !any; ++dom) {
+        for (int32_t g = 0; g < G && !any; ++g) {
+          any = ever.pods[static_cast<size_t>(g) * ever.domains + dom] >= size;
+        }
+      }
+      if (!any) {
+        infeasible = true;
+        reason += "; no " + c.topo->levels[c.slice] + " domain holds a slice of " + std::to_string(size) +
+                  " pods even when empty";
+      }
+    }
     if (infeasible) r.outcome = PlaceOutcome::kInfeasible;
     r.reason = std::move(reason);
     return r;
