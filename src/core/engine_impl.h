@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -247,6 +248,14 @@ Assignment Nominate(EngineImpl& e, WlId wl, int32_t cq, std::vector<Target>* tar
 // Returns the victims that let `wl` (with usage `request` in `cq`) fit, or
 // an empty vector. Leaves the tree unchanged.
 std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
+// The fill-back step shared by classical and fair-sharing preemption.
+// `removed` are victims whose usage was taken out of the tree, in removal
+// order. When `fitted`, victims are re-added from the second-to-last
+// backwards and kept out only while `fits()` needs them; in every case the
+// tree is restored and the victims still needed are returned (none when
+// !fitted).
+std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
+                                       const std::function<bool()>& fits);
 // True if `request` fits in `cq` now.
 bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
 

@@ -231,10 +231,10 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
   }
   if (!any) return {};
 
-  std::vector<std::pair<WlId, EvictionReason>> removed;
+  std::vector<Target> removed;
   auto remove = [&](WlId id, EvictionReason r) {
     t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, -1);
-    removed.emplace_back(id, r);
+    removed.push_back({id, r});
   };
   // The preemptor's usage is simulated while targets are picked, so that the
   // shares account for it; it is taken out to test whether the workload fits.
@@ -389,28 +389,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     }
   }
   t.AddUsage(cq.node, request, -1);
-  std::vector<Target> targets;
-  if (done && !removed.empty()) {
-    std::vector<char> keep_out(removed.size(), 1);
-    for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
-      WlId id = removed[i].first;
-      t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, +1);
-      if (fits()) {
-        keep_out[i] = 0;
-      } else {
-        t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, -1);
-      }
-    }
-    for (size_t i = 0; i < removed.size(); ++i) {
-      if (keep_out[i]) {
-        targets.push_back({removed[i].first, removed[i].second});
-        t.AddUsage(e.cqs[e.wls[removed[i].first].cq].node, e.wls[removed[i].first].usage, +1);
-      }
-    }
-  } else {
-    for (const auto& [id, r] : removed) t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, +1);
-  }
-  return targets;
+  return FillBackAndRestore(e, removed, done && !removed.empty(), fits);
 }
 
 }  // namespace artel::core

@@ -46,6 +46,33 @@ bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request) {
   return true;
 }
 
+std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
+                                       const std::function<bool()>& fits) {
+  QuotaTree& t = e.tree;
+  auto put_back = [&](WlId id, int sign) { t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, sign); };
+  std::vector<Target> targets;
+  if (!fitted) {
+    for (const Target& x : removed) put_back(x.id, +1);
+    return targets;
+  }
+  // The last one removed is needed by construction.
+  std::vector<char> keep_out(removed.size(), 1);
+  for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
+    put_back(removed[i].id, +1);
+    if (fits()) {
+      keep_out[i] = 0;
+    } else {
+      put_back(removed[i].id, -1);
+    }
+  }
+  for (size_t i = 0; i < removed.size(); ++i) {
+    if (!keep_out[i]) continue;
+    targets.push_back(removed[i]);
+    put_back(removed[i].id, +1);
+  }
+  return targets;
+}
+
 namespace {
 
 // Kueue's candidate variants (see hierarchical reclaim in docs/semantics.md).
@@ -135,42 +162,20 @@ class LazyOrder {
 
 std::vector<Target> Minimal(Ctx& c, LazyOrder& order, bool allow_borrowing) {
   QuotaTree& t = c.e.tree;
-  std::vector<Candidate> removed;
+  std::vector<Target> removed;
   bool fits = false;
   for (size_t i = 0;; ++i) {
     const Candidate* cand = order.At(i);
     if (cand == nullptr) break;
     if (!Valid(c, *cand, allow_borrowing)) continue;
     t.AddUsage(c.e.cqs[cand->c.cq].node, c.e.wls[cand->c.id].usage, -1);
-    removed.push_back(*cand);
+    removed.push_back({cand->c.id, cand->c.reason});
     if (Fits(c, allow_borrowing)) {
       fits = true;
       break;
     }
   }
-  std::vector<Target> targets;
-  auto usage_of = [&](const Candidate& x) -> const FrAmounts& { return c.e.wls[x.c.id].usage; };
-  auto node_of = [&](const Candidate& x) { return c.e.cqs[x.c.cq].node; };
-  if (fits) {
-    // Fill back: the last one removed is needed by construction.
-    std::vector<char> keep_out(removed.size(), 1);
-    for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
-      t.AddUsage(node_of(removed[i]), usage_of(removed[i]), +1);
-      if (Fits(c, allow_borrowing)) {
-        keep_out[i] = 0;
-      } else {
-        t.AddUsage(node_of(removed[i]), usage_of(removed[i]), -1);
-      }
-    }
-    for (size_t i = 0; i < removed.size(); ++i) {
-      if (!keep_out[i]) continue;
-      targets.push_back({removed[i].c.id, removed[i].c.reason});
-      t.AddUsage(node_of(removed[i]), usage_of(removed[i]), +1);
-    }
-  } else {
-    for (const Candidate& x : removed) t.AddUsage(node_of(x), usage_of(x), +1);
-  }
-  return targets;
+  return FillBackAndRestore(c.e, removed, fits, [&] { return Fits(c, allow_borrowing); });
 }
 
 // Would the preemption policy protect `v` from the preemptor `w`?
