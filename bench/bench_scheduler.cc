@@ -200,6 +200,10 @@ void Check(const artel::Status& st, const char* what) {
   std::fprintf(stderr, "%s failed: %s\n", what, st.ToString().c_str());
   std::abort();
 }
+template <typename T>
+void Check(const artel::Result<T>& r, const char* what) {
+  Check(r.status(), what);
+}
 
 // Builds an engine for `s` holding `pending_per_cq` pending workloads in
 // every ClusterQueue, submitted round-robin over the queues with creation

@@ -193,9 +193,18 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   Status st = ValidateConfig(c);
   if (!st.ok()) return st;
   ++state_gen;
+  // Pending reasons refer to quota-tree nodes by id: name them before the
+  // tree is rebuilt.
+  for (WlId id = 0; id < wls.size(); ++id) {
+    if (wls[id].ref_dirty) Materialize(id);
+  }
   // Take pending workloads out of the old structures.
   for (auto& q : lqs) q.heap.clear();
-  for (Wl& w : wls) w.in_heap = false;
+  for (Wl& w : wls) {
+    w.in_heap = false;
+    w.listed = false;
+  }
+  queued_count = 0;
   parked_by_root.clear();
   orphans.clear();
   for (auto& n : nss) n.parked.clear();
@@ -256,7 +265,8 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       for (const auto& r : g.covered_resources) {
         int32_t res = resources.Intern(r);
         grt.resources.push_back(res);
-        rt.group_of_resource[res] = static_cast<int32_t>(rt.groups.size());
+        if (rt.group_of_res.size() <= static_cast<size_t>(res)) rt.group_of_res.resize(res + 1, -1);
+        rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
       }
       for (const auto& fq : g.flavors) grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
       rt.groups.push_back(std::move(grt));
@@ -289,6 +299,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   std::unordered_map<std::string, int32_t> old_lq_index = std::move(lq_index);
   lqs.clear();
   lq_index.clear();
+  lqs_of_ns.clear();
   for (const auto& l : config.local_queues) {
     LqRt rt;
     rt.ns = l.ns;
@@ -310,6 +321,8 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     rt.afs_consumed.resize(resources.size(), 0);
     rt.afs_penalty.resize(resources.size(), 0);
     if (rt.cq >= 0) cqs[rt.cq].lqs.push_back(static_cast<int32_t>(lqs.size()));
+    if (lqs_of_ns.size() <= static_cast<size_t>(rt.ns_id)) lqs_of_ns.resize(rt.ns_id + 1);
+    lqs_of_ns[rt.ns_id].emplace_back(l.name, static_cast<int32_t>(lqs.size()));
     lq_index[key] = static_cast<int32_t>(lqs.size());
     lqs.push_back(std::move(rt));
   }
@@ -346,6 +359,12 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     l.afs_consumed.resize(resources.size(), 0);
     l.afs_penalty.resize(resources.size(), 0);
   }
+  any_drain = false;
+  for (CqRt& cq : cqs) {
+    cq.drain_possible = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
+    for (int32_t l : cq.lqs) cq.drain_possible = cq.drain_possible || lqs[l].spec->stop_policy == StopPolicy::kHoldAndDrain;
+    any_drain = any_drain || cq.drain_possible;
+  }
   priority_classes.clear();
   for (const auto& pc : config.priority_classes) priority_classes[pc.name] = pc.value;
   sized_resources = resources.size();
@@ -355,8 +374,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   for (WlId id = 0; id < wls.size(); ++id) {
     Wl& w = wls[id];
     if (w.info.state == WorkloadState::kFinished) continue;
-    auto lit = lq_index.find(w.info.spec.ns + "/" + w.info.spec.queue);
-    w.lq = lit == lq_index.end() ? -1 : lit->second;
+    w.lq = FindLq(w.ns, w.info.spec.queue);
     if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
       // Keep the admission under the ClusterQueue that admitted it.
       auto cit = cq_index.find(w.info.cluster_queue);
@@ -402,8 +420,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
 void EngineImpl::Resolve(WlId id) {
   Wl& w = wls[id];
   w.parked = false;
-  auto lit = lq_index.find(w.info.spec.ns + "/" + w.info.spec.queue);
-  w.lq = lit == lq_index.end() ? -1 : lit->second;
+  w.lq = FindLq(w.ns, w.info.spec.queue);
   w.cq = w.lq >= 0 ? lqs[w.lq].cq : -1;
   w.info.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
   if (!w.info.spec.active) {
@@ -427,7 +444,10 @@ void EngineImpl::Resolve(WlId id) {
     } else if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kLocalQueueMissing ||
                w.info.pending.kind == K::kClusterQueueMissing || w.info.pending.kind == K::kNamespaceNotAllowed ||
                w.info.pending.kind == K::kStopped || w.info.pending.kind == K::kInactive) {
-      w.info.pending = Reason(K::kNotYetTried, "waiting for the next scheduling cycle");
+      w.info.pending = PendingReason{};
+      w.info.pending.kind = K::kNotYetTried;  // message built on read
+      w.msg_dirty = true;
+      w.requeued = false;
     }
     w.info.pending.cluster_queue = cqs[w.cq].name;
     Enqueue(id);
@@ -436,30 +456,61 @@ void EngineImpl::Resolve(WlId id) {
   orphans.push_back(id);
 }
 
+int32_t EngineImpl::FindLq(int32_t ns, const std::string& name) const {
+  if (ns < 0 || static_cast<size_t>(ns) >= lqs_of_ns.size()) return -1;
+  for (const auto& [n, l] : lqs_of_ns[ns]) {
+    if (n == name) return l;
+  }
+  return -1;
+}
+
 void EngineImpl::Enqueue(WlId id) {
   Wl& w = wls[id];
   if (w.in_heap || w.lq < 0) return;
-  lqs[w.lq].heap.insert(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  LqRt& lq = lqs[w.lq];
+  lq.heap.insert(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
   w.in_heap = true;
+  if (lq.cq >= 0) cqs[lq.cq].queued++;
+  queued_count++;
 }
 
 void EngineImpl::Dequeue(WlId id) {
   Wl& w = wls[id];
   if (!w.in_heap) return;
-  lqs[w.lq].heap.erase(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  LqRt& lq = lqs[w.lq];
+  lq.heap.erase(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
   w.in_heap = false;
+  if (lq.cq >= 0) cqs[lq.cq].queued--;
+  queued_count--;
 }
 
-void EngineImpl::Unpark(int32_t root) {
-  if (root < 0 || root >= static_cast<int32_t>(parked_by_root.size())) return;
-  std::vector<WlId> list;
-  list.swap(parked_by_root[root]);
-  for (WlId id : list) {
+void EngineImpl::Park(WlId id, std::vector<WlId>* list) {
+  Wl& w = wls[id];
+  Dequeue(id);
+  w.parked = true;
+  w.listed = true;
+  list->push_back(id);
+}
+
+void EngineImpl::UnparkList(std::vector<WlId>* list) {
+  if (list->empty()) return;
+  std::vector<WlId> taken;
+  taken.swap(*list);
+  for (WlId id : taken) {
     Wl& w = wls[id];
+    w.listed = false;
     if (!w.parked || w.info.state != WorkloadState::kPending) continue;
     w.parked = false;
     Enqueue(id);
   }
+  // Keep the buffer: the next park reuses its capacity.
+  taken.clear();
+  if (list->empty()) list->swap(taken);
+}
+
+void EngineImpl::Unpark(int32_t root) {
+  if (root < 0 || root >= static_cast<int32_t>(parked_by_root.size())) return;
+  UnparkList(&parked_by_root[root]);
 }
 
 double EngineImpl::AfsUsage(int32_t lq) const {
@@ -544,14 +595,7 @@ void EngineImpl::ReleasePlacement(WlId id) {
   w.placement = placement::Placement{};
   w.info.placements.clear();
   // Node capacity freed anywhere may let a waiting gang fit.
-  std::vector<WlId> list;
-  list.swap(parked_placement);
-  for (WlId p : list) {
-    Wl& pw = wls[p];
-    if (!pw.parked || pw.info.state != WorkloadState::kPending) continue;
-    pw.parked = false;
-    Enqueue(p);
-  }
+  UnparkList(&parked_placement);
 }
 
 void EngineImpl::ReleaseUsage(WlId id) {
@@ -576,14 +620,7 @@ void EngineImpl::ReleaseUsage(WlId id) {
     for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] -= a;
   }
   // A release in the namespace may unblock ResourceQuota-parked workloads.
-  std::vector<WlId> list;
-  list.swap(nss[w.ns].parked);
-  for (WlId p : list) {
-    Wl& pw = wls[p];
-    if (!pw.parked || pw.info.state != WorkloadState::kPending) continue;
-    pw.parked = false;
-    Enqueue(p);
-  }
+  UnparkList(&nss[w.ns].parked);
 }
 
 void EngineImpl::RebuildUsage() {
@@ -605,9 +642,11 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
   w.info.evictions++;
   Eviction ev;
   ev.victim = w.info.key;
+  ev.victim_id = id;
   ev.victim_cluster_queue = w.info.cluster_queue;
   ev.reason = reason;
   if (preemptor != kNoWl) {
+    ev.preemptor_id = preemptor;
     ev.preemptor = wls[preemptor].info.key;
     ev.preemptor_cluster_queue = wls[preemptor].info.cluster_queue;
   }
@@ -655,14 +694,7 @@ Status EngineImpl::RebuildCluster() {
   }
   cluster = std::move(c);
   // Waiting gangs get another chance on the new nodes.
-  std::vector<WlId> list;
-  list.swap(parked_placement);
-  for (WlId p : list) {
-    Wl& pw = wls[p];
-    if (!pw.parked || pw.info.state != WorkloadState::kPending) continue;
-    pw.parked = false;
-    Enqueue(p);
-  }
+  UnparkList(&parked_placement);
   return Status::Ok();
 }
 
@@ -827,6 +859,10 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
 
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   if (!r->message.empty()) return;
+  if (r->kind == K::kNotYetTried) {
+    r->message = w.requeued ? "requeued after eviction" : "waiting for the next scheduling cycle";
+    return;
+  }
   std::string m = w.info.key + " in ClusterQueue " + r->cluster_queue + ": ";
   switch (r->kind) {
     case K::kInsufficientQuota:
@@ -858,20 +894,30 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
 
 bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   if (fresh_snapshot) RebuildUsage();
-  std::vector<Entry> entries;
+  // Entries are reused across rounds (their buffers keep their capacity);
+  // `n` of them are live in this round.
+  std::vector<Entry>& all_entries = round_entries;
+  size_t n = 0;
   for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
-    if (cqs[c].held) continue;
+    if (cqs[c].held || cqs[c].queued == 0) continue;  // a valid sticky head is queued too
     WlId h = Head(c);
     if (h == kNoWl) continue;
-    Entry en;
+    if (all_entries.size() <= n) all_entries.emplace_back();
+    Entry& en = all_entries[n++];
     en.wl = h;
     en.cq = c;
-    en.assignment = Nominate(*this, h, c, &en.targets);
-    entries.push_back(std::move(en));
+    Nominate(*this, h, c, &en.assignment, &en.targets);
   }
-  if (entries.empty()) return false;
+  if (n == 0) return false;
+  struct Live {
+    std::vector<Entry>& v;
+    size_t n;
+    size_t size() const { return n; }
+    Entry& operator[](size_t i) { return v[i]; }
+  } entries{all_entries, n};
   // Classical order: sort small keys, not the entries themselves.
-  std::vector<uint32_t> order(entries.size());
+  std::vector<uint32_t>& order = round_order;
+  order.resize(entries.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   if (!opts.fair_sharing) {
     std::sort(order.begin(), order.end(), [&](uint32_t ia, uint32_t ib) {
@@ -891,9 +937,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     });
   }
   bool changed = false;
-  std::vector<std::pair<int32_t, FrAmounts>> temp;  // cycle-only usage, rolled back at the end
-  std::unordered_set<WlId> victims;
-  std::vector<char> done(entries.size(), 0);
+  auto& temp = round_temp;  // cycle-only usage, rolled back at the end
+  temp.clear();
+  const uint64_t stamp = ++round_stamp;  // marks this round's victims in Wl::victim_stamp
+  auto is_victim = [&](WlId id) { return wls[id].victim_stamp == stamp; };
+  std::vector<char>& done = round_done;
+  done.assign(entries.size(), 0);
   for (size_t step = 0; step < entries.size(); ++step) {
     size_t idx = order[step];
     if (opts.fair_sharing) {
@@ -905,7 +954,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
             (x.info.priority == wls[entries[pick].wl].info.priority && x.info.uid < wls[entries[pick].wl].info.uid))
           pick = static_cast<int32_t>(i);
       }
-      if (pick < 0) pick = FairSharingPickNext(*this, entries, done);
+      if (pick < 0) pick = FairSharingPickNext(*this, all_entries, done);
       if (pick < 0) break;
       idx = static_cast<size_t>(pick);
     }
@@ -933,9 +982,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         w.info.admission.clear();
         w.info.pending = Reason(K::kResourceQuotaExceeded, w.info.key + ": " + why);
         w.info.pending.cluster_queue = cq.name;
-        Dequeue(en.wl);
-        w.parked = true;
-        nss[w.ns].parked.push_back(en.wl);
+        Park(en.wl, &nss[w.ns].parked);
         if (cq.sticky == en.wl) cq.sticky = kNoWl;
         changed = true;
         continue;
@@ -984,9 +1031,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                                   w.info.key + ": quota fits in ClusterQueue " + cq.name + " but the pods do not fit on the nodes: " +
                                       pr.reason);
           w.info.pending.cluster_queue = cq.name;
-          Dequeue(en.wl);
-          w.parked = true;
-          parked_placement.push_back(en.wl);
+          Park(en.wl, &parked_placement);
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           w.waiting_preemption = false;
           changed = true;
@@ -1013,16 +1058,17 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       pending_count--;
       admitted_count++;
       result->admitted.push_back(w.info.key);
+      result->admitted_ids.push_back(en.wl);
       changed = true;
       continue;
     }
     if ((a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) && !en.targets.empty()) {
       bool overlap = false;
-      for (const Target& t : en.targets) overlap = overlap || victims.count(t.id) > 0;
+      for (const Target& t : en.targets) overlap = overlap || is_victim(t.id);
       if (overlap) {
         en.targets = GetTargets(*this, en.wl, en.cq, a.usage);
         bool still = !en.targets.empty();
-        for (const Target& t : en.targets) still = still && !victims.count(t.id);
+        for (const Target& t : en.targets) still = still && !is_victim(t.id);
         if (!still) {
           result->decisions--;
           continue;  // skipped; retried next cycle
@@ -1040,18 +1086,19 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           Evict(t.id, t.reason, en.wl, now, &result->evictions, msg + " [" + EvictionReasonName(t.reason) + "]");
           changed = true;
         }
-        victims.insert(t.id);
+        wls[t.id].victim_stamp = stamp;
       }
       tree.AddUsage(cq.node, a.usage, +1);
       overlay_gen = ++overlay_counter;
       temp.emplace_back(cq.node, a.usage);
       w.waiting_preemption = true;
       cq.sticky = en.wl;
-      w.info.pending = a.reason;
+      w.info.pending = PendingReason{};
       w.info.pending.kind = K::kWaitingForEvictions;
       w.info.pending.cluster_queue = cq.name;
-      w.info.pending.would_preempt = names;
-      w.info.pending.message.clear();
+      w.info.pending.would_preempt = std::move(names);
+      w.pending_ref = a.ref;
+      w.ref_dirty = true;
       w.msg_dirty = true;
       continue;
     }
@@ -1070,19 +1117,27 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         temp.emplace_back(cq.node, std::move(reserve));
       }
     }
-    w.info.pending = a.reason;
-    if (preempt_mode) w.info.pending.kind = K::kPreemptionNoCandidates;
-    if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kNotYetTried)
-      w.info.pending.kind = K::kInsufficientQuota;
-    w.info.pending.cluster_queue = cq.name;
-    w.info.pending.message.clear();
+    // Only the kind is set now; names and the message are built on read.
+    K kind = a.kind;
+    if (preempt_mode) kind = K::kPreemptionNoCandidates;
+    if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
+    if (kind == K::kNoFlavor) {
+      w.info.pending = PendingReason{};
+      w.info.pending.kind = kind;
+      w.info.pending.cluster_queue = cq.name;
+      w.info.pending.message = w.info.key + " in ClusterQueue " + cq.name + ": " + a.message;
+    } else {
+      w.info.pending.kind = kind;
+      w.info.pending.message.clear();
+      w.info.pending.would_preempt.clear();
+    }
+    w.pending_ref = a.ref;
+    w.ref_dirty = true;
     w.msg_dirty = true;
     w.waiting_preemption = false;
     if (cq.sticky == en.wl) cq.sticky = kNoWl;
     if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
-      Dequeue(en.wl);
-      w.parked = true;
-      parked_by_root[tree.Root(cq.node)].push_back(en.wl);
+      Park(en.wl, &parked_by_root[tree.Root(cq.node)]);
       changed = true;
     }
   }
@@ -1122,10 +1177,12 @@ Status Engine::Configure(const Config& config) { return impl_->ApplyConfig(confi
 const Config& Engine::config() const { return impl_->config; }
 const EngineOptions& Engine::options() const { return impl_->opts; }
 
-Status Engine::Submit(const WorkloadSpec& spec, Time now) {
+Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
   EngineImpl& e = *impl_;
-  std::string key = spec.ns + "/" + spec.name;
   if (spec.ns.empty() || spec.name.empty()) return InvalidArgument("workload needs a namespace and a name");
+  std::string key;
+  key.reserve(spec.ns.size() + 1 + spec.name.size());
+  key.append(spec.ns).append(1, '/').append(spec.name);
   if (e.wl_index.count(key)) return AlreadyExists("workload " + key + " already exists");
   if (spec.pod_sets.empty()) return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
   int32_t priority = 0;
@@ -1140,23 +1197,26 @@ Status Engine::Submit(const WorkloadSpec& spec, Time now) {
     priority = it->second;
   }
   Wl w;
-  std::unordered_set<std::string> ps_names;
+  w.pod_sets.reserve(spec.pod_sets.size());
   for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
     const PodSetSpec& ps = spec.pod_sets[i];
-    std::string path = "podSets[" + std::to_string(i) + "]";
-    if (!ps_names.insert(ps.name).second)
-      return InvalidArgument("duplicate pod set name \"" + ps.name + "\"").WithField(path + ".name");
-    if (ps.count < 1) return InvalidArgument("count must be at least 1").WithField(path + ".count");
+    auto path = [i] { return "podSets[" + std::to_string(i) + "]"; };
+    for (size_t j = 0; j < i; ++j) {
+      if (spec.pod_sets[j].name == ps.name)
+        return InvalidArgument("duplicate pod set name \"" + ps.name + "\"").WithField(path() + ".name");
+    }
+    if (ps.count < 1) return InvalidArgument("count must be at least 1").WithField(path() + ".count");
     if (ps.min_count && (*ps.min_count < 1 || *ps.min_count > ps.count))
       return InvalidArgument("minCount must be between 1 and count (" + std::to_string(ps.count) + ")")
-          .WithField(path + ".minCount");
+          .WithField(path() + ".minCount");
     PodSetReq r;
     r.count = ps.count;
     r.min_count = ps.min_count.value_or(ps.count);
+    r.per_pod.reserve(ps.requests.size());
     for (const auto& [res, amt] : ps.requests) {
-      if (amt < 0) return InvalidArgument("request must not be negative").WithField(path + ".requests." + res);
+      if (amt < 0) return InvalidArgument("request must not be negative").WithField(path() + ".requests." + res);
       if (amt > kUnlimited / std::max(1, ps.count))
-        return InvalidArgument("request too large").WithField(path + ".requests." + res);
+        return InvalidArgument("request too large").WithField(path() + ".requests." + res);
       r.per_pod.emplace_back(e.resources.Intern(res), amt);
     }
     std::sort(r.per_pod.begin(), r.per_pod.end());
@@ -1173,20 +1233,30 @@ Status Engine::Submit(const WorkloadSpec& spec, Time now) {
       l.afs_penalty.resize(e.resources.size(), 0);
     }
   }
+  w.ns = e.NsId(spec.ns);
   w.info.key = key;
-  w.info.spec = spec;
+  w.info.spec = std::move(spec);
   w.info.priority = priority;
   w.info.created = now;
   w.info.queued_at = now;
   w.info.uid = e.next_uid++;
-  w.info.pending = Reason(K::kNotYetTried, "waiting for the next scheduling cycle");
-  w.ns = e.NsId(spec.ns);
-  WlId id = static_cast<WlId>(e.wls.size());
-  e.wls.push_back(std::move(w));
-  e.wl_index[key] = id;
+  w.info.pending.kind = K::kNotYetTried;  // message built on read
+  w.msg_dirty = true;
+  WlId id;
+  if (!e.free_ids.empty()) {
+    id = e.free_ids.back();
+    e.free_ids.pop_back();
+    e.wls[id] = std::move(w);
+    e.reused_slots = true;
+  } else {
+    id = static_cast<WlId>(e.wls.size());
+    e.wls.push_back(std::move(w));
+  }
+  e.wls[id].info.id = id;
+  e.wl_index.emplace(std::move(key), id);
   e.pending_count++;
   e.Resolve(id);
-  return Status::Ok();
+  return id;
 }
 
 namespace {
@@ -1195,19 +1265,58 @@ Result<WlId> Lookup(const EngineImpl& e, const std::string& key) {
   if (it == e.wl_index.end()) return NotFound("workload " + key + " not found");
   return it->second;
 }
+
+bool Live(const EngineImpl& e, WlId id) { return id < e.wls.size() && !e.wls[id].forgotten; }
+
+Status UnknownId(WlId id) { return NotFound("workload handle " + std::to_string(id) + " not found"); }
 }  // namespace
+
+Status EngineImpl::FinishId(WlId id) {
+  Wl& w = wls[id];
+  if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting)
+    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not running");
+  ReleaseUsage(id);
+  w.info.state = WorkloadState::kFinished;
+  admitted_count--;
+  return Status::Ok();
+}
 
 Status Engine::Finish(const std::string& key, Time now) {
   (void)now;
-  EngineImpl& e = *impl_;
-  auto id = Lookup(e, key);
+  auto id = Lookup(*impl_, key);
   if (!id.ok()) return id.status();
-  Wl& w = e.wls[*id];
-  if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting)
-    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not running");
-  e.ReleaseUsage(*id);
+  return impl_->FinishId(*id);
+}
+
+Status Engine::Finish(WorkloadId id, Time now) {
+  (void)now;
+  if (!Live(*impl_, id)) return UnknownId(id);
+  return impl_->FinishId(id);
+}
+
+Status Engine::Forget(WorkloadId id) {
+  EngineImpl& e = *impl_;
+  if (!Live(e, id)) return UnknownId(id);
+  Wl& w = e.wls[id];
+  if (w.info.state != WorkloadState::kFinished)
+    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not finished");
+  auto it = e.wl_index.find(w.info.key);
+  if (it != e.wl_index.end() && it->second == id) e.wl_index.erase(it);
+  // A handle must not linger where a later workload could inherit it.
+  if (w.listed) {
+    auto drop = [id](std::vector<WlId>* v) { v->erase(std::remove(v->begin(), v->end(), id), v->end()); };
+    for (auto& list : e.parked_by_root) drop(&list);
+    for (auto& n : e.nss) drop(&n.parked);
+    drop(&e.parked_placement);
+  }
+  e.orphans.erase(std::remove(e.orphans.begin(), e.orphans.end(), id), e.orphans.end());
+  for (CqRt& cq : e.cqs) {
+    if (cq.sticky == id) cq.sticky = kNoWl;
+  }
+  w = Wl{};
+  w.forgotten = true;
   w.info.state = WorkloadState::kFinished;
-  e.admitted_count--;
+  e.free_ids.push_back(id);
   return Status::Ok();
 }
 
@@ -1230,24 +1339,36 @@ Status Engine::Cancel(const std::string& key, Time now) {
   return Status::Ok();
 }
 
-Status Engine::CompleteEviction(const std::string& key, Time now) {
-  (void)now;
-  EngineImpl& e = *impl_;
-  auto id = Lookup(e, key);
-  if (!id.ok()) return id.status();
-  Wl& w = e.wls[*id];
+Status EngineImpl::CompleteEvictionId(WlId id) {
+  Wl& w = wls[id];
   if (w.info.state != WorkloadState::kEvicting)
-    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not evicting");
-  e.ReleaseUsage(*id);
+    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not evicting");
+  ReleaseUsage(id);
   w.info.state = WorkloadState::kPending;
   w.info.admission.clear();
   w.usage.clear();
   w.info.admitted_at = -1;
-  e.admitted_count--;
-  e.pending_count++;
-  w.info.pending = Reason(K::kNotYetTried, "requeued after eviction");
-  e.Resolve(*id);
+  admitted_count--;
+  pending_count++;
+  w.info.pending = PendingReason{};
+  w.info.pending.kind = K::kNotYetTried;  // "requeued after eviction", built on read
+  w.msg_dirty = true;
+  w.requeued = true;
+  Resolve(id);
   return Status::Ok();
+}
+
+Status Engine::CompleteEviction(const std::string& key, Time now) {
+  (void)now;
+  auto id = Lookup(*impl_, key);
+  if (!id.ok()) return id.status();
+  return impl_->CompleteEvictionId(*id);
+}
+
+Status Engine::CompleteEviction(WorkloadId id, Time now) {
+  (void)now;
+  if (!Live(*impl_, id)) return UnknownId(id);
+  return impl_->CompleteEvictionId(id);
 }
 
 Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
@@ -1368,13 +1489,16 @@ CycleResult Engine::Schedule(Time now) {
   result.evictions = std::move(e.pending_evictions);
   e.pending_evictions.clear();
   if (e.opts.admission_fair_sharing) e.AfsSample(now);
+  // Nothing queued and nothing to drain: no cycle can change anything.
+  if (e.queued_count == 0 && !e.any_drain) {
+    if (!result.evictions.empty()) result.changed = true;
+    return result;
+  }
   // Drain stopped queues (HoldAndDrain); only queues that have such a
   // policy on themselves or on a LocalQueue are looked at.
   for (auto& cq : e.cqs) {
+    if (!cq.drain_possible) continue;
     bool cq_drain = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
-    bool lq_drain_possible = false;
-    for (int32_t l : cq.lqs) lq_drain_possible = lq_drain_possible || e.lqs[l].spec->stop_policy == StopPolicy::kHoldAndDrain;
-    if (!cq_drain && !lq_drain_possible) continue;
     for (WlId id : std::vector<WlId>(cq.admitted)) {
       Wl& w = e.wls[id];
       if (w.info.state != WorkloadState::kAdmitted) continue;
@@ -1403,6 +1527,28 @@ CycleResult Engine::Schedule(Time now) {
 
 void EngineImpl::Materialize(WlId id) {
   Wl& w = wls[id];
+  // Only the kinds RunRound sets from an assignment carry a ReasonRef; any
+  // other kind was written whole since.
+  const K kind = w.info.pending.kind;
+  if (w.ref_dirty && kind != K::kInsufficientQuota && kind != K::kPreemptionNoCandidates &&
+      kind != K::kWaitingForEvictions && kind != K::kNoFlavor) {
+    w.ref_dirty = false;
+  }
+  if (w.ref_dirty) {
+    w.ref_dirty = false;
+    const ReasonRef& ref = w.pending_ref;
+    PendingReason& r = w.info.pending;
+    r.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+    r.pod_set = ref.pod_set >= 0 && static_cast<size_t>(ref.pod_set) < w.info.spec.pod_sets.size()
+                    ? w.info.spec.pod_sets[ref.pod_set].name
+                    : "";
+    r.flavor = ref.flavor >= 0 ? flavors_by_name.Name(ref.flavor) : "";
+    r.resource = ref.resource >= 0 ? resources.Name(ref.resource) : "";
+    r.level = ref.level >= 0 && static_cast<size_t>(ref.level) < tree.num_nodes() ? tree.node(ref.level).name : "";
+    r.requested = ref.requested;
+    r.available = ref.available;
+    r.missing = ref.missing;
+  }
   if (!w.msg_dirty) return;
   w.msg_dirty = false;
   FillMessage(*this, w, &w.info.pending);
@@ -1415,14 +1561,25 @@ const WorkloadInfo* Engine::Find(const std::string& key) const {
   return &impl_->wls[it->second].info;
 }
 
+const WorkloadInfo* Engine::Get(WorkloadId id) const {
+  if (!Live(*impl_, id)) return nullptr;
+  impl_->Materialize(id);
+  return &impl_->wls[id].info;
+}
+
 std::vector<const WorkloadInfo*> Engine::Workloads() const {
   std::vector<const WorkloadInfo*> out;
   for (const Wl& w : impl_->wls) {
+    if (w.forgotten) continue;
     auto it = impl_->wl_index.find(w.info.key);
     if (it != impl_->wl_index.end() && &impl_->wls[it->second] == &w) {
       impl_->Materialize(it->second);
       out.push_back(&w.info);
     }
+  }
+  // Reused slots (Forget) break index order; uid is the submission order.
+  if (impl_->reused_slots) {
+    std::sort(out.begin(), out.end(), [](const WorkloadInfo* a, const WorkloadInfo* b) { return a->uid < b->uid; });
   }
   return out;
 }

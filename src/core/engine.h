@@ -34,6 +34,13 @@
 
 namespace artel::core {
 
+// A workload's handle inside one engine: a dense index returned by `Submit`.
+// Calls by handle skip the key lookup (the simulator and the daemon's hot
+// paths use them). A handle stays valid until the workload is forgotten
+// (`Forget`); a later submission may then get the same handle.
+using WorkloadId = uint32_t;
+inline constexpr WorkloadId kNoWorkload = UINT32_MAX;
+
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
 
 struct EngineOptions {
@@ -121,6 +128,8 @@ const char* PendingReasonKindName(PendingReason::Kind k);
 
 struct Eviction {
   std::string victim;                  // "ns/name"
+  WorkloadId victim_id = kNoWorkload;
+  WorkloadId preemptor_id = kNoWorkload;  // kNoWorkload for stop-policy evictions
   std::string victim_cluster_queue;
   EvictionReason reason = EvictionReason::kInClusterQueue;
   std::string preemptor;               // "ns/name"; empty for stop-policy evictions
@@ -131,6 +140,7 @@ struct Eviction {
 
 struct WorkloadInfo {
   std::string key;  // "ns/name"
+  WorkloadId id = kNoWorkload;
   WorkloadSpec spec;
   int32_t priority = 0;
   std::string cluster_queue;  // resolved; empty if the LocalQueue is missing
@@ -148,6 +158,7 @@ struct WorkloadInfo {
 
 struct CycleResult {
   std::vector<std::string> admitted;   // in decision order
+  std::vector<WorkloadId> admitted_ids;  // the same workloads' handles, in the same order
   std::vector<Eviction> evictions;     // preemptions and drains issued
   int rounds = 0;                      // Kueue cycles run
   bool changed = false;                // anything admitted, evicted or requeued
@@ -188,12 +199,20 @@ class Engine {
   // Adds a pending workload. Fails on a duplicate "ns/name" or an invalid
   // spec (no pod sets, count < 1, minCount > count, negative requests,
   // unknown priority class). A missing LocalQueue is not an error: the
-  // workload waits with that reason, as in Kueue.
-  Status Submit(const WorkloadSpec& spec, Time now);
+  // workload waits with that reason, as in Kueue. Returns the workload's
+  // handle. Pass an rvalue to move the spec in instead of copying it.
+  Result<WorkloadId> Submit(WorkloadSpec spec, Time now);
 
   // The workload's pods finished; its quota is released.
   // REQUIRES: the workload is Admitted or Evicting.
   Status Finish(const std::string& key, Time now);
+  Status Finish(WorkloadId id, Time now);
+
+  // Drops a Finished (or cancelled) workload from the engine: its key may be
+  // submitted again and its handle may be reused. Without it the engine keeps
+  // every finished workload for queries, as arteld does for its API.
+  // REQUIRES: the workload is Finished.
+  Status Forget(WorkloadId id);
 
   // Removes the workload whatever its state; its quota is released.
   Status Cancel(const std::string& key, Time now);
@@ -201,6 +220,7 @@ class Engine {
   // An evicted workload's pods are gone: release its quota and requeue it.
   // REQUIRES: the workload is Evicting.
   Status CompleteEviction(const std::string& key, Time now);
+  Status CompleteEviction(WorkloadId id, Time now);
 
   // Recovery: puts a pending workload back into the admitted state with the
   // admission it had before a restart (flavors and counts per pod set),
@@ -230,6 +250,8 @@ class Engine {
 
   // Queries. Pointers stay valid until the next mutating call.
   const WorkloadInfo* Find(const std::string& key) const;
+  // By handle; nullptr for an unknown or forgotten handle.
+  const WorkloadInfo* Get(WorkloadId id) const;
 
   // The pending reason of a workload, completed with a hypothetical answer
   // to "what would have to be preempted": for a workload blocked by quota,

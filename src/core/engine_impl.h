@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -51,8 +52,55 @@ inline bool IsSlicingHint(const std::string& name) {
          name == "nvidia.com/gpumem-percentage" || name == "nvidia.com/gpucores";
 }
 
-using WlId = uint32_t;
-inline constexpr WlId kNoWl = UINT32_MAX;
+using WlId = WorkloadId;
+inline constexpr WlId kNoWl = kNoWorkload;
+
+// A vector whose elements never move: storage grows by fixed-size chunks, so
+// growing never copies the (large) elements already stored and references
+// stay valid. Indexing is one shift and one mask.
+template <typename T, size_t kChunkBits = 10>
+class StableVector {
+ public:
+  static constexpr size_t kChunk = size_t{1} << kChunkBits;
+  T& operator[](size_t i) { return (*chunks_[i >> kChunkBits])[i & (kChunk - 1)]; }
+  const T& operator[](size_t i) const { return (*chunks_[i >> kChunkBits])[i & (kChunk - 1)]; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& push_back(T&& v) {
+    if ((size_ & (kChunk - 1)) == 0 && (size_ >> kChunkBits) == chunks_.size()) {
+      chunks_.push_back(std::make_unique<std::vector<T>>());
+      chunks_.back()->reserve(kChunk);
+    }
+    std::vector<T>& c = *chunks_[size_ >> kChunkBits];
+    c.push_back(std::move(v));
+    ++size_;
+    return c.back();
+  }
+
+  template <typename V, typename Self>
+  class Iter {
+   public:
+    Iter(Self* v, size_t i) : v_(v), i_(i) {}
+    V& operator*() const { return (*v_)[i_]; }
+    Iter& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const Iter& o) const { return i_ != o.i_; }
+
+   private:
+    Self* v_;
+    size_t i_;
+  };
+  Iter<T, StableVector> begin() { return {this, 0}; }
+  Iter<T, StableVector> end() { return {this, size_}; }
+  Iter<const T, const StableVector> begin() const { return {this, 0}; }
+  Iter<const T, const StableVector> end() const { return {this, size_}; }
+
+ private:
+  std::vector<std::unique_ptr<std::vector<T>>> chunks_;
+  size_t size_ = 0;
+};
 
 struct PodSetReq {
   int32_t count = 1;
@@ -73,6 +121,19 @@ struct QueueKey {
   }
 };
 
+// The most limiting spot of a failed flavor assignment, as ids. The names in
+// `PendingReason` are built from it only when someone reads the reason.
+struct ReasonRef {
+  int32_t pod_set = -1;   // index into the workload's pod sets
+  int32_t flavor = -1;    // flavor id
+  int32_t resource = -1;  // resource id; >= 0 when set
+  int32_t level = -1;     // quota-tree node that blocks
+  Amount requested = 0;
+  Amount available = 0;
+  Amount missing = 0;
+  bool set() const { return resource >= 0; }
+};
+
 struct Wl {
   WorkloadInfo info;
   std::vector<PodSetReq> pod_sets;
@@ -83,8 +144,14 @@ struct Wl {
   std::vector<std::pair<int32_t, Amount>> ns_usage;  // per resource, for ResourceQuota
   bool in_heap = false;
   bool parked = false;
+  bool listed = false;     // in a parked list (parked_by_root, NsRt::parked, parked_placement)
+  bool forgotten = false;  // slot free for reuse (Engine::Forget)
+  bool requeued = false;   // NotYetTried after an eviction (message wording)
+  uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
   bool waiting_preemption = false;
   bool msg_dirty = false;  // pending.message is built on read (Materialize)
+  bool ref_dirty = false;  // pending's names and amounts come from `pending_ref` on read
+  ReasonRef pending_ref;
   uint64_t admit_seq = 0;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
   bool has_placement = false;
@@ -124,8 +191,10 @@ struct CqRt {
   int32_t node = -1;  // QuotaTree node
   const ClusterQueueSpec* spec = nullptr;
   std::vector<GroupRt> groups;
-  std::unordered_map<int32_t, int32_t> group_of_resource;  // resource id -> group index
+  std::vector<int32_t> group_of_res;  // resource id -> group index, -1 = none (may be shorter)
+  bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
+  int32_t queued = 0;          // workloads in the heaps of its LocalQueues
   std::vector<WlId> admitted;  // Admitted and Evicting
   WlId sticky = kNoWl;
   bool held = false;  // Hold or HoldAndDrain
@@ -168,8 +237,27 @@ struct Assignment {
   int32_t borrow_level = 0;
   std::vector<PodSetAssign> pod_sets;
   FrAmounts usage;  // total over all pod sets, sorted by fr
-  // Explanation of the most limiting spot.
-  PendingReason reason;
+  // Explanation of the most limiting spot: kNoFlavor (with `message`),
+  // kInsufficientQuota, or kNone with `ref` possibly set (a flavor that
+  // needs preemption).
+  PendingReason::Kind kind = PendingReason::Kind::kNone;
+  ReasonRef ref;
+  std::string message;
+};
+
+// One request of a pod set, with the resource group that covers it.
+struct GroupReq {
+  int32_t group;
+  int32_t resource;
+  Amount total;
+};
+
+// One ClusterQueue head nominated in a cycle.
+struct Entry {
+  WlId wl;
+  int32_t cq;
+  Assignment assignment;
+  std::vector<Target> targets;
 };
 
 class EngineImpl {
@@ -188,10 +276,16 @@ class EngineImpl {
   std::vector<LqRt> lqs;
   std::unordered_map<std::string, int32_t> lq_index;  // "ns/name"
   std::vector<NsRt> nss;
+  // Per namespace id: (LocalQueue name, index), to resolve without building keys.
+  std::vector<std::vector<std::pair<std::string, int32_t>>> lqs_of_ns;
   std::unordered_map<std::string, int32_t> priority_classes;
 
-  std::vector<Wl> wls;
+  StableVector<Wl> wls;
   std::unordered_map<std::string, WlId> wl_index;
+  std::vector<WlId> free_ids;  // forgotten slots, reused by Submit
+  bool reused_slots = false;   // a slot was reused: slot order is no longer submission order
+  size_t queued_count = 0;     // workloads in any LocalQueue heap
+  bool any_drain = false;      // some ClusterQueue has drain_possible
   std::vector<std::vector<int32_t>> root_cqs;     // per tree node (roots used): cq indices
   std::vector<std::vector<WlId>> parked_by_root;  // per tree node (roots used)
   std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
@@ -235,14 +329,34 @@ class EngineImpl {
   placement::PlaceResult PlaceWorkload(WlId id, const Assignment& a);
   void ReleasePlacement(WlId id);
   void SetStrictFifoReasons();
+  int32_t GroupOf(const CqRt& cq, int32_t res) const {
+    return res >= 0 && static_cast<size_t>(res) < cq.group_of_res.size() ? cq.group_of_res[res] : -1;
+  }
+  int32_t FindLq(int32_t ns, const std::string& name) const;
+  // Moves parked workloads of `list` back into their queues.
+  void UnparkList(std::vector<WlId>* list);
+  void Park(WlId id, std::vector<WlId>* list);
+  Status FinishId(WlId id);
+  Status CompleteEvictionId(WlId id);
+
+  // Scratch buffers reused across rounds (no allocation per cycle).
+  std::vector<Entry> round_entries;
+  std::vector<uint32_t> round_order;
+  std::vector<std::pair<int32_t, FrAmounts>> round_temp;
+  uint64_t round_stamp = 0;
+  std::vector<GroupReq> assign_reqs;  // AssignFlavors
+  FrAmounts assign_fr;                // AssignFlavors
+  std::vector<int32_t> nominate_counts;  // Nominate
+  std::vector<char> round_done;
 };
 
 // flavor_assigner.cc
 // Assigns flavors to every pod set of `wl` in `cq` with `counts` pods each.
 // When a flavor needs preemption the oracle (preemption.cc) classifies it.
-Assignment AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts);
+// Fills `*out`, reusing its buffers.
+void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out);
 // Whole-workload nomination including partial admission.
-Assignment Nominate(EngineImpl& e, WlId wl, int32_t cq, std::vector<Target>* targets);
+void Nominate(EngineImpl& e, WlId wl, int32_t cq, Assignment* out, std::vector<Target>* targets);
 
 // preemption.cc
 // Returns the victims that let `wl` (with usage `request` in `cq`) fit, or
@@ -267,14 +381,9 @@ int64_t DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAm
 std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
 // Orders one cycle's entries by the fair-sharing tournament; `entries` are
 // indices into `heads` (one per ClusterQueue).
-struct Entry {
-  WlId wl;
-  int32_t cq;
-  Assignment assignment;
-  std::vector<Target> targets;
-};
 // Picks the next entry to process by the fair-sharing tournament over the
-// live tree; `done[i]` marks processed entries. Returns -1 when none is left.
+// live tree; `done[i]` marks processed entries, and only the first
+// done.size() entries are live. Returns -1 when none is left.
 int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, const std::vector<char>& done);
 int32_t WlPriority(const EngineImpl& e, WlId id);
 

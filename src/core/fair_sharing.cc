@@ -112,7 +112,7 @@ int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, co
   Tournament t{e, entries, done, std::vector<int32_t>(e.tree.num_nodes(), -1),
                std::vector<char>(e.tree.num_nodes(), 0)};
   std::vector<int32_t> roots;
-  for (size_t i = 0; i < entries.size(); ++i) {
+  for (size_t i = 0; i < done.size(); ++i) {  // entries past done.size() are not live
     if (done[i]) continue;
     int32_t n = e.cqs[entries[i].cq].node;
     t.entry_of_node[n] = static_cast<int32_t>(i);

@@ -99,64 +99,84 @@ Amount Get(const FrAmounts& acc, int32_t fr) {
 
 }  // namespace
 
-Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_t>& counts) {
+void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_t>& counts, Assignment* out) {
   const Wl& w = e.wls[id];
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& tree = e.tree;
   const int32_t node = cq.node;
   const FlavorFungibilitySpec& fung = cq.spec->flavor_fungibility;
-  Assignment a;
+  Assignment& a = *out;
   a.mode = Mode::kFit;
-  a.reason.cluster_queue = cq.name;
-  FrAmounts acc;
+  a.borrow_level = 0;
+  a.kind = PendingReason::Kind::kNone;
+  a.ref = ReasonRef{};
+  a.message.clear();
+  a.usage.clear();
+  // Reuse the pod-set buffers of an earlier assignment.
+  if (a.pod_sets.size() > w.pod_sets.size()) a.pod_sets.resize(w.pod_sets.size());
+  size_t used_pod_sets = 0;
+  FrAmounts& acc = a.usage;
+  std::vector<GroupReq>& reqs = e.assign_reqs;
+  FrAmounts& req = e.assign_fr;
   for (size_t i = 0; i < w.pod_sets.size(); ++i) {
     const PodSetReq& ps = w.pod_sets[i];
     const PodSetSpec& pss = w.info.spec.pod_sets[i];
-    PodSetAssign psa;
+    if (a.pod_sets.size() <= i) a.pod_sets.emplace_back();
+    PodSetAssign& psa = a.pod_sets[i];
+    used_pod_sets = i + 1;
     psa.count = counts[i];
-    // Group the pod set's requests by resource group.
-    std::vector<std::vector<std::pair<int32_t, Amount>>> by_group(cq.groups.size());
+    psa.flavors.clear();
+    // The pod set's requests with their resource groups.
+    reqs.clear();
     for (const auto& [res, per_pod] : ps.per_pod) {
       if (per_pod == 0) continue;
-      auto git = cq.group_of_resource.find(res);
-      if (git == cq.group_of_resource.end() && IsSlicingHint(e.resources.Name(res))) {
+      const int32_t group = e.GroupOf(cq, res);
+      if (group < 0 && IsSlicingHint(e.resources.Name(res))) {
         continue;  // a GPU-slice need, read by placement; not quota unless a group covers it
       }
-      if (git == cq.group_of_resource.end()) {
+      if (group < 0) {
         a.mode = Mode::kNoFit;
-        a.reason.kind = PendingReason::Kind::kNoFlavor;
-        a.reason.pod_set = pss.name;
-        a.reason.resource = e.resources.Name(res);
-        a.reason.message = "resource " + e.resources.Name(res) + " is not covered by ClusterQueue " + cq.name;
-        return a;
+        a.kind = PendingReason::Kind::kNoFlavor;
+        a.ref.pod_set = static_cast<int32_t>(i);
+        a.ref.resource = res;
+        a.message = "resource " + e.resources.Name(res) + " is not covered by ClusterQueue " + cq.name;
+        a.pod_sets.resize(used_pod_sets);
+        return;
       }
-      by_group[git->second].emplace_back(res, per_pod * counts[i]);
+      reqs.push_back({group, res, per_pod * counts[i]});
     }
     for (size_t g = 0; g < cq.groups.size(); ++g) {
-      if (by_group[g].empty()) continue;
+      bool any = false;
+      for (const GroupReq& r : reqs) any = any || r.group == static_cast<int32_t>(g);
+      if (!any) continue;
       FlavorTry best;
-      PendingReason best_reason;
+      ReasonRef best_reason;
       bool have_reason = false;
       std::string excluded;
       for (int32_t f : cq.groups[g].flavors) {
-        std::string why;
-        if (FlavorExcludes(e.flavors[f].spec, pss, &why)) {
-          if (!excluded.empty()) excluded += "; ";
-          excluded += "flavor " + e.flavors[f].name + ": " + why;
-          continue;
+        const ResourceFlavorSpec* fspec = e.flavors[f].spec;
+        if (fspec != nullptr && (!fspec->node_taints.empty() || !fspec->node_labels.empty())) {
+          std::string why;
+          if (FlavorExcludes(fspec, pss, &why)) {
+            if (!excluded.empty()) excluded += "; ";
+            excluded += "flavor " + e.flavors[f].name + ": " + why;
+            continue;
+          }
         }
         FlavorTry t;
         t.flavor = f;
         t.mode = Mode::kFit;
-        PendingReason r;
-        FrAmounts req;
+        ReasonRef r;
+        req.clear();
         bool needs_preemption = false;
-        for (const auto& [res, total] : by_group[g]) {
+        for (const GroupReq& gr : reqs) {
+          if (gr.group != static_cast<int32_t>(g)) continue;
+          const int32_t res = gr.resource;
           int32_t fr = tree.FindFr(f, res);
-          Amount val = total + (fr >= 0 ? Get(acc, fr) : 0);
+          Amount val = gr.total + (fr >= 0 ? Get(acc, fr) : 0);
           if (fr < 0) {
             t.mode = Mode::kNoFit;
-            r.resource = e.resources.Name(res);
+            r.resource = res;
             r.requested = val;
             break;
           }
@@ -179,13 +199,12 @@ Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<
           } else {
             m = Mode::kNoFit;
           }
-          if (m < Mode::kFit && r.resource.empty()) {
-            int32_t blocking = val > pa ? BlockingNode(tree, node, fr) : BlockingNode(tree, node, fr);
-            r.resource = e.resources.Name(res);
+          if (m < Mode::kFit && !r.set()) {
+            r.resource = res;
             r.requested = val;
             r.available = std::max<Amount>(0, av);
             r.missing = val - r.available;
-            r.level = tree.node(blocking).name;
+            r.level = BlockingNode(tree, node, fr);
           }
           t.mode = std::min(t.mode, m);
         }
@@ -207,8 +226,8 @@ Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<
             t.level = std::max(t.level, level);
           }
         }
-        r.flavor = e.flavors[f].name;
-        r.pod_set = pss.name;
+        r.flavor = f;
+        r.pod_set = static_cast<int32_t>(i);
         if (!have_reason || Better(t, best, fung.preference) || best.flavor < 0) {
           if (t.mode < Mode::kFit) {
             best_reason = r;
@@ -221,36 +240,31 @@ Assignment AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<
       if (best.flavor < 0 || best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
         if (best.flavor < 0) {
-          a.reason.kind = PendingReason::Kind::kNoFlavor;
-          a.reason.pod_set = pss.name;
-          a.reason.message = "no flavor of ClusterQueue " + cq.name + " fits pod set " + pss.name +
-                             (excluded.empty() ? "" : ": " + excluded);
+          a.kind = PendingReason::Kind::kNoFlavor;
+          a.ref = ReasonRef{};
+          a.ref.pod_set = static_cast<int32_t>(i);
+          a.message = "no flavor of ClusterQueue " + cq.name + " fits pod set " + pss.name +
+                      (excluded.empty() ? "" : ": " + excluded);
         } else {
-          PendingReason keep = a.reason;
-          a.reason = best_reason;
-          a.reason.cluster_queue = keep.cluster_queue;
-          a.reason.kind = PendingReason::Kind::kInsufficientQuota;
+          a.ref = best_reason;
+          a.kind = PendingReason::Kind::kInsufficientQuota;
         }
-        return a;
+        a.pod_sets.resize(used_pod_sets);
+        return;
       }
-      if (best.mode < Mode::kFit && have_reason && a.reason.resource.empty()) {
-        std::string cqn = a.reason.cluster_queue;
-        a.reason = best_reason;
-        a.reason.cluster_queue = cqn;
-      }
-      for (const auto& [res, total] : by_group[g]) {
-        psa.flavors.emplace_back(res, best.flavor);
-        AddTo(&acc, tree.FindFr(best.flavor, res), total);
+      if (best.mode < Mode::kFit && have_reason && !a.ref.set()) a.ref = best_reason;
+      for (const GroupReq& gr : reqs) {
+        if (gr.group != static_cast<int32_t>(g)) continue;
+        psa.flavors.emplace_back(gr.resource, best.flavor);
+        AddTo(&acc, tree.FindFr(best.flavor, gr.resource), gr.total);
       }
       a.mode = std::min(a.mode, best.mode);
       a.borrow_level = std::max(a.borrow_level, best.level);
     }
     std::sort(psa.flavors.begin(), psa.flavors.end());
-    a.pod_sets.push_back(std::move(psa));
   }
+  a.pod_sets.resize(used_pod_sets);
   std::sort(acc.begin(), acc.end());
-  a.usage = std::move(acc);
-  return a;
 }
 
 namespace {
@@ -277,18 +291,20 @@ bool Usable(EngineImpl& e, WlId id, int32_t cq, Assignment& a, std::vector<Targe
 
 }  // namespace
 
-Assignment Nominate(EngineImpl& e, WlId id, int32_t cq, std::vector<Target>* targets) {
+void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<Target>* targets) {
   const Wl& w = e.wls[id];
   targets->clear();
-  std::vector<int32_t> full;
+  std::vector<int32_t>& full = e.nominate_counts;
+  full.clear();
   int64_t total_delta = 0;
   for (const PodSetReq& ps : w.pod_sets) {
     full.push_back(ps.count);
     total_delta += ps.count - ps.min_count;
   }
-  Assignment a = AssignFlavors(e, id, cq, full);
-  if (Usable(e, id, cq, a, targets)) return a;
-  if (total_delta == 0 || a.reason.kind == PendingReason::Kind::kNoFlavor) return a;
+  Assignment& a = *out;
+  AssignFlavors(e, id, cq, full, &a);
+  if (Usable(e, id, cq, a, targets)) return;
+  if (total_delta == 0 || a.kind == PendingReason::Kind::kNoFlavor) return;
   // Partial admission: the smallest reduction x in [1, total_delta] that
   // fits or has preemption targets. Fewer pods never need more quota, so
   // the predicate is monotone in x.
@@ -298,7 +314,8 @@ Assignment Nominate(EngineImpl& e, WlId id, int32_t cq, std::vector<Target>* tar
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
     std::vector<Target> t;
-    Assignment b = AssignFlavors(e, id, cq, ReducedCounts(w, mid, total_delta));
+    Assignment b;
+    AssignFlavors(e, id, cq, ReducedCounts(w, mid, total_delta), &b);
     if (Usable(e, id, cq, b, &t)) {
       found = std::move(b);
       found_targets = std::move(t);
@@ -309,9 +326,8 @@ Assignment Nominate(EngineImpl& e, WlId id, int32_t cq, std::vector<Target>* tar
   }
   if (found) {
     *targets = std::move(found_targets);
-    return std::move(*found);
+    a = std::move(*found);
   }
-  return a;
 }
 
 }  // namespace artel::core

@@ -91,9 +91,12 @@ class Result {
   T& operator*() & { return value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
-  // REQUIRES: !ok()
-  const Status& status() const& { return std::get<Status>(v_); }
-  Status status() && { return std::get<Status>(std::move(v_)); }
+  // The error; an OK status when a value is held.
+  const Status& status() const& {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  Status status() && { return ok() ? Status() : std::get<Status>(std::move(v_)); }
 
  private:
   std::variant<T, Status> v_;

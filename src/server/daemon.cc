@@ -392,7 +392,7 @@ Status Daemon::Recover() {
       wl_[key] = std::move(w);
       continue;
     }
-    if (Status s = engine_.Submit(w.spec, p.submitted_ms); !s.ok()) {
+    if (Status s = engine_.Submit(w.spec, p.submitted_ms).status(); !s.ok()) {
       log_->Error("journal workload rejected on recovery", {{"workload", key}, {"error", s.message()}});
       w.terminal = "Failed";
       w.message = "rejected on recovery: " + s.message();
@@ -581,7 +581,7 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
   r.seq = *seq;
   ApplyToModelLocked(r);
   int64_t now = NowLocked();
-  if (Status s = engine_.Submit(spec, now); !s.ok()) {
+  if (Status s = engine_.Submit(spec, now).status(); !s.ok()) {
     // Pre-checks passed but the engine refused (a config change raced us):
     // journal the withdrawal so that recovery agrees.
     store::Record c;
@@ -822,7 +822,7 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
       r.time_ms = WallMs();
       r.key = key;
       recs->push_back(std::move(r));
-      if (Status s = engine_.Submit(w.spec, w.submitted_ms); !s.ok()) {
+      if (Status s = engine_.Submit(w.spec, w.submitted_ms).status(); !s.ok()) {
         w.terminal = "Failed";
         w.message = "rejected on requeue: " + s.message();
       }

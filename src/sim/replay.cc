@@ -130,6 +130,7 @@ class Simulator {
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int64_t a, int64_t b) { return jobs_[a].submit < jobs_[b].submit; });
     state_.assign(n, JobState::kNotSubmitted);
+    wid_.assign(n, core::kNoWorkload);
     epoch_.assign(n, 0);
     started_.assign(n, 0);
     tenant_of_.assign(n, -1);
@@ -219,19 +220,9 @@ class Simulator {
     return ev.epoch != epoch_[ev.job] || state_[ev.job] != JobState::kRunning;
   }
 
-  std::string Key(int64_t j) const {
-    const TenantBinding& b = result_.tenants[tenant_of_[j]].binding;
-    return fmt::format("{}/j{}", b.ns, j);
-  }
-
-  static int64_t JobOfKey(const std::string& key) {
-    size_t slash = key.rfind('/');
-    size_t start = slash == std::string::npos ? 0 : slash + 1;
-    if (start >= key.size() || key[start] != 'j') return -1;
-    int64_t j = -1;
-    auto [ptr, ec] = std::from_chars(key.data() + start + 1, key.data() + key.size(), j);
-    if (ec != std::errc() || ptr != key.data() + key.size()) return -1;
-    return j;
+  // The job behind an engine handle, or -1.
+  int64_t JobOf(core::WorkloadId id) const {
+    return id < job_of_id_.size() ? job_of_id_[id] : -1;
   }
 
   Amount Gpus(int64_t j) const { return static_cast<Amount>(jobs_[j].gpus) * core::kMilli; }
@@ -257,18 +248,24 @@ class Simulator {
     const TenantBinding& b = result_.tenants[tenant_of_[j]].binding;
     core::WorkloadSpec spec;
     spec.ns = b.ns;
-    spec.name = fmt::format("j{}", j);
+    char name[24];
+    name[0] = 'j';
+    auto [end, ec] = std::to_chars(name + 1, name + sizeof(name), j);
+    (void)ec;
+    spec.name.assign(name, end);
     spec.queue = b.queue;
-    core::PodSetSpec ps;
-    ps.name = "main";
+    core::PodSetSpec& ps = spec.pod_sets.emplace_back();
     ps.count = 1;
-    ps.requests[options_.gpu_resource] = Gpus(j);
-    ps.node_selector = options_.node_selector;
-    spec.pod_sets.push_back(std::move(ps));
-    if (Status s = engine_.Submit(spec, now_); !s.ok()) {
+    ps.requests.emplace(options_.gpu_resource, Gpus(j));
+    if (!options_.node_selector.empty()) ps.node_selector = options_.node_selector;
+    Result<core::WorkloadId> id = engine_.Submit(std::move(spec), now_);
+    if (!id.ok()) {
       return InvalidArgument(
-          fmt::format("job {} (line {}): submit failed: {}", job.id, job.line, s.ToString()));
+          fmt::format("job {} (line {}): submit failed: {}", job.id, job.line, id.status().ToString()));
     }
+    wid_[j] = *id;
+    if (job_of_id_.size() <= *id) job_of_id_.resize(*id + 1, -1);
+    job_of_id_[*id] = j;
     AddPending(j);
     ++events_;
     ++arrivals_done_;
@@ -276,7 +273,10 @@ class Simulator {
   }
 
   Status FinishJob(int64_t j) {
-    if (Status s = engine_.Finish(Key(j), now_); !s.ok()) return s;
+    if (Status s = engine_.Finish(wid_[j], now_); !s.ok()) return s;
+    // The replay never asks about finished jobs: free the engine's slot.
+    job_of_id_[wid_[j]] = -1;
+    if (Status s = engine_.Forget(wid_[j]); !s.ok()) return s;
     int32_t t = tenant_of_[j];
     held_[t] -= Gpus(j);
     state_[j] = JobState::kDone;
@@ -289,9 +289,9 @@ class Simulator {
   }
 
   Status CompleteEviction(int64_t j) {
-    const core::WorkloadInfo* info = engine_.Find(Key(j));
+    const core::WorkloadInfo* info = engine_.Get(wid_[j]);
     if (info != nullptr && info->state == core::WorkloadState::kEvicting) {
-      if (Status s = engine_.CompleteEviction(Key(j), now_); !s.ok()) return s;
+      if (Status s = engine_.CompleteEviction(wid_[j], now_); !s.ok()) return s;
     }
     int32_t t = tenant_of_[j];
     held_[t] -= Gpus(j);
@@ -309,10 +309,10 @@ class Simulator {
       schedule_ns_ += Now() - t0;
       ++result_.cluster.schedule_calls;
       result_.cluster.decisions += r.decisions;
-      for (const std::string& key : r.admitted) {
-        int64_t j = JobOfKey(key);
-        if (j < 0 || j >= static_cast<int64_t>(jobs_.size()) || state_[j] != JobState::kPending) {
-          return InvalidArgument("engine admitted an unknown workload " + key);
+      for (size_t k = 0; k < r.admitted_ids.size(); ++k) {
+        int64_t j = JobOf(r.admitted_ids[k]);
+        if (j < 0 || state_[j] != JobState::kPending) {
+          return InvalidArgument("engine admitted an unknown workload " + r.admitted[k]);
         }
         int32_t t = tenant_of_[j];
         RemovePending(j);
@@ -330,8 +330,8 @@ class Simulator {
       }
       bool again = false;
       for (const core::Eviction& ev : r.evictions) {
-        int64_t j = JobOfKey(ev.victim);
-        if (j < 0 || j >= static_cast<int64_t>(jobs_.size()) || state_[j] != JobState::kRunning) {
+        int64_t j = JobOf(ev.victim_id);
+        if (j < 0 || state_[j] != JobState::kRunning) {
           return InvalidArgument("engine evicted an unknown or idle workload " + ev.victim);
         }
         int32_t t = tenant_of_[j];
@@ -339,10 +339,9 @@ class Simulator {
         state_[j] = JobState::kEvicting;
         ++result_.outcomes[j].evictions;
         ++result_.tenants[t].preemptions;
-        int64_t pj = JobOfKey(ev.preemptor);
+        int64_t pj = JobOf(ev.preemptor_id);
         result_.evictions.push_back(
-            {now_, j, t, core::EvictionReasonName(ev.reason), ev.preemptor,
-             pj >= 0 && pj < static_cast<int64_t>(jobs_.size()) ? tenant_of_[pj] : -1});
+            {now_, j, t, core::EvictionReasonName(ev.reason), ev.preemptor, pj >= 0 ? tenant_of_[pj] : -1});
         ++events_;
         if (options_.grace <= 0) {
           if (Status s = CompleteEviction(j); !s.ok()) return s;
@@ -483,6 +482,8 @@ class Simulator {
   std::vector<int32_t> epoch_;
   std::vector<Time> started_;
   std::vector<int32_t> tenant_of_;
+  std::vector<core::WorkloadId> wid_;    // per job: its engine handle while submitted
+  std::vector<int64_t> job_of_id_;       // per engine handle: the job, -1 when free
   MinHeap finishes_, evictions_;
   Time now_ = 0, last_ = 0;
   int64_t events_ = 0, next_progress_ = 0, arrivals_done_ = 0, arrivals_total_ = 0;

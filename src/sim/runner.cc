@@ -289,7 +289,7 @@ class Runner {
         if (manifest::EnsureQueueInNamespace(&config_, spec.ns, spec.queue)) {
           if (Status s = engine_.Configure(config_); !s.ok()) return s;
         }
-        if (Status s = engine_.Submit(spec, now_); !s.ok()) return s;
+        if (Status s = engine_.Submit(spec, now_).status(); !s.ok()) return s;
         auto& keys = keys_by_name_[spec.name];
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
         if (ev.submit.runtime) {

@@ -123,7 +123,7 @@ std::string ApplyBatch(const std::vector<Engine*>& engines, const Batch& batch, 
   for (const Event& ev : batch.events) {
     if (ev.kind == Event::Kind::kSubmit) {
       for (Engine* e : engines) {
-        Status s = e->Submit(ev.spec, batch.at);
+        Status s = e->Submit(ev.spec, batch.at).status();
         if (!s.ok()) return "Submit " + ev.spec.name + " failed: " + s.ToString();
       }
       if (naive) naive->Submit(ev.spec, batch.at);
