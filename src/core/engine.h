@@ -54,6 +54,11 @@ struct EngineOptions {
   // exactly one Kueue cycle (one head per ClusterQueue) from a fresh
   // snapshot; the reference the model-based test compares against.
   bool multi_admission = true;
+  // true: before searching for preemption victims, check a necessary
+  // condition (the request fits once every queue that could yield a usable
+  // candidate gives up the most it could) and skip the search when it fails.
+  // An exact shortcut: false is the reference the property tests compare.
+  bool prune_preemption_search = true;
   // Safety valve: the most cycles one `Schedule` call may run.
   int max_rounds = 1 << 20;
 };

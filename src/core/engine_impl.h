@@ -347,6 +347,8 @@ class EngineImpl {
   std::vector<GroupReq> assign_reqs;  // AssignFlavors
   FrAmounts assign_fr;                // AssignFlavors
   std::vector<int32_t> nominate_counts;  // Nominate
+  std::vector<int32_t> bound_queues, bound_stack;  // preemption.cc bound
+  FrAmounts bound_removed, bound_remaining;        // preemption.cc bound
   std::vector<char> round_done;
 };
 

@@ -206,6 +206,106 @@ bool PriorityTooHigh(const Wl& w, const Wl& v, bool same_queue, const Preemption
 
 namespace {
 std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request);
+
+// A necessary condition for any preemption to succeed: the request fits
+// (borrowing allowed) once every ClusterQueue that could yield a usable
+// candidate gives up the most the search could take from it, on the needed
+// resources. Which queues count follows ComputeTargets' variants: the
+// preemptor's own queue when its policy allows preemption within it (all its
+// usage); another queue when its workloads would be hierarchical-reclaim
+// candidates, or reclaim-while-borrowing ones (borrowWithinCohort), or
+// reclaim-without-borrowing ones while a non-borrowing fit is still possible
+// (the own queue can shrink). Another queue yields candidates only while
+// above its quota: with a single needed resource it gives up at most what it
+// holds above quota plus its largest workload (the last one taken may
+// overshoot), else its whole usage. Quota availability only grows when
+// usage shrinks, so when this fails the minimal search fails in every
+// attempt; it costs a walk over queues instead of a heap over candidates.
+bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
+  QuotaTree& t = c.e.tree;
+  const int32_t own = c.node;
+  const bool within = pol.within_cluster_queue != WithinClusterQueuePolicy::kNever;
+  const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
+  std::vector<int32_t>& queues = c.e.bound_queues;
+  queues.clear();
+  if (within) queues.push_back(own);
+  if (t.node(own).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+    bool advantage = true;
+    FrAmounts& remaining = c.e.bound_remaining;
+    remaining.assign(c.request.begin(), c.request.end());
+    {
+      const auto& n = t.node(own);
+      for (auto& [fr, a] : remaining) {
+        if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
+        a = t.PropagatedDelta(own, fr, n.usage[fr], n.usage[fr] + a);
+      }
+    }
+    // Without an advantage at the queue itself, a fit without borrowing
+    // needs the own queue to shrink, which only same-queue preemption does.
+    const bool fit_without_borrowing_possible = advantage || within;
+    int32_t prev = own;
+    for (int32_t cur = t.node(own).parent; cur >= 0; prev = cur, cur = t.node(cur).parent) {
+      const bool usable = advantage || bwc || fit_without_borrowing_possible;
+      if (usable) {
+        std::vector<int32_t>& stack = c.e.bound_stack;
+        stack.clear();
+        for (int32_t child : t.node(cur).children) {
+          if (child != prev) stack.push_back(child);
+        }
+        while (!stack.empty()) {
+          int32_t n = stack.back();
+          stack.pop_back();
+          if (WithinNominal(t, n, c.need)) continue;
+          if (t.node(n).is_cohort) {
+            for (int32_t child : t.node(n).children) stack.push_back(child);
+            continue;
+          }
+          queues.push_back(n);
+        }
+      }
+      const auto& cn = t.node(cur);
+      bool fits_here = true;
+      for (auto& [fr, a] : remaining) {
+        if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
+        if (cn.parent >= 0) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
+      }
+      advantage = advantage || fits_here;
+    }
+  }
+  if (queues.empty()) return false;
+  FrAmounts& removed = c.e.bound_removed;  // (queue index in `queues`, fr) flattened below
+  removed.clear();
+  for (size_t q = 0; q < queues.size(); ++q) {
+    const int32_t n = queues[q];
+    const bool own_queue = n == own;
+    for (int32_t fr : c.need) {
+      Amount u = t.node(n).usage[fr];
+      if (u <= 0) continue;
+      // Another queue gives up candidates only while it is above its quota;
+      // with one needed resource, the last one taken overshoots by at most
+      // one workload.
+      if (!own_queue && c.need.size() == 1) {
+        Amount biggest = 0;
+        for (WlId id : c.e.cqs[c.e.cq_of_node[n]].admitted) {
+          for (const auto& [f, a] : c.e.wls[id].usage) {
+            if (f == fr) biggest = std::max(biggest, a);
+          }
+        }
+        u = std::min(u, t.node(n).usage[fr] - t.node(n).subtree[fr] + biggest);
+        if (u <= 0) continue;
+      }
+      t.AddUsage(queues[q], fr, -u);
+      removed.emplace_back(static_cast<int32_t>(q) * static_cast<int32_t>(t.num_frs()) + fr, u);
+    }
+  }
+  const bool fits = Fits(c, true);
+  for (const auto& [key, u] : removed) {
+    int32_t q = key / static_cast<int32_t>(t.num_frs());
+    int32_t fr = key % static_cast<int32_t>(t.num_frs());
+    t.AddUsage(queues[q], fr, u);
+  }
+  return fits;
+}
 }  // namespace
 
 // Preemption answers depend on the workload only through its priority, its
@@ -256,8 +356,9 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
     if (a > t.Available(cq.node, fr)) c.need.push_back(fr);
   }
   if (c.need.empty()) return {};
-  const Wl& w = e.wls[wl];
   const PreemptionSpec& pol = cq.spec->preemption;
+  if (e.opts.prune_preemption_search && !MayFitWithoutAllCandidates(c, pol)) return {};
+  const Wl& w = e.wls[wl];
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
   auto make = [&](WlId id, int32_t vcq, EvictionReason reason) {
     const Wl& v = e.wls[id];

@@ -239,6 +239,38 @@ RC_GTEST_PROP(MultiAdmissionProperty, EqualsOneHeadReference, ()) {
   RC_CLASSIFY(multi.fair_sharing, "fair sharing");
 }
 
+// (f) The preemption-search pruning is exact: an engine that skips the
+// victim search when its necessary condition fails makes the same
+// admissions and evictions as one that always searches, after every settle.
+RC_GTEST_PROP(PreemptionPruningProperty, EqualsFullSearch, ()) {
+  const auto seed = *rc::gen::arbitrary<uint64_t>();
+  EngineOptions pruned;
+  pruned.multi_admission = *rc::gen::arbitrary<bool>();
+  EngineOptions full = pruned;
+  full.prune_preemption_search = false;
+  Scenario s = GenerateScenario(seed);
+  Engine a(pruned), b(full);
+  size_t evictions = 0;
+  RC_ASSERT(a.Configure(s.config).ok());
+  RC_ASSERT(b.Configure(s.config).ok());
+  for (const Batch& batch : s.batches) {
+    std::string err = ApplyBatch({&a, &b}, batch);
+    if (!err.empty()) RC_FAIL(err + "\n" + Header(seed, s));
+    bool sa = false, sb = false;
+    auto ea = pruned.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
+    auto eb = pruned.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
+    if (!sa || !sb) RC_DISCARD(kLivelock);
+    evictions += ea.size();
+    AdmittedSet xa = Admitted(a), xb = Admitted(b);
+    if (!(xa == xb) || Keys(ea) != Keys(eb)) {
+      RC_FAIL("t=" + std::to_string(batch.at) + ": pruned preemption search differs from the full search\n" +
+              DescribeDiff(xa, xb, "pruned", "full") + "evictions pruned:" + ShowEvictions(Keys(ea)) +
+              "\nevictions full:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
+    }
+  }
+  RC_CLASSIFY(evictions > 0, "preempted");
+}
+
 TEST(GeneratorTest, SameSeedSameScenario) {
   for (uint64_t seed : {1u, 2u, 99u}) {
     EXPECT_EQ(Describe(GenerateScenario(seed)), Describe(GenerateScenario(seed)));
