@@ -1183,7 +1183,18 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
   std::string key;
   key.reserve(spec.ns.size() + 1 + spec.name.size());
   key.append(spec.ns).append(1, '/').append(spec.name);
-  if (e.wl_index.count(key)) return AlreadyExists("workload " + key + " already exists");
+  // One hash for the duplicate check and the insertion; a failure below
+  // takes the reservation back.
+  auto [slot, inserted] = e.wl_index.try_emplace(key, kNoWl);
+  if (!inserted) return AlreadyExists("workload " + key + " already exists");
+  struct Unreserve {
+    EngineImpl& e;
+    decltype(slot) it;
+    bool armed = true;
+    ~Unreserve() {
+      if (armed) e.wl_index.erase(it);
+    }
+  } unreserve{e, slot};
   if (spec.pod_sets.empty()) return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
   int32_t priority = 0;
   if (spec.priority) {
@@ -1253,7 +1264,8 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     e.wls.push_back(std::move(w));
   }
   e.wls[id].info.id = id;
-  e.wl_index.emplace(std::move(key), id);
+  slot->second = id;
+  unreserve.armed = false;
   e.pending_count++;
   e.Resolve(id);
   return id;
@@ -1313,9 +1325,8 @@ Status Engine::Forget(WorkloadId id) {
   for (CqRt& cq : e.cqs) {
     if (cq.sticky == id) cq.sticky = kNoWl;
   }
-  w = Wl{};
+  // The slot's contents are overwritten when Submit reuses it.
   w.forgotten = true;
-  w.info.state = WorkloadState::kFinished;
   e.free_ids.push_back(id);
   return Status::Ok();
 }

@@ -19,19 +19,21 @@ void QuotaTree::SetParent(int32_t node, int32_t parent) {
 }
 
 int32_t QuotaTree::InternFr(int32_t flavor, int32_t resource) {
-  int64_t key = (static_cast<int64_t>(flavor) << 32) | static_cast<uint32_t>(resource);
-  auto it = fr_index_.find(key);
-  if (it != fr_index_.end()) return it->second;
+  int32_t found = FindFr(flavor, resource);
+  if (found >= 0) return found;
   int32_t id = static_cast<int32_t>(fr_keys_.size());
   fr_keys_.emplace_back(flavor, resource);
-  fr_index_.emplace(key, id);
+  if (fr_table_.size() <= static_cast<size_t>(flavor)) fr_table_.resize(flavor + 1);
+  std::vector<int32_t>& row = fr_table_[flavor];
+  if (row.size() <= static_cast<size_t>(resource)) row.resize(resource + 1, -1);
+  row[resource] = id;
   return id;
 }
 
 int32_t QuotaTree::FindFr(int32_t flavor, int32_t resource) const {
-  int64_t key = (static_cast<int64_t>(flavor) << 32) | static_cast<uint32_t>(resource);
-  auto it = fr_index_.find(key);
-  return it == fr_index_.end() ? -1 : it->second;
+  if (flavor < 0 || resource < 0 || static_cast<size_t>(flavor) >= fr_table_.size()) return -1;
+  const std::vector<int32_t>& row = fr_table_[flavor];
+  return static_cast<size_t>(resource) < row.size() ? row[resource] : -1;
 }
 
 void QuotaTree::SetQuota(int32_t node, int32_t fr, Amount nominal, Amount borrowing_limit,

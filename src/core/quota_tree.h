@@ -110,7 +110,7 @@ class QuotaTree {
  private:
   std::vector<Node> nodes_;
   std::vector<std::pair<int32_t, int32_t>> fr_keys_;
-  std::unordered_map<int64_t, int32_t> fr_index_;
+  std::vector<std::vector<int32_t>> fr_table_;  // [flavor][resource] -> fr, -1 = none
 };
 
 }  // namespace artel::core

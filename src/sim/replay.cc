@@ -22,6 +22,15 @@ constexpr Time kNever = std::numeric_limits<Time>::max();
 constexpr double kMsPerHour = 3600.0 * 1000.0;
 constexpr int kProgressEvery = 1 << 14;
 
+// Buffers JainIndex reuses between calls.
+struct JainScratch {
+  std::vector<size_t> active;
+  std::vector<double> fair;
+};
+
+double JainIndexWith(const std::vector<core::Amount>& held, const std::vector<core::Amount>& demand,
+                     const std::vector<core::Amount>& weights, core::Amount capacity, JainScratch* scratch);
+
 enum class JobState : uint8_t { kNotSubmitted, kPending, kRunning, kEvicting, kDone, kSkipped };
 
 struct TimedJob {
@@ -108,6 +117,9 @@ class Simulator {
     pending_gpus_.assign(T_, 0);
     pending_jobs_.assign(T_, 0);
     pending_sizes_.resize(T_);
+    lost_ms_.assign(T_, 0.0);
+    waits_.resize(T_);
+    jcts_.resize(T_);
     unmet_since_.assign(T_, -1);
     reclaim_sum_.assign(T_, 0);
     weights_.resize(T_);
@@ -232,15 +244,27 @@ class Simulator {
     state_[j] = JobState::kPending;
     pending_gpus_[t] += Gpus(j);
     ++pending_jobs_[t];
-    ++pending_sizes_[t][Gpus(j)];
+    // (size, count) pairs sorted by size: few distinct sizes per tenant.
+    auto& sizes = pending_sizes_[t];
+    const Amount g = Gpus(j);
+    auto it = std::lower_bound(sizes.begin(), sizes.end(), g,
+                               [](const std::pair<Amount, int64_t>& p, Amount v) { return p.first < v; });
+    if (it != sizes.end() && it->first == g) {
+      ++it->second;
+    } else {
+      sizes.insert(it, {g, 1});
+    }
   }
 
   void RemovePending(int64_t j) {
     int32_t t = tenant_of_[j];
     pending_gpus_[t] -= Gpus(j);
     --pending_jobs_[t];
-    auto it = pending_sizes_[t].find(Gpus(j));
-    if (--it->second == 0) pending_sizes_[t].erase(it);
+    auto& sizes = pending_sizes_[t];
+    const Amount g = Gpus(j);
+    auto it = std::lower_bound(sizes.begin(), sizes.end(), g,
+                               [](const std::pair<Amount, int64_t>& p, Amount v) { return p.first < v; });
+    if (--it->second == 0) sizes.erase(it);
   }
 
   Status SubmitJob(int64_t j) {
@@ -391,7 +415,8 @@ class Simulator {
   // Called after every batch: derived state for the next interval.
   void RecordState() {
     if (sample_.empty()) sample_.assign(2 * T_ + 2, 0.0);
-    std::vector<Amount> demand(T_);
+    std::vector<Amount>& demand = demand_scratch_;
+    demand.resize(T_);
     active_ = false;
     Amount used = 0;
     for (size_t t = 0; t < T_; ++t) {
@@ -411,7 +436,7 @@ class Simulator {
       }
     }
     result_.cluster.peak_used = std::max(result_.cluster.peak_used, used);
-    if (active_) jain_ = JainIndex(held_, demand, weights_, capacity_);
+    if (active_) jain_ = JainIndexWith(held_, demand, weights_, capacity_, &jain_scratch_);
   }
 
   void CloseEpisode(size_t t) {
@@ -491,12 +516,14 @@ class Simulator {
 
   std::vector<Amount> held_, pending_gpus_, weights_;
   std::vector<int64_t> pending_jobs_;
-  std::vector<std::map<Amount, int64_t>> pending_sizes_;
+  std::vector<std::vector<std::pair<Amount, int64_t>>> pending_sizes_;  // per tenant, sorted by size
   std::vector<Time> unmet_since_, reclaim_sum_;
   std::vector<double> used_ms_, borrowed_ms_, demand_ms_, satisfied_ms_;
-  std::map<int32_t, double> lost_ms_;
-  std::map<int32_t, std::vector<double>> waits_, jcts_;
+  std::vector<double> lost_ms_;                    // per tenant
+  std::vector<std::vector<double>> waits_, jcts_;  // per tenant, seconds
   std::vector<double> sample_;
+  std::vector<Amount> demand_scratch_;
+  JainScratch jain_scratch_;
   double cluster_used_ms_ = 0, cluster_bound_ms_ = 0, cluster_cap_ms_ = 0;
   double jain_ = 1.0, jain_ms_ = 0, active_ms_ = 0;
   bool active_ = false;
@@ -521,9 +548,12 @@ Percentiles ComputePercentiles(std::vector<double>* values) {
   return p;
 }
 
-double JainIndex(const std::vector<Amount>& held, const std::vector<Amount>& demand,
-                 const std::vector<Amount>& weights, Amount capacity) {
-  std::vector<size_t> active;
+namespace {
+
+double JainIndexWith(const std::vector<Amount>& held, const std::vector<Amount>& demand,
+                     const std::vector<Amount>& weights, Amount capacity, JainScratch* scratch) {
+  std::vector<size_t>& active = scratch->active;
+  active.clear();
   Amount total_demand = 0;
   for (size_t i = 0; i < demand.size(); ++i) {
     if (demand[i] > 0) {
@@ -540,7 +570,8 @@ double JainIndex(const std::vector<Amount>& held, const std::vector<Amount>& dem
   double remaining = static_cast<double>(std::min(capacity, total_demand));
   double weight_left = 0;
   for (size_t i : active) weight_left += static_cast<double>(weights[i]);
-  std::vector<double> fair(demand.size(), 0.0);
+  std::vector<double>& fair = scratch->fair;
+  fair.assign(demand.size(), 0.0);
   for (size_t i : active) {
     double share = weight_left > 0 ? remaining * static_cast<double>(weights[i]) / weight_left : 0;
     double f = std::min(share, static_cast<double>(demand[i]));
@@ -556,6 +587,14 @@ double JainIndex(const std::vector<Amount>& held, const std::vector<Amount>& dem
   }
   if (sum_sq <= 0) return 1.0;
   return sum * sum / (static_cast<double>(active.size()) * sum_sq);
+}
+
+}  // namespace
+
+double JainIndex(const std::vector<Amount>& held, const std::vector<Amount>& demand,
+                 const std::vector<Amount>& weights, Amount capacity) {
+  JainScratch scratch;
+  return JainIndexWith(held, demand, weights, capacity, &scratch);
 }
 
 Result<ReplayResult> Replay(const core::Config& config, const std::vector<TenantBinding>& tenants,
