@@ -203,9 +203,10 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   for (Wl& w : wls) {
     w.in_heap = false;
     w.listed = false;
+    w.soft_parked = false;
   }
   queued_count = 0;
-  parked_by_root.clear();
+  parked_total = 0;
   orphans.clear();
   for (auto& n : nss) n.parked.clear();
 
@@ -292,7 +293,9 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   for (size_t i = 0; i < cqs.size(); ++i) cq_of_node[cqs[i].node] = static_cast<int32_t>(i);
   root_cqs.assign(tree.num_nodes(), {});
   for (size_t i = 0; i < cqs.size(); ++i) root_cqs[tree.Root(cqs[i].node)].push_back(static_cast<int32_t>(i));
-  parked_by_root.assign(tree.num_nodes(), {});
+  root_epoch.assign(tree.num_nodes(), 0);
+  for (auto& ep : root_epoch) ep = ++epoch_counter;
+  root_parked.assign(tree.num_nodes(), 0);
 
   // Local queues.
   std::vector<LqRt> old_lqs = std::move(lqs);
@@ -321,6 +324,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     rt.afs_consumed.resize(resources.size(), 0);
     rt.afs_penalty.resize(resources.size(), 0);
     if (rt.cq >= 0) cqs[rt.cq].lqs.push_back(static_cast<int32_t>(lqs.size()));
+    rt.root = rt.cq >= 0 ? tree.Root(cqs[rt.cq].node) : -1;
     if (lqs_of_ns.size() <= static_cast<size_t>(rt.ns_id)) lqs_of_ns.resize(rt.ns_id + 1);
     lqs_of_ns[rt.ns_id].emplace_back(l.name, static_cast<int32_t>(lqs.size()));
     lq_index[key] = static_cast<int32_t>(lqs.size());
@@ -468,8 +472,12 @@ void EngineImpl::Enqueue(WlId id) {
   Wl& w = wls[id];
   if (w.in_heap || w.lq < 0) return;
   LqRt& lq = lqs[w.lq];
-  lq.heap.insert(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  QueueKey key{-w.info.priority, w.info.queued_at, w.info.uid, id};
+  auto it = lq.heap.insert(key).first;
+  // An active entry before the skip point becomes the new skip point.
+  if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
   w.in_heap = true;
+  w.soft_parked = false;
   if (lq.cq >= 0) cqs[lq.cq].queued++;
   queued_count++;
 }
@@ -478,8 +486,15 @@ void EngineImpl::Dequeue(WlId id) {
   Wl& w = wls[id];
   if (!w.in_heap) return;
   LqRt& lq = lqs[w.lq];
-  lq.heap.erase(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  auto it = lq.heap.find(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  if (lq.skip_valid && lq.skip == it) ++lq.skip;
+  lq.heap.erase(it);
   w.in_heap = false;
+  if (SoftParked(w)) {
+    root_parked[w.park_root]--;
+    parked_total--;
+  }
+  w.soft_parked = false;
   if (lq.cq >= 0) cqs[lq.cq].queued--;
   queued_count--;
 }
@@ -508,9 +523,34 @@ void EngineImpl::UnparkList(std::vector<WlId>* list) {
   if (list->empty()) list->swap(taken);
 }
 
+void EngineImpl::SoftPark(WlId id, int32_t root) {
+  Wl& w = wls[id];
+  w.soft_parked = true;
+  w.park_root = root;
+  w.park_epoch = root_epoch[root];
+  root_parked[root]++;
+  parked_total++;
+}
+
 void EngineImpl::Unpark(int32_t root) {
-  if (root < 0 || root >= static_cast<int32_t>(parked_by_root.size())) return;
-  UnparkList(&parked_by_root[root]);
+  if (root < 0 || root >= static_cast<int32_t>(root_epoch.size())) return;
+  parked_total -= root_parked[root];
+  root_parked[root] = 0;
+  root_epoch[root] = ++epoch_counter;
+}
+
+const QueueKey* EngineImpl::FirstActive(int32_t l) {
+  LqRt& q = lqs[l];
+  if (q.heap.empty()) return nullptr;
+  if (q.root < 0) return &*q.heap.begin();  // no ClusterQueue: nothing parks in place
+  const uint64_t ep = root_epoch[q.root];
+  if (!q.skip_valid || q.skip_epoch != ep) {
+    q.skip = q.heap.begin();
+    q.skip_epoch = ep;
+    q.skip_valid = true;
+  }
+  while (q.skip != q.heap.end() && SoftParked(wls[q.skip->id])) ++q.skip;
+  return q.skip == q.heap.end() ? nullptr : &*q.skip;
 }
 
 double EngineImpl::AfsUsage(int32_t lq) const {
@@ -559,9 +599,9 @@ WlId EngineImpl::Head(int32_t cqi) {
   double best_afs = 0;
   QueueKey best_key{};
   for (int32_t l : cq.lqs) {
-    const LqRt& lq = lqs[l];
-    if (lq.heap.empty()) continue;
-    const QueueKey& k = *lq.heap.begin();
+    const QueueKey* first = FirstActive(l);
+    if (first == nullptr) continue;
+    const QueueKey& k = *first;
     double afs = opts.admission_fair_sharing ? AfsUsage(l) : 0.0;
     if (best == kNoWl || afs < best_afs || (afs == best_afs && k < best_key)) {
       best = k.id;
@@ -1137,7 +1177,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     w.waiting_preemption = false;
     if (cq.sticky == en.wl) cq.sticky = kNoWl;
     if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
-      Park(en.wl, &parked_by_root[tree.Root(cq.node)]);
+      SoftPark(en.wl, tree.Root(cq.node));
       changed = true;
     }
   }
@@ -1317,7 +1357,6 @@ Status Engine::Forget(WorkloadId id) {
   // A handle must not linger where a later workload could inherit it.
   if (w.listed) {
     auto drop = [id](std::vector<WlId>* v) { v->erase(std::remove(v->begin(), v->end(), id), v->end()); };
-    for (auto& list : e.parked_by_root) drop(&list);
     for (auto& n : e.nss) drop(&n.parked);
     drop(&e.parked_placement);
   }
@@ -1501,7 +1540,7 @@ CycleResult Engine::Schedule(Time now) {
   e.pending_evictions.clear();
   if (e.opts.admission_fair_sharing) e.AfsSample(now);
   // Nothing queued and nothing to drain: no cycle can change anything.
-  if (e.queued_count == 0 && !e.any_drain) {
+  if (static_cast<int64_t>(e.queued_count) == e.parked_total && !e.any_drain) {
     if (!result.evictions.empty()) result.changed = true;
     return result;
   }

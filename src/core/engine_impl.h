@@ -144,7 +144,14 @@ struct Wl {
   std::vector<std::pair<int32_t, Amount>> ns_usage;  // per resource, for ResourceQuota
   bool in_heap = false;
   bool parked = false;
-  bool listed = false;     // in a parked list (parked_by_root, NsRt::parked, parked_placement)
+  bool listed = false;     // in a parked list (NsRt::parked, parked_placement)
+  // Parked in place (BestEffortFIFO, inadmissible until its cohort tree
+  // changes): stays in its LocalQueue's heap but is not a head while
+  // park_epoch == EngineImpl::root_epoch[park_root]. Releasing quota in the
+  // tree bumps the epoch, which unparks every such workload at once.
+  bool soft_parked = false;
+  int32_t park_root = -1;
+  uint64_t park_epoch = 0;
   bool forgotten = false;  // slot free for reuse (Engine::Forget)
   bool requeued = false;   // NotYetTried after an eviction (message wording)
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
@@ -208,6 +215,12 @@ struct LqRt {
   int32_t cq = -1;
   const LocalQueueSpec* spec = nullptr;
   std::set<QueueKey> heap;
+  int32_t root = -1;  // quota-tree root of its ClusterQueue; -1 without one
+  // Every entry before `skip` is soft-parked under epoch `skip_epoch`; valid
+  // while that is the root's epoch (see EngineImpl::FirstActive).
+  std::set<QueueKey>::iterator skip;
+  uint64_t skip_epoch = 0;
+  bool skip_valid = false;
   // Admission Fair Sharing state, per resource id.
   std::vector<double> afs_consumed;
   std::vector<double> afs_penalty;
@@ -287,7 +300,10 @@ class EngineImpl {
   size_t queued_count = 0;     // workloads in any LocalQueue heap
   bool any_drain = false;      // some ClusterQueue has drain_possible
   std::vector<std::vector<int32_t>> root_cqs;     // per tree node (roots used): cq indices
-  std::vector<std::vector<WlId>> parked_by_root;  // per tree node (roots used)
+  std::vector<uint64_t> root_epoch;   // per tree node (roots used): bumped by Unpark
+  std::vector<int64_t> root_parked;   // per tree node: soft-parked workloads under the current epoch
+  int64_t parked_total = 0;           // sum of root_parked
+  uint64_t epoch_counter = 0;
   std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
@@ -313,6 +329,10 @@ class EngineImpl {
   void Enqueue(WlId id);
   void Dequeue(WlId id);
   void Unpark(int32_t root);
+  bool SoftParked(const Wl& w) const { return w.soft_parked && w.park_epoch == root_epoch[w.park_root]; }
+  void SoftPark(WlId id, int32_t root);
+  // The first entry of a LocalQueue's heap that is not soft-parked, or null.
+  const QueueKey* FirstActive(int32_t lq);
   void Resolve(WlId id);
   WlId Head(int32_t cq);
   double AfsUsage(int32_t lq) const;
