@@ -139,9 +139,18 @@ class Simulator {
     const size_t n = jobs_.size();
     order_.resize(n);
     std::iota(order_.begin(), order_.end(), int64_t{0});
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](int64_t a, int64_t b) { return jobs_[a].submit < jobs_[b].submit; });
+    auto by_submit = [&](int64_t a, int64_t b) { return jobs_[a].submit < jobs_[b].submit; };
+    if (!std::is_sorted(order_.begin(), order_.end(), by_submit)) {
+      std::stable_sort(order_.begin(), order_.end(), by_submit);
+    }
     state_.assign(n, JobState::kNotSubmitted);
+    hot_.resize(n);
+    for (size_t j = 0; j < n; ++j) {
+      hot_[j] = {jobs_[j].submit, jobs_[j].duration, static_cast<Amount>(jobs_[j].gpus) * core::kMilli};
+    }
+    // Arrival times in arrival order, dense: the loop reads them per event.
+    arrival_at_.resize(n);
+    for (size_t k = 0; k < n; ++k) arrival_at_[k] = jobs_[order_[k]].submit;
     wid_.assign(n, core::kNoWorkload);
     epoch_.assign(n, 0);
     started_.assign(n, 0);
@@ -172,7 +181,7 @@ class Simulator {
     for (;;) {
       Time next = kNever;
       while (ai < n && state_[order_[ai]] == JobState::kSkipped) ++ai;
-      if (ai < n) next = jobs_[order_[ai]].submit;
+      if (ai < n) next = arrival_at_[ai];
       while (!finishes_.empty() && Stale(finishes_.top())) finishes_.pop();
       if (!finishes_.empty()) next = std::min(next, finishes_.top().t);
       if (!evictions_.empty()) next = std::min(next, evictions_.top().t);
@@ -199,7 +208,7 @@ class Simulator {
         if (Status s = CompleteEviction(ev.job); !s.ok()) return s;
         changed = true;
       }
-      while (ai < n && (state_[order_[ai]] == JobState::kSkipped || jobs_[order_[ai]].submit == now_)) {
+      while (ai < n && (state_[order_[ai]] == JobState::kSkipped || arrival_at_[ai] == now_)) {
         int64_t j = order_[ai++];
         if (state_[j] == JobState::kSkipped) continue;
         if (Status s = SubmitJob(j); !s.ok()) return s;
@@ -237,7 +246,7 @@ class Simulator {
     return id < job_of_id_.size() ? job_of_id_[id] : -1;
   }
 
-  Amount Gpus(int64_t j) const { return static_cast<Amount>(jobs_[j].gpus) * core::kMilli; }
+  Amount Gpus(int64_t j) const { return hot_[j].gpus; }
 
   void AddPending(int64_t j) {
     int32_t t = tenant_of_[j];
@@ -307,7 +316,7 @@ class Simulator {
     result_.outcomes[j].finish = now_;
     TenantReport& tr = result_.tenants[t];
     ++tr.completed;
-    jcts_[t].push_back(static_cast<double>(now_ - jobs_[j].submit) / 1000.0);
+    jcts_[t].push_back(static_cast<double>(now_ - hot_[j].submit) / 1000.0);
     ++events_;
     return Status::Ok();
   }
@@ -347,9 +356,9 @@ class Simulator {
         if (o.first_admit < 0) {
           o.first_admit = now_;
           ++result_.tenants[t].admitted;
-          waits_[t].push_back(static_cast<double>(now_ - jobs_[j].submit) / 1000.0);
+          waits_[t].push_back(static_cast<double>(now_ - hot_[j].submit) / 1000.0);
         }
-        finishes_.push({now_ + jobs_[j].duration, j, epoch_[j]});
+        finishes_.push({now_ + hot_[j].duration, j, epoch_[j]});
         ++events_;
       }
       bool again = false;
@@ -503,6 +512,14 @@ class Simulator {
   std::unordered_map<std::string, int32_t> tenant_index_;
 
   std::vector<int64_t> order_;
+  std::vector<Time> arrival_at_;  // jobs_[order_[k]].submit
+  // What the event loop reads of each job, dense (TraceJob carries strings).
+  struct JobHot {
+    Time submit;
+    Time duration;
+    Amount gpus;  // milli-GPUs
+  };
+  std::vector<JobHot> hot_;
   std::vector<JobState> state_;
   std::vector<int32_t> epoch_;
   std::vector<Time> started_;
