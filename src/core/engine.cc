@@ -474,6 +474,7 @@ void EngineImpl::Enqueue(WlId id) {
   LqRt& lq = lqs[w.lq];
   QueueKey key{-w.info.priority, w.info.queued_at, w.info.uid, id};
   auto it = lq.heap.insert(key).first;
+  w.heap_it = it;
   // An active entry before the skip point becomes the new skip point.
   if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
   w.in_heap = true;
@@ -486,7 +487,7 @@ void EngineImpl::Dequeue(WlId id) {
   Wl& w = wls[id];
   if (!w.in_heap) return;
   LqRt& lq = lqs[w.lq];
-  auto it = lq.heap.find(QueueKey{-w.info.priority, w.info.queued_at, w.info.uid, id});
+  auto it = w.heap_it;
   if (lq.skip_valid && lq.skip == it) ++lq.skip;
   lq.heap.erase(it);
   w.in_heap = false;
@@ -528,6 +529,7 @@ void EngineImpl::SoftPark(WlId id, int32_t root) {
   w.soft_parked = true;
   w.park_root = root;
   w.park_epoch = root_epoch[root];
+  w.heap_it->park_epoch = w.park_epoch;
   root_parked[root]++;
   parked_total++;
 }
@@ -549,7 +551,7 @@ const QueueKey* EngineImpl::FirstActive(int32_t l) {
     q.skip_epoch = ep;
     q.skip_valid = true;
   }
-  while (q.skip != q.heap.end() && SoftParked(wls[q.skip->id])) ++q.skip;
+  while (q.skip != q.heap.end() && q.skip->park_epoch == ep) ++q.skip;
   return q.skip == q.heap.end() ? nullptr : &*q.skip;
 }
 

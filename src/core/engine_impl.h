@@ -114,6 +114,10 @@ struct QueueKey {
   Time queued_at;
   uint64_t uid;
   WlId id;
+  // Not part of the order: the root epoch the workload is parked in place
+  // under (0 = not parked); mirrors Wl::park_epoch so that scanning a heap
+  // does not touch the workloads.
+  mutable uint64_t park_epoch = 0;
   bool operator<(const QueueKey& o) const {
     if (neg_priority != o.neg_priority) return neg_priority < o.neg_priority;
     if (queued_at != o.queued_at) return queued_at < o.queued_at;
@@ -152,6 +156,7 @@ struct Wl {
   bool soft_parked = false;
   int32_t park_root = -1;
   uint64_t park_epoch = 0;
+  std::set<QueueKey>::iterator heap_it;  // valid while in_heap
   bool forgotten = false;  // slot free for reuse (Engine::Forget)
   bool requeued = false;   // NotYetTried after an eviction (message wording)
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
