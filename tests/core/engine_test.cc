@@ -174,3 +174,182 @@ TEST(EngineRestoreTest, RestoredAdmissionHoldsQuota) {
 
 }  // namespace
 }  // namespace artel::core
+
+// Workload handles, Forget, parking in place, and reasons built on read.
+namespace artel::core {
+namespace {
+
+WorkloadId MustSubmit(Engine& e, WorkloadSpec spec, Time now) {
+  Result<WorkloadId> id = e.Submit(std::move(spec), now);
+  EXPECT_TRUE(id.ok()) << id.status().ToString();
+  return id.ok() ? *id : kNoWorkload;
+}
+
+TEST(EngineHandleTest, IdsMatchKeysInResultsAndCalls) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  std::vector<WorkloadId> a;
+  for (int i = 0; i < 4; ++i) a.push_back(MustSubmit(e, Job("team-a", "a-" + std::to_string(i), 1), 0));
+  CycleResult r = e.Schedule(0);
+  ASSERT_EQ(r.admitted.size(), 4u);
+  ASSERT_EQ(r.admitted_ids.size(), r.admitted.size());
+  for (size_t i = 0; i < r.admitted.size(); ++i) {
+    ASSERT_NE(e.Get(r.admitted_ids[i]), nullptr);
+    EXPECT_EQ(e.Get(r.admitted_ids[i])->key, r.admitted[i]);
+    EXPECT_EQ(e.Find(r.admitted[i])->id, r.admitted_ids[i]);
+  }
+  WorkloadId b = MustSubmit(e, Job("team-b", "b-0", 2), 1);
+  r = e.Schedule(1);
+  ASSERT_EQ(r.evictions.size(), 2u);
+  for (const Eviction& ev : r.evictions) {
+    EXPECT_EQ(ev.preemptor_id, b);
+    EXPECT_EQ(e.Get(ev.victim_id)->key, ev.victim);
+    EXPECT_TRUE(e.CompleteEviction(ev.victim_id, 2).ok());
+    EXPECT_EQ(e.Get(ev.victim_id)->state, WorkloadState::kPending);
+    EXPECT_EQ(e.Get(ev.victim_id)->pending.message, "requeued after eviction");
+    // Completing twice is a precondition failure, not a crash.
+    EXPECT_EQ(e.CompleteEviction(ev.victim_id, 2).code(), StatusCode::kFailedPrecondition);
+  }
+  r = e.Schedule(2);
+  ASSERT_EQ(r.admitted_ids, std::vector<WorkloadId>{b});
+  EXPECT_TRUE(e.Finish(b, 3).ok());
+  EXPECT_EQ(e.Get(b)->state, WorkloadState::kFinished);
+  EXPECT_EQ(e.Finish(b, 3).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(e.Finish(WorkloadId{999}, 3).code(), StatusCode::kNotFound);
+  EXPECT_EQ(e.Get(WorkloadId{999}), nullptr);
+}
+
+TEST(EngineForgetTest, FreesTheKeyAndReusesTheSlot) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  WorkloadId x = MustSubmit(e, Job("team-a", "x", 1), 0);
+  WorkloadId y = MustSubmit(e, Job("team-a", "y", 1), 0);
+  EXPECT_EQ(e.Forget(x).code(), StatusCode::kFailedPrecondition);  // still pending
+  Settle(e, 0);
+  ASSERT_TRUE(e.Finish(x, 1).ok());
+  ASSERT_TRUE(e.Forget(x).ok());
+  EXPECT_EQ(e.Find("team-a/x"), nullptr);
+  EXPECT_EQ(e.Get(x), nullptr);
+  EXPECT_EQ(e.Forget(x).code(), StatusCode::kNotFound);
+  EXPECT_EQ(e.Finish(x, 1).code(), StatusCode::kNotFound);
+  // The key may come back; the free slot is reused.
+  WorkloadId x2 = MustSubmit(e, Job("team-a", "x", 1), 2);
+  EXPECT_EQ(x2, x);
+  EXPECT_EQ(e.Get(x2)->key, "team-a/x");
+  EXPECT_EQ(e.Get(x2)->state, WorkloadState::kPending);
+  EXPECT_EQ(e.Get(x2)->pending.kind, PendingReason::Kind::kNotYetTried);
+  EXPECT_EQ(e.Get(x2)->pending.message, "waiting for the next scheduling cycle");
+  // Workloads() stays in submission order although x2 sits in an older slot.
+  std::vector<std::string> keys;
+  for (const WorkloadInfo* w : e.Workloads()) keys.push_back(w->key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"team-a/y", "team-a/x"}));
+  Settle(e, 2);
+  EXPECT_EQ(e.Get(x2)->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Get(y)->state, WorkloadState::kAdmitted);
+}
+
+TEST(EngineForgetTest, CancelledWorkloadCanBeForgotten) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  ASSERT_TRUE(e.Submit(Job("team-a", "big", 9), 0).ok());
+  Settle(e, 0);  // parked: above what the cohort can ever give
+  WorkloadId big = e.Find("team-a/big")->id;
+  ASSERT_TRUE(e.Cancel("team-a/big", 1).ok());
+  ASSERT_TRUE(e.Forget(big).ok());
+  WorkloadId next = MustSubmit(e, Job("team-b", "small", 1), 2);
+  EXPECT_EQ(next, big);
+  Settle(e, 2);
+  EXPECT_EQ(e.Get(next)->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.PendingCount(), 0u);
+}
+
+Config TwoCohorts() {
+  Config c;
+  c.flavors.push_back({"a100"});
+  c.cluster_queues.push_back(Cq("team-a", "left", 2 * kGpu));
+  c.cluster_queues.push_back(Cq("team-b", "right", 2 * kGpu));
+  c.local_queues.push_back({"team-a", "default", "team-a"});
+  c.local_queues.push_back({"team-b", "default", "team-b"});
+  return c;
+}
+
+// A workload that did not fit waits until quota is released in its own
+// cohort tree: a release elsewhere does not make it a head again (no
+// decision), a release in its tree does.
+TEST(EngineParkTest, OnlyAReleaseInItsTreeRequeuesAParkedWorkload) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoCohorts()).ok());
+  WorkloadId a0 = MustSubmit(e, Job("team-a", "a-0", 2), 0);
+  WorkloadId b0 = MustSubmit(e, Job("team-b", "b-0", 2), 0);
+  Settle(e, 0);
+  WorkloadId a1 = MustSubmit(e, Job("team-a", "a-1", 1), 1);
+  CycleResult r = e.Schedule(1);
+  EXPECT_EQ(r.decisions, 1);  // a-1 tried, parked
+  EXPECT_EQ(e.Get(a1)->pending.kind, PendingReason::Kind::kPreemptionNoCandidates);
+  r = e.Schedule(2);
+  EXPECT_EQ(r.decisions, 0);  // nothing changed: a-1 is not retried
+  ASSERT_TRUE(e.Finish(b0, 3).ok());
+  r = e.Schedule(3);
+  EXPECT_EQ(r.decisions, 0);  // released in the other tree
+  ASSERT_TRUE(e.Finish(a0, 4).ok());
+  r = e.Schedule(4);
+  EXPECT_EQ(r.decisions, 1);
+  EXPECT_EQ(r.admitted_ids, std::vector<WorkloadId>{a1});
+}
+
+// A new workload ahead of parked ones in the queue order is a head at once;
+// the parked ones behind it stay parked.
+TEST(EngineParkTest, NewHigherPriorityWorkloadIsTriedBeforeParkedOnes) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoCohorts()).ok());
+  WorkloadId a0 = MustSubmit(e, Job("team-a", "a-0", 1), 0);
+  Settle(e, 0);
+  MustSubmit(e, Job("team-a", "low-big", 2), 1);
+  MustSubmit(e, Job("team-a", "low-big2", 2), 1);
+  CycleResult r = e.Schedule(1);
+  EXPECT_EQ(r.decisions, 2);  // both tried one after the other, both parked
+  WorkloadId hi = MustSubmit(e, Job("team-a", "high-small", 1, /*priority=*/10), 2);
+  r = e.Schedule(2);
+  EXPECT_EQ(r.decisions, 1);
+  EXPECT_EQ(r.admitted_ids, std::vector<WorkloadId>{hi});
+  ASSERT_TRUE(e.Finish(a0, 3).ok());
+  ASSERT_TRUE(e.Finish(hi, 3).ok());
+  r = e.Schedule(3);
+  ASSERT_EQ(r.admitted.size(), 1u);
+  EXPECT_EQ(r.admitted[0], "team-a/low-big");
+}
+
+TEST(EngineReasonTest, NoFlavorKeepsTheDetail) {
+  Config c = TwoTeams();
+  c.flavors[0].node_taints.push_back({"dedicated", "ml", "NoSchedule"});
+  Engine e;
+  ASSERT_TRUE(e.Configure(c).ok());
+  WorkloadId id = MustSubmit(e, Job("team-a", "a-0", 1), 0);
+  Settle(e, 0);
+  const WorkloadInfo* w = e.Get(id);
+  EXPECT_EQ(w->pending.kind, PendingReason::Kind::kNoFlavor);
+  EXPECT_EQ(w->pending.pod_set, "main");
+  EXPECT_NE(w->pending.message.find("untolerated taint dedicated=ml:NoSchedule"), std::string::npos)
+      << w->pending.message;
+}
+
+// Reasons name quota-tree nodes; a new configuration rebuilds the tree, and
+// the reason read afterwards still names the node that blocked.
+TEST(EngineReasonTest, ReasonSurvivesReconfiguration) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  WorkloadId id = MustSubmit(e, Job("team-a", "big", 5), 0);
+  Settle(e, 0);
+  Config c = TwoTeams();
+  c.cohorts.push_back({"extra"});  // shifts tree node ids
+  std::swap(c.cluster_queues[0], c.cluster_queues[1]);
+  ASSERT_TRUE(e.Configure(c).ok());
+  const WorkloadInfo* w = e.Get(id);
+  EXPECT_EQ(w->pending.kind, PendingReason::Kind::kInsufficientQuota);
+  EXPECT_EQ(w->pending.level, "shared");
+  EXPECT_EQ(w->pending.flavor, "a100");
+  EXPECT_EQ(w->pending.requested, 5 * kGpu);
+}
+
+}  // namespace
+}  // namespace artel::core
