@@ -16,7 +16,9 @@
 //  - synthetic: a generated trace (Poisson arrivals, 8 tenants), always
 //    available.
 // Queues come from `--auto-queues` (sim::BuildAutoQueues) with the given
-// cluster size (0 = the default: the 99th percentile of demand).
+// cluster size (0 = the default: the 99th percentile of demand), and the
+// replay options are `artel sim`'s defaults (1 s interval, 30 s grace), so
+// the figures match the CLI's `speed:` line for the same trace.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -81,7 +83,9 @@ void RunReplay(benchmark::State& state, const Trace& trace, int64_t gpus) {
     state.SkipWithError(aq.status().ToString().c_str());
     return;
   }
-  artel::sim::ReplayOptions options;
+  artel::sim::ReplayOptions options;  // `artel sim` defaults: 1 s interval, 30 s grace
+  options.interval = 1000;
+  options.grace = 30000;
   int64_t events = 0, decisions = 0, calls = 0;
   for (auto _ : state) {
     auto r = artel::sim::Replay(aq->config, aq->tenants, trace.jobs, aq->capacity, options);

@@ -289,6 +289,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     for (size_t i = old; i < flavors.size(); ++i) flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
   }
   tree.Finalize();
+  for (CqRt& q : cqs) q.root = tree.Root(q.node);
   cq_of_node.assign(tree.num_nodes(), -1);
   for (size_t i = 0; i < cqs.size(); ++i) cq_of_node[cqs[i].node] = static_cast<int32_t>(i);
   root_cqs.assign(tree.num_nodes(), {});
@@ -494,6 +495,7 @@ void EngineImpl::Dequeue(WlId id) {
   if (SoftParked(w)) {
     root_parked[w.park_root]--;
     parked_total--;
+    if (lq.cq >= 0) cqs[lq.cq].parked_n--;
   }
   w.soft_parked = false;
   if (lq.cq >= 0) cqs[lq.cq].queued--;
@@ -531,6 +533,12 @@ void EngineImpl::SoftPark(WlId id, int32_t root) {
   w.park_epoch = root_epoch[root];
   w.heap_it->park_epoch = w.park_epoch;
   root_parked[root]++;
+  CqRt& cq = cqs[lqs[w.lq].cq];
+  if (cq.parked_epoch != w.park_epoch) {
+    cq.parked_epoch = w.park_epoch;
+    cq.parked_n = 0;
+  }
+  cq.parked_n++;
   parked_total++;
 }
 
@@ -941,7 +949,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   std::vector<Entry>& all_entries = round_entries;
   size_t n = 0;
   for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
-    if (cqs[c].held || cqs[c].queued == 0) continue;  // a valid sticky head is queued too
+    if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
     WlId h = Head(c);
     if (h == kNoWl) continue;
     if (all_entries.size() <= n) all_entries.emplace_back();

@@ -207,6 +207,9 @@ struct CqRt {
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
   int32_t queued = 0;          // workloads in the heaps of its LocalQueues
+  int32_t root = -1;           // quota-tree root
+  int32_t parked_n = 0;        // of those, parked in place under epoch parked_epoch
+  uint64_t parked_epoch = 0;
   std::vector<WlId> admitted;  // Admitted and Evicting
   WlId sticky = kNoWl;
   bool held = false;  // Hold or HoldAndDrain
@@ -338,6 +341,10 @@ class EngineImpl {
   void SoftPark(WlId id, int32_t root);
   // The first entry of a LocalQueue's heap that is not soft-parked, or null.
   const QueueKey* FirstActive(int32_t lq);
+  // Queued workloads of a ClusterQueue that are not parked in place.
+  int32_t ActiveQueued(const CqRt& cq) const {
+    return cq.queued - (cq.parked_epoch == root_epoch[cq.root] ? cq.parked_n : 0);
+  }
   void Resolve(WlId id);
   WlId Head(int32_t cq);
   double AfsUsage(int32_t lq) const;
