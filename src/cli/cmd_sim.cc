@@ -44,6 +44,7 @@ struct SimArgs {
   std::vector<std::string> map;
   std::string default_queue;
   std::string interval = "1s";
+  std::string delimiter = ",";
   std::string grace = "30s";
   std::string until;
   bool fair_sharing = false;
@@ -131,6 +132,13 @@ int RunSim(const SimArgs& a) {
     }
     if (Status s = sim::ParseColumnMapping(a.columns, &format); !s.ok()) return fail(s.message());
     format.header = !a.no_header;
+    if (a.delimiter == "tab" || a.delimiter == "\\t" || a.delimiter == "\t") {
+      format.delimiter = '\t';
+    } else if (a.delimiter.size() == 1 && a.delimiter[0] != '"' && a.delimiter[0] != '\n') {
+      format.delimiter = a.delimiter[0];
+    } else {
+      return fail("--delimiter: expected one character or \"tab\", got \"" + a.delimiter + "\"");
+    }
     format.strict = a.strict;
     Result<sim::Trace> t = sim::LoadTrace(a.trace, format);
     if (!t.ok()) return fail(t.status().ToString());
@@ -309,6 +317,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "--columns", a->columns,
       "Column mapping KEY=COLUMN,... (keys: submit, interval, duration, gpus, tenant, user, id, status)");
   cmd->add_flag("--no-header", a->no_header, "The trace has no header line (columns are 1-based numbers)");
+  cmd->add_option("--delimiter", a->delimiter, "Field separator: one character, or \"tab\"")->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Fail on the first malformed row instead of skipping it");
   cmd->add_option("--synthetic", a->synthetic,
                   "Synthetic tenant: name=a,rate=30/h,jobs=500,gpus=1*7|4*3,duration=exp(1h)[,start=0s]"
@@ -319,7 +328,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->expected(1, -1);
   cmd->add_flag("--auto-queues", a->auto_queues,
                 "Derive one queue per tenant, guarantees proportional to its GPU-hours");
-  cmd->add_option("--gpus", a->gpus, "Cluster size for --auto-queues (default: 1.25 x the mean demand)");
+  cmd->add_option("--gpus", a->gpus,
+                  "Cluster size for --auto-queues (default: the 99th percentile over time of the trace's demand)");
   cmd->add_option("--map", a->map, "Tenant binding TENANT=NAMESPACE[/QUEUE] (repeatable)");
   cmd->add_option("--default-queue", a->default_queue, "NAMESPACE/QUEUE for tenants without a binding");
   cmd->add_option("--interval", a->interval, "Scheduling interval (0s = after every event batch)")

@@ -168,7 +168,7 @@ Result<core::Time> ParseTraceTime(std::string_view text) {
     int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
     auto bad = [&] {
       return InvalidArgument("invalid timestamp \"" + std::string(text) +
-                             "\" (expected YYYY-MM-DD HH:MM:SS)");
+                             "\" (expected YYYY-MM-DD HH:MM:SS, optionally with T, fractional seconds and Z or +HH:MM)");
     };
     if (!ReadDigits(text, &i, 4, &y) || text[i++] != '-' || !ReadDigits(text, &i, 2, &mo) ||
         i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &d)) {
@@ -197,12 +197,27 @@ Result<core::Time> ParseTraceTime(std::string_view text) {
           if (i == start) return bad();
         }
       }
-      if (i < text.size() && text[i] == 'Z') ++i;
+      // UTC ("Z"), or an offset from UTC: +HH:MM, +HHMM or +HH (RFC 3339 / ISO 8601).
+      int64_t offset_min = 0;
+      if (i < text.size() && text[i] == 'Z') {
+        ++i;
+      } else if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+        const int64_t sign = text[i++] == '-' ? -1 : 1;
+        int64_t oh = 0, om = 0;
+        if (!ReadDigits(text, &i, 2, &oh)) return bad();
+        if (i < text.size() && text[i] == ':') ++i;
+        if (i < text.size() && !ReadDigits(text, &i, 2, &om)) return bad();
+        if (oh > 23 || om > 59) return bad();
+        offset_min = sign * (oh * 60 + om);
+      }
       if (i != text.size()) return bad();
+      if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return bad();
+      int64_t days = DaysFromCivil(y, mo, d);
+      return ((days * 24 + h) * 60 + mi - offset_min) * 60 * 1000 + s * 1000 + frac_ms;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return bad();
+    if (mo < 1 || mo > 12 || d < 1 || d > 31) return bad();
     int64_t days = DaysFromCivil(y, mo, d);
-    return ((days * 24 + h) * 60 + mi) * 60 * 1000 + s * 1000 + frac_ms;
+    return days * 24 * 60 * 60 * 1000;
   }
   Result<double> v = ParseNumber(text);
   if (!v.ok()) return v.status();

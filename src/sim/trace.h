@@ -87,7 +87,9 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
 // Reads a CSV trace file.
 Result<Trace> LoadTrace(const std::string& path, const TraceFormat& format);
 
-// Parses an absolute time: decimal seconds or a `YYYY-MM-DD HH:MM:SS` timestamp.
+// Parses an absolute time: decimal seconds, or a `YYYY-MM-DD[ HH:MM[:SS[.fff]]]`
+// timestamp (`T` also separates date and time) in UTC, or with `Z` or an
+// offset `+HH:MM` / `+HHMM` / `+HH` (or `-`), which is subtracted to get UTC.
 // Returns milliseconds since the Unix epoch (or since 0 for plain seconds).
 Result<core::Time> ParseTraceTime(std::string_view text);
 

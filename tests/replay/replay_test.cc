@@ -95,6 +95,39 @@ TEST(TraceTest, TimestampsAreUtcCivilDates) {
   EXPECT_FALSE(ParseTraceTime("yesterday").ok());
 }
 
+TEST(TraceTest, TimestampOffsetsAreConvertedToUtc) {
+  const int64_t utc = *ParseTraceTime("2020-06-01T12:00:00Z");
+  EXPECT_EQ(*ParseTraceTime("2020-06-01T20:00:00+08:00"), utc);
+  EXPECT_EQ(*ParseTraceTime("2020-06-01 20:00:00+0800"), utc);
+  EXPECT_EQ(*ParseTraceTime("2020-06-01T07:30:00-04:30"), utc);
+  EXPECT_EQ(*ParseTraceTime("2020-06-01T14:00:00.500+02"), utc + 500);
+  EXPECT_EQ(*ParseTraceTime("2020-06-01"), utc - 12LL * 3600 * 1000);
+  EXPECT_FALSE(ParseTraceTime("2020-06-01T12:00:00+25:00").ok());
+  EXPECT_FALSE(ParseTraceTime("2020-06-01T12:00:00+8").ok());
+  EXPECT_FALSE(ParseTraceTime("2020-06-01T12:00:00 UTC").ok());
+}
+
+TEST(TraceTest, TabSeparatedTrace) {
+  TraceFormat f;
+  f.columns = {{"submit", "submit_time"}, {"duration", "runtime"}, {"gpus", "gpu_num"}, {"tenant", "vc"}};
+  f.delimiter = '\t';
+  Result<Trace> t = ParseTrace("submit_time\truntime\tgpu_num\tvc\n"
+                               "2020-04-01T00:00:10+08:00\t60\t2\tvc-a\n"
+                               "2020-03-31T16:00:00Z\t30\t1\tvc-b\n",
+                               "h.tsv", f);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 2u);
+  EXPECT_EQ(t->jobs[0].submit, 10000);  // 00:00:10+08:00 is 16:00:10Z, 10 s after the second row
+  EXPECT_EQ(t->jobs[1].submit, 0);
+  EXPECT_EQ(t->jobs[0].gpus, 2);
+  EXPECT_EQ(t->jobs[0].tenant, "vc-a");
+  EXPECT_EQ(t->skipped, 0);
+  // The same text read with commas is one malformed column per row.
+  f.delimiter = ',';
+  Result<Trace> c = ParseTrace("submit_time\truntime\tgpu_num\tvc\n2020-04-01T00:00:10Z\t60\t2\tvc-a\n", "h.tsv", f);
+  EXPECT_FALSE(c.ok());
+}
+
 TEST(TraceTest, ItpPresetAndGenericColumns) {
   TraceFormat itp;
   itp.preset = TracePreset::kItp;
