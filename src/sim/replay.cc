@@ -24,6 +24,7 @@ constexpr int kProgressEvery = 1 << 14;
 
 // Buffers JainIndex reuses between calls.
 struct JainScratch {
+  std::vector<size_t> order;
   std::vector<size_t> active;
   std::vector<double> fair;
 };
@@ -569,21 +570,35 @@ namespace {
 
 double JainIndexWith(const std::vector<Amount>& held, const std::vector<Amount>& demand,
                      const std::vector<Amount>& weights, Amount capacity, JainScratch* scratch) {
+  // Every tenant ordered by demand/weight (exactly, ties by index). The
+  // order is kept between calls and restored by insertion sort: between two
+  // calls of a replay few demands move, so this is close to linear.
+  std::vector<size_t>& order = scratch->order;
+  if (order.size() != demand.size()) {
+    order.resize(demand.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  }
+  auto less = [&](size_t a, size_t b) {
+    __int128 x = static_cast<__int128>(demand[a]) * weights[b], y = static_cast<__int128>(demand[b]) * weights[a];
+    return x != y ? x < y : a < b;
+  };
+  for (size_t k = 1; k < order.size(); ++k) {
+    size_t v = order[k];
+    size_t m = k;
+    for (; m > 0 && less(v, order[m - 1]); --m) order[m] = order[m - 1];
+    order[m] = v;
+  }
   std::vector<size_t>& active = scratch->active;
   active.clear();
   Amount total_demand = 0;
-  for (size_t i = 0; i < demand.size(); ++i) {
+  for (size_t i : order) {
     if (demand[i] > 0) {
       active.push_back(i);
       total_demand += demand[i];
     }
   }
   if (active.empty()) return 1.0;
-  // Weighted water-filling of min(capacity, demand).
-  std::sort(active.begin(), active.end(), [&](size_t a, size_t b) {
-    // demand[a]/weights[a] < demand[b]/weights[b], exactly.
-    return static_cast<__int128>(demand[a]) * weights[b] < static_cast<__int128>(demand[b]) * weights[a];
-  });
+  // Weighted water-filling of min(capacity, demand), smallest demand/weight first.
   double remaining = static_cast<double>(std::min(capacity, total_demand));
   double weight_left = 0;
   for (size_t i : active) weight_left += static_cast<double>(weights[i]);
