@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -307,6 +308,69 @@ class LocalRuntimeImpl final : public LocalRuntime {
     if (!any) return false;
     workloads_.emplace(key, std::move(w));
     return true;
+  }
+
+  std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir, int64_t since_ms) override {
+    std::vector<RunningPod> out;
+    const std::string prefix = std::string(kNamePrefix) + key + "/";
+    // Live wrappers: their $0 names the workload and the pod.
+    if (DIR* proc = opendir("/proc")) {
+      while (dirent* de = readdir(proc)) {
+        char* end = nullptr;
+        long pid = std::strtol(de->d_name, &end, 10);
+        if (end == de->d_name || *end != '\0' || pid <= 0) continue;
+        std::vector<std::string> argv = ProcCmdline(static_cast<int>(pid));
+        if (argv.size() < 5 || argv[0] != kShell || argv[2] != kWrapper) continue;
+        if (argv[3].rfind(prefix, 0) != 0 || !ProcessAlive(static_cast<int>(pid))) continue;
+        RunningPod rp;
+        rp.pod = argv[3].substr(prefix.size());
+        rp.pid = static_cast<int>(pid);
+        rp.pgid = rp.pid;  // setsid made the wrapper its group leader
+        rp.exit_file = argv[4];
+        if (auto env = ReadFile("/proc/" + std::to_string(pid) + "/environ")) {
+          std::string_view rest(*env);
+          while (!rest.empty()) {
+            size_t nul = rest.find('\0');
+            std::string_view kv = rest.substr(0, nul);
+            constexpr std::string_view kVar = "CUDA_VISIBLE_DEVICES=";
+            if (kv.substr(0, kVar.size()) == kVar) {
+              std::string_view v = kv.substr(kVar.size());
+              while (!v.empty()) {
+                size_t comma = v.find(',');
+                if (comma != 0) rp.visible_devices.emplace_back(v.substr(0, comma));
+                if (comma == std::string_view::npos) break;
+                v.remove_prefix(comma + 1);
+              }
+            }
+            if (nul == std::string_view::npos) break;
+            rest.remove_prefix(nul + 1);
+          }
+        }
+        out.push_back(std::move(rp));
+      }
+      closedir(proc);
+    }
+    // Pods that already exited: a fresh exit file in the workload's directory.
+    std::error_code ec;
+    const fs::path dir = fs::path(log_dir) / key;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path& f = it->path();
+      if (f.extension() != ".exit") continue;
+      std::string pod = f.stem().string();
+      bool live = false;
+      for (const RunningPod& rp : out) live = live || rp.pod == pod;
+      if (live) continue;
+      struct stat st {};
+      if (stat(f.c_str(), &st) != 0) continue;
+      int64_t mtime_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+      if (mtime_ms < since_ms) continue;
+      RunningPod rp;
+      rp.pod = pod;
+      rp.exit_file = f.string();
+      out.push_back(std::move(rp));
+    }
+    std::sort(out.begin(), out.end(), [](const RunningPod& a, const RunningPod& b) { return a.pod < b.pod; });
+    return out;
   }
 
   bool IsRunning(const std::string& key) const override {

@@ -102,6 +102,9 @@ struct RunningPod {
   // it from the live process's command line. Journal it to learn the exit
   // code of a pod that finished while the daemon was down.
   std::string exit_file;
+  // GPU or MIG UUIDs the pod was given (CUDA_VISIBLE_DEVICES); filled by
+  // `Find` from the live process's environment, empty otherwise.
+  std::vector<std::string> visible_devices;
 };
 
 class LocalRuntime {
@@ -130,6 +133,15 @@ class LocalRuntime {
   // reported by the next `Poll`. Returns false, and tracks nothing, if no pod
   // is alive and none left an exit status (the caller requeues).
   virtual bool Adopt(const std::string& key, const std::vector<RunningPod>& pods, int64_t grace_ms) = 0;
+  // After a daemon restart, for a workload whose start was never recorded
+  // (the daemon died between starting its pods and journaling them): the
+  // pods an earlier runtime left for `key` under `log_dir`. A live wrapper
+  // is found by scanning /proc for its marker (`artel-pod:<key>/<pod>`); a
+  // pod that already exited is found by its exit file, counted only when the
+  // file was written at or after `since_ms` (wall-clock ms; the admission
+  // time), so that a file left by an earlier run is not mistaken for this
+  // one's. Pass the result to `Adopt`. Empty when nothing was started.
+  virtual std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir, int64_t since_ms) = 0;
   virtual bool IsRunning(const std::string& key) const = 0;
 };
 

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -375,6 +377,34 @@ Status Daemon::Recover() {
       w.retries = p.started.value("retries", 0);
     }
     bool alive = !pods.empty() && runtime_->Adopt(key, pods, grace);
+    // Pods the journal does not know: the daemon died after starting them
+    // and before journaling the start (or a retry's restart). Find them by
+    // their process marker instead of starting a second copy; without a
+    // journaled start, an exit file written since the admission also counts.
+    bool unrecorded = false;
+    if (!alive && (p.phase == "Admitted" || p.phase == "Evicting")) {
+      int64_t since = std::numeric_limits<int64_t>::max();
+      if (pods.empty() && p.admission.is_object()) since = p.admission.value("admittedAt", since);
+      std::vector<runtime::RunningPod> found = runtime_->Find(key, log_dir_, since);
+      if (!found.empty() && runtime_->Adopt(key, found, grace)) {
+        alive = true;
+        unrecorded = true;
+        pods = found;
+        wpods.clear();
+        for (const runtime::RunningPod& rp : found) {
+          Pod pod;
+          pod.rp = rp;
+          for (const std::string& uuid : rp.visible_devices) {
+            for (size_t g = 0; g < gpus_.size(); ++g) {
+              if (gpus_[g].uuid == uuid) pod.gpus.push_back(static_cast<int>(g));
+            }
+          }
+          wpods.push_back(std::move(pod));
+        }
+        log_->Warn("found pods started but not journaled before a crash; adopted them",
+                   {{"workload", key}, {"pods", std::to_string(found.size())}});
+      }
+    }
     auto claim = [&](Wl& wl) {
       for (auto& pod : wl.pods) {
         for (int g : pod.gpus) {
@@ -413,6 +443,23 @@ Status Daemon::Recover() {
           w.pods = std::move(wpods);
           w.running = true;
           claim(w);
+          if (unrecorded) {
+            // Journal the start now, so that the next recovery agrees.
+            Json jp = Json::array();
+            for (const Pod& pod : w.pods) {
+              jp.push_back({{"pod", pod.rp.pod},
+                            {"pid", pod.rp.pid},
+                            {"pgid", pod.rp.pgid},
+                            {"exitFile", pod.rp.exit_file},
+                            {"gpus", pod.gpus}});
+            }
+            store::Record r;
+            r.type = store::RecordType::kWorkloadStarted;
+            r.time_ms = WallMs();
+            r.key = key;
+            r.payload = Json{{"pods", jp}, {"retries", w.retries}, {"recovered", true}}.dump();
+            fixups.push_back(std::move(r));
+          }
         } else {
           bool has_command = false;
           for (const auto& ps : w.spec.pod_sets) has_command = has_command || !ps.command.empty();
@@ -1020,6 +1067,12 @@ void Daemon::Launch(const std::string& key) {
   }
   int64_t now = WallMs();
   auto started = runtime_->Start(spec, now);
+  // Failpoint for the crash tests (docs/daemon.md): die with the pods
+  // running and their start not journaled.
+  if (started.ok() && Failpoint("start-before-journal")) {
+    log_->Warn("failpoint start-before-journal: exiting", {{"workload", key}});
+    std::_Exit(86);
+  }
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   std::vector<store::Record> recs;
   bool stop = false;
@@ -1066,6 +1119,14 @@ void Daemon::Launch(const std::string& key) {
   }
   (void)AppendAndApply(std::move(recs));
   if (stop) runtime_->Stop(key, WallMs());
+}
+
+bool Daemon::Failpoint(const char* name) {
+  static const std::string armed = [] {
+    const char* v = std::getenv("ARTEL_FAILPOINT");
+    return std::string(v == nullptr ? "" : v);
+  }();
+  return !armed.empty() && armed == name;
 }
 
 // ---------------------------------------------------------------------------

@@ -179,6 +179,8 @@ class Daemon {
                     std::vector<store::Record>* recs);
   void ReleaseGpusLocked(Wl& w);
   std::vector<int> AssignGpusLocked(int count, const std::string& owner);
+  // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
+  static bool Failpoint(const char* name);
   void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());
   Json WorkloadJsonLocked(const std::string& key, const Wl& w) const;
   std::string PhaseLocked(const std::string& key, const Wl& w) const;

@@ -385,6 +385,53 @@ TEST(LocalRuntimeTest, AdoptAfterRestartSeesLaterExitThroughExitFile) {
   EXPECT_FALSE(rt2->IsRunning("team-a/adopt"));
 }
 
+// A daemon that died before journaling a start: the restarted one finds the
+// live pod by its marker (with its GPUs), and once it exited, by an exit
+// file no older than the admission.
+TEST(LocalRuntimeTest, FindsPodsThatWereNeverJournaled) {
+  TempDir dir;
+  std::string go = dir.path() + "/go";
+  ASSERT_EQ(mkfifo(go.c_str(), 0600), 0);
+  LaunchSpec spec;
+  spec.key = "team-a/lost";
+  spec.log_dir = dir.path();
+  spec.pods = {ShPod("main-0", "read line < \"$1\"; exit 3", {go})};
+  spec.pods[0].visible_devices = {"GPU-aaa", "MIG-bbb"};
+  RunningPod old = StartPodInOldDaemon(spec);
+  ASSERT_GT(old.pid, 0);
+
+  auto rt = MakeRuntime();
+  std::vector<RunningPod> found = rt->Find("team-a/lost", dir.path(), 0);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].pod, "main-0");
+  EXPECT_EQ(found[0].pid, old.pid);
+  EXPECT_EQ(found[0].pgid, old.pid);
+  EXPECT_EQ(found[0].exit_file, old.exit_file);
+  EXPECT_EQ(found[0].visible_devices, (std::vector<std::string>{"GPU-aaa", "MIG-bbb"}));
+  EXPECT_TRUE(rt->Find("team-a/lost-too", dir.path(), 0).empty());  // a prefix is not a match
+  EXPECT_TRUE(rt->Find("team-b/lost", dir.path(), 0).empty());
+
+  {
+    std::ofstream release(go);
+    release << "go\n";
+  }
+  ASSERT_TRUE(WaitProcessExit(old.pid, milliseconds(20000)));
+  found = rt->Find("team-a/lost", dir.path(), 0);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].pid, 0);
+  EXPECT_EQ(found[0].exit_file, old.exit_file);
+  ASSERT_TRUE(rt->Adopt("team-a/lost", found, 1000));
+  auto exits = rt->Poll();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 3);
+  // An exit file older than the admission belongs to an earlier run.
+  int64_t later = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count() +
+                  60000;
+  EXPECT_TRUE(rt->Find("team-a/lost", dir.path(), later).empty());
+}
+
 TEST(LocalRuntimeTest, AdoptedPodIsStoppedWithTermThenKill) {
   TempDir dir;
   std::string ready = dir.path() + "/ready";

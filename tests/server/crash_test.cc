@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -186,6 +190,56 @@ TEST(CrashTest, KillNineFiveTimesLosesNothingAcknowledged) {
   ASSERT_TRUE(WaitFor([&] { return CheckInvariants(d, s.acked, s.cancelled).empty(); }, 10000))
       << CheckInvariants(d, s.acked, s.cancelled);
   EXPECT_EQ(s.acked.size(), static_cast<size_t>(kTotal));
+  EXPECT_TRUE(d.Stop());
+  std::filesystem::remove_all(dir);
+}
+
+// A crash after a workload's pods started but before the start was
+// journaled (failpoint start-before-journal): the restarted daemon must find
+// the running pod and adopt it, not start the workload a second time. The
+// pod appends a line to `runs` when it starts, then waits on a FIFO.
+TEST(CrashTest, PodsStartedButNotJournaledAreAdoptedNotStartedTwice) {
+  std::string dir = TempDir("startcrash");
+  WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);
+  const std::string runs = dir + "/runs", go = dir + "/go";
+  ASSERT_EQ(mkfifo(go.c_str(), 0600), 0);
+  auto starts = [&] {
+    std::string text = ReadFile(runs);
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  };
+  Arteld d(dir);
+  std::vector<std::string> flags = {"-m", dir + "/cluster.yaml", "--fake-gpus", "4xA100-80GB"};
+  setenv("ARTEL_FAILPOINT", "start-before-journal", 1);
+  bool started = d.Start(flags);
+  unsetenv("ARTEL_FAILPOINT");
+  ASSERT_TRUE(started) << d.log();
+  Json body = Workload("team-a", "once", "default", 1,
+                       {"/bin/sh", "-c", "echo started >> " + runs + "; read line < " + go});
+  // The daemon may die before the reply is written: the submission is
+  // committed before the loop can admit it, so it is there after a restart.
+  (void)d.Post("/api/v1/workloads", body.dump());
+  int code = 0;
+  ASSERT_TRUE(d.WaitExit(30000, &code)) << d.log();
+  EXPECT_EQ(code, 86) << d.log();
+  ASSERT_TRUE(WaitFor([&] { return starts() == 1; }, 10000));
+
+  ASSERT_TRUE(d.Start(flags)) << d.log();
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "once") == "Running"; }, 20000))
+      << d.Phase("team-a", "once") << "\n" << d.log();
+  EXPECT_NE(d.log().find("found pods started but not journaled"), std::string::npos) << d.log();
+  {
+    std::ofstream release(go);  // opens once a pod waits on the FIFO
+    release << "go\n";
+  }
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "once") == "Succeeded"; }, 20000))
+      << d.Phase("team-a", "once") << "\n" << d.log();
+  EXPECT_EQ(starts(), 1) << "the workload was started twice";
+
+  // The recovered start was journaled: another restart agrees.
+  ASSERT_TRUE(d.Stop());
+  ASSERT_TRUE(d.Start(flags)) << d.log();
+  EXPECT_EQ(d.Phase("team-a", "once"), "Succeeded");
+  EXPECT_EQ(starts(), 1);
   EXPECT_TRUE(d.Stop());
   std::filesystem::remove_all(dir);
 }

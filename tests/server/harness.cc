@@ -165,6 +165,16 @@ void Arteld::Kill(int sig) {
   pid_ = -1;
 }
 
+bool Arteld::WaitExit(int timeout_ms, int* exit_code) {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (!WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout_ms)) return false;
+  exit_status_ = status;
+  pid_ = -1;
+  if (exit_code) *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return true;
+}
+
 bool Arteld::Stop() {
   if (pid_ <= 0) return false;
   kill(pid_, SIGTERM);

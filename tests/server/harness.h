@@ -61,6 +61,8 @@ class Arteld {
   bool Start(const std::vector<std::string>& extra, std::string* error = nullptr);
   void Kill(int sig);  // sends `sig` and reaps the process
   bool Stop();         // SIGTERM, returns true on a clean exit 0
+  // Waits for arteld to exit by itself (a failpoint); false on timeout.
+  bool WaitExit(int timeout_ms, int* exit_code = nullptr);
   bool running() const { return pid_ > 0; }
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
