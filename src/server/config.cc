@@ -51,6 +51,19 @@ Status ParseListen(const std::string& text, std::string* host, int* port) {
   return Status::Ok();
 }
 
+Result<int64_t> ParseRetention(const std::string& text) {
+  if (text == "never") return int64_t{-1};
+  size_t i = 0;
+  int64_t n = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n < (int64_t{1} << 40)) n = n * 10 + (text[i++] - '0');
+  const std::string unit = text.substr(i);
+  int64_t ms = unit == "s" ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : unit == "d" ? 86400000 : 0;
+  if (i == 0 || ms == 0 || n >= (int64_t{1} << 40)) {
+    return InvalidArgument("retention \"" + text + "\": expected a whole number with s, m, h or d (e.g. 24h), or never");
+  }
+  return n * ms;
+}
+
 Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
   YAML::Node root;
   try {
@@ -142,7 +155,8 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
     }
     if (const YAML::Node r = root["runtime"]) {
       if (Status s = CheckKeys(path, r, "runtime",
-                               {"defaultGracePeriodSeconds", "cgroupRoot", "stopWorkloadsOnExit"});
+                               {"defaultGracePeriodSeconds", "cgroupRoot", "stopWorkloadsOnExit",
+                                "finishedRetention"});
           !s.ok()) {
         return s;
       }
@@ -150,6 +164,11 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
         c->daemon.default_grace_ms = r["defaultGracePeriodSeconds"].as<int64_t>() * 1000;
       if (r["cgroupRoot"]) c->daemon.cgroup_root = r["cgroupRoot"].as<std::string>();
       if (r["stopWorkloadsOnExit"]) c->daemon.stop_workloads_on_exit = r["stopWorkloadsOnExit"].as<bool>();
+      if (r["finishedRetention"]) {
+        Result<int64_t> ms = ParseRetention(r["finishedRetention"].as<std::string>());
+        if (!ms.ok()) return At(path, r["finishedRetention"], "runtime.finishedRetention", ms.status().message());
+        c->daemon.finished_retention_ms = *ms;
+      }
     }
     if (const YAML::Node h = root["http"]) {
       if (Status s = CheckKeys(path, h, "http", {"threads"}); !s.ok()) return s;

@@ -40,6 +40,10 @@ struct ArteldConfig {
 // Reads `path` over the defaults already in *config.
 Status LoadArteldConfig(const std::string& path, ArteldConfig* config);
 
+// Parses a retention such as "90s", "30m", "24h", "7d" (a whole number and
+// a unit) or "never" (-1) into milliseconds.
+Result<int64_t> ParseRetention(const std::string& text);
+
 // Parses "HOST:PORT" (IPv4 or a name; "[v6]:port" too).
 Status ParseListen(const std::string& text, std::string* host, int* port);
 

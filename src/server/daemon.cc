@@ -185,6 +185,14 @@ void Daemon::Reduce(std::map<std::string, Persisted>* model, uint64_t* order, st
   auto it = model->find(r.key);
   if (it == model->end()) return;
   Persisted& w = it->second;
+  if (r.type == T::kWorkloadDeleted) {
+    // Only the finished workload it was decided for: the name may have been
+    // submitted again between the decision and this record's commit.
+    if ((w.phase == "Cancelled" || w.phase == "Finished") && w.finished_ms == p.value("finishedMs", int64_t{-2})) {
+      model->erase(it);
+    }
+    return;
+  }
   // Cancelled and Finished are final until the name is submitted again. A
   // loop record can commit after a concurrent cancel of the same workload
   // (the loop decided before the cancel, appended after it); it is stale.
@@ -194,6 +202,7 @@ void Daemon::Reduce(std::map<std::string, Persisted>* model, uint64_t* order, st
       w.phase = "Cancelled";
       w.admission = nullptr;
       w.started = nullptr;
+      w.finished_ms = r.time_ms;
       break;
     case T::kWorkloadAdmitted:
       w.phase = "Admitted";
@@ -215,6 +224,7 @@ void Daemon::Reduce(std::map<std::string, Persisted>* model, uint64_t* order, st
       w.phase = "Finished";
       w.result = p;
       w.started = nullptr;
+      w.finished_ms = r.time_ms;
       break;
     default: break;
   }
@@ -259,7 +269,8 @@ void Daemon::MaybeSnapshot(bool force) {
                     {"phase", w.phase},
                     {"admission", w.admission},
                     {"started", w.started},
-                    {"result", w.result}});
+                    {"result", w.result},
+                    {"finishedMs", w.finished_ms}});
     }
     snap.state =
         Json{{"version", 1}, {"config", model_config_}, {"order", model_order_}, {"workloads", ws}}.dump();
@@ -311,6 +322,7 @@ Status Daemon::Recover() {
       p.admission = w.value("admission", Json());
       p.started = w.value("started", Json());
       p.result = w.value("result", Json());
+      p.finished_ms = w.value("finishedMs", int64_t{-1});
       model_[w.value("key", "")] = std::move(p);
     }
   }
@@ -350,10 +362,12 @@ Status Daemon::Recover() {
     if (p.admission.is_object()) w.cluster_queue = p.admission.value("clusterQueue", "");
     if (p.phase == "Cancelled") {
       w.terminal = "Cancelled";
+      w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;  // older journals: from this start
       wl_[key] = std::move(w);
       continue;
     }
     if (p.phase == "Finished") {
+      w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;
       w.terminal = p.result.value("phase", "Succeeded");
       if (p.result.contains("exitCode")) w.exit_code = p.result.value("exitCode", 0);
       w.message = p.result.value("message", "");
@@ -681,7 +695,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
     auto it = wl_.find(key);
     if (it == wl_.end()) return NotFound("workload " + key + " not found");
     Wl& w = it->second;
-    if (engine_.Find(key) != nullptr) (void)engine_.Cancel(key, now);
+    DropFromEngineLocked(key, now);
     pending_launch_.erase(key);
     w.terminal = "Cancelled";
     w.finished_ms = now;
@@ -778,6 +792,7 @@ void Daemon::Cycle(bool schedule) {
       now = NowLocked();
       HandleExitsLocked(exits, now, &recs, &launch);
       if (schedule || !exits.empty()) ScheduleLocked(now, &recs, &launch, &stop);
+      if (schedule) CollectFinishedLocked(now, &recs);
       for (const auto& k : pending_launch_) launch.push_back(k);
       pending_launch_.clear();
       for (const auto& r : recs) {
@@ -797,6 +812,48 @@ void Daemon::Cycle(bool schedule) {
   if (again) Wake();
 }
 
+void Daemon::DropFromEngineLocked(const std::string& key, int64_t now) {
+  const core::WorkloadInfo* info = engine_.Find(key);
+  if (info == nullptr) return;
+  const core::WorkloadId id = info->id;
+  (void)engine_.Cancel(key, now);
+  (void)engine_.Forget(id);  // frees the engine's slot; nothing asks the engine about it again
+}
+
+void Daemon::CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs) {
+  // A scan of every workload: at most once per second.
+  if (options_.finished_retention_ms < 0 || now - last_collect_ms_ < 1000) return;
+  last_collect_ms_ = now;
+  std::vector<std::string> expired;
+  for (const auto& [key, w] : wl_) {
+    if (w.terminal.empty() || w.running || w.finished_ms < 0) continue;
+    if (now - w.finished_ms < options_.finished_retention_ms) continue;
+    // Its final record must be in the model already (it is appended after
+    // the cycle that decided it): the deletion names that record's time.
+    auto m = model_.find(key);
+    if (m == model_.end() || (m->second.phase != "Finished" && m->second.phase != "Cancelled")) continue;
+    expired.push_back(key);
+  }
+  for (const std::string& key : expired) {
+    auto it = wl_.find(key);
+    // The journal's own finish time identifies this incarnation of the name.
+    int64_t journaled = model_.at(key).finished_ms;
+    store::Record r;
+    r.type = store::RecordType::kWorkloadDeleted;
+    r.time_ms = WallMs();
+    r.key = key;
+    r.payload = Json{{"reason", "retention"}, {"finishedMs", journaled}}.dump();
+    recs->push_back(std::move(r));
+    EmitLocked("Deleted", key, {{"reason", "retention"}});
+    wl_.erase(it);
+  }
+  if (!expired.empty()) {
+    log_->Info("deleted finished workloads past retention",
+               {{"count", std::to_string(expired.size())},
+                {"retention_s", std::to_string(options_.finished_retention_ms / 1000)}});
+  }
+}
+
 void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_code, const std::string& phase,
                           std::vector<store::Record>* recs) {
   const core::WorkloadInfo* info = engine_.Find(key);
@@ -805,7 +862,7 @@ void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_c
       (info->state == core::WorkloadState::kAdmitted || info->state == core::WorkloadState::kEvicting)) {
     (void)engine_.Finish(key, now);
   }
-  (void)engine_.Cancel(key, now);  // drop it from the engine; the daemon keeps the record
+  DropFromEngineLocked(key, now);  // the daemon keeps the record
   w.terminal = phase;
   w.exit_code = exit_code;
   w.finished_ms = now;

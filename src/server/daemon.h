@@ -59,6 +59,9 @@ struct DaemonOptions {
   uint64_t snapshot_every = 20000;      // journal records between snapshots
   std::string cgroup_root;              // "" = autodetect, "none" = off
   bool stop_workloads_on_exit = false;  // SIGTERM the pods at shutdown
+  // How long a Succeeded, Failed or Cancelled workload stays visible before
+  // its record is deleted (journaled as WorkloadDeleted); < 0 = forever.
+  int64_t finished_retention_ms = 24LL * 3600 * 1000;
   std::string hostname;                 // node name; default gethostname()
 };
 
@@ -126,6 +129,7 @@ class Daemon {
     Json admission;                 // null or {clusterQueue, podSets, admittedAt}
     Json started;                   // null or {pods:[{pod,pid,pgid,gpus}], retries}
     Json result;                    // null or {exitCode, phase}
+    int64_t finished_ms = -1;       // when it became Finished or Cancelled
   };
   struct Pod {
     runtime::RunningPod rp;
@@ -179,6 +183,12 @@ class Daemon {
                     std::vector<store::Record>* recs);
   void ReleaseGpusLocked(Wl& w);
   std::vector<int> AssignGpusLocked(int count, const std::string& owner);
+  // Removes a workload that reached a final state from the engine (its
+  // quota released, its slot freed); the daemon keeps its record.
+  void DropFromEngineLocked(const std::string& key, int64_t now);
+  // Deletes the records of workloads finished longer than the retention ago.
+  void CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs);
+  int64_t last_collect_ms_ = 0;
   // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
   static bool Failpoint(const char* name);
   void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   double rate = -1, burst = -1;
   int64_t grace_s = -1;
   int threads = 0;
+  std::string retention;
   bool stop_on_exit = false, fair_sharing = false;
   app.add_option("--config", config_file, "YAML config file (docs/daemon.md)");
   app.add_option("--listen", listen,
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   app.add_option("--rate-burst", burst, "Rate-limit bucket size (default 2 x rate)");
   app.add_option("--grace-period", grace_s, "Default seconds between SIGTERM and SIGKILL on preemption");
   app.add_option("--threads", threads, "HTTP worker threads");
+  app.add_option("--finished-retention", retention,
+                 "How long finished and cancelled workloads stay listed (e.g. 24h, 7d, 0s, never)");
   app.add_flag("--stop-workloads-on-exit", stop_on_exit,
                "Stop running pods on shutdown (default: leave them for re-adoption)");
   app.add_flag("--fair-sharing", fair_sharing, "Enable fair sharing");
@@ -77,6 +80,14 @@ int main(int argc, char** argv) {
   if (burst >= 0) cfg.api.rate_burst = burst;
   if (grace_s >= 0) cfg.daemon.default_grace_ms = grace_s * 1000;
   if (threads > 0) cfg.api.threads = threads;
+  if (!retention.empty()) {
+    artel::Result<int64_t> ms = artel::server::ParseRetention(retention);
+    if (!ms.ok()) {
+      std::cerr << "arteld: --finished-retention: " << ms.status().message() << "\n";
+      return 2;
+    }
+    cfg.daemon.finished_retention_ms = *ms;
+  }
   if (stop_on_exit) cfg.daemon.stop_workloads_on_exit = true;
   if (fair_sharing) cfg.daemon.engine.fair_sharing = true;
   if (cfg.daemon.data_dir.empty()) {

@@ -38,6 +38,7 @@ const char* RecordTypeName(RecordType t) {
     case RecordType::kWorkloadStarted: return "WorkloadStarted";
     case RecordType::kWorkloadFinished: return "WorkloadFinished";
     case RecordType::kNodeChanged: return "NodeChanged";
+    case RecordType::kWorkloadDeleted: return "WorkloadDeleted";
   }
   return "Unknown";
 }
@@ -45,7 +46,7 @@ const char* RecordTypeName(RecordType t) {
 namespace {
 
 constexpr int kMinRecordType = static_cast<int>(RecordType::kConfigApplied);
-constexpr int kMaxRecordType = static_cast<int>(RecordType::kNodeChanged);
+constexpr int kMaxRecordType = static_cast<int>(RecordType::kWorkloadDeleted);
 
 // One group never exceeds this many records, so that a burst cannot make a
 // single transaction (and the latency of everyone in it) unbounded.
@@ -103,8 +104,8 @@ std::string ColumnText(sqlite3_stmt* s, int col) {
 }
 
 // ---------------------------------------------------------------------------
-// Schema. Version 1 is the current one; see docs/store.md for each column.
-constexpr char kCreateV1[] = R"sql(
+// Schema. Version 2 is the current one; see docs/store.md for each column.
+constexpr char kCreateV2[] = R"sql(
 CREATE TABLE journal (
   seq     INTEGER PRIMARY KEY,
   type    INTEGER NOT NULL,
@@ -116,7 +117,7 @@ CREATE TABLE snapshots (
   upto_seq INTEGER PRIMARY KEY,
   state    TEXT    NOT NULL
 );
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 )sql";
 
 // Version 0 was the prototype layout: one `records` table with the record
@@ -159,8 +160,16 @@ struct Migration {
   int from;
   const char* sql;
 };
+// Version 2 adds record type 10 (WorkloadDeleted) with the same tables: the
+// step only raises the version, so that an older binary, which would refuse
+// the new type in the middle of recovery, refuses the database up front.
+constexpr char kMigrateV1ToV2[] = R"sql(
+PRAGMA user_version = 2;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {0, kMigrateV0ToV1},
+    {1, kMigrateV1ToV2},
 };
 
 // Brings the database to `Store::kSchemaVersion` inside one transaction, so a
@@ -183,7 +192,7 @@ Status Migrate(sqlite3* db, int* version_out) {
     auto tables = QueryInt(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
     if (!tables.ok()) return fail(tables.status());
     if (*tables == 0) {  // A fresh database: create the current schema directly.
-      if (Status s = Exec(db, kCreateV1); !s.ok()) return fail(s);
+      if (Status s = Exec(db, kCreateV2); !s.ok()) return fail(s);
       v = Store::kSchemaVersion;
     }
   }

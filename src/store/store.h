@@ -36,6 +36,7 @@ enum class RecordType : int {
   kWorkloadStarted = 7,    // payload: {"pids":[...], "pgid":N, "gpus":[...]}
   kWorkloadFinished = 8,   // payload: {"exitCode":N, "phase":"Succeeded"|"Failed"}
   kNodeChanged = 9,        // payload: node/GPU inventory as JSON
+  kWorkloadDeleted = 10,   // payload: {"reason": "retention"}; the record of a finished workload is dropped
 };
 const char* RecordTypeName(RecordType t);
 
@@ -83,7 +84,7 @@ class Store {
   virtual Result<Recovered> Recover() = 0;
 
   virtual uint64_t last_seq() const = 0;
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 };
 
 }  // namespace artel::store

@@ -224,7 +224,7 @@ TEST(StoreMigrationTest, V0ToV1) {
     ASSERT_NE(store, nullptr);
     EXPECT_EQ(store->last_seq(), 3u);
     Recovered rec = MustRecover(store.get());
-    EXPECT_EQ(rec.schema_version, 1);
+    EXPECT_EQ(rec.schema_version, Store::kSchemaVersion);  // 0 -> 1 -> 2
     ASSERT_EQ(rec.records.size(), 3u);
     EXPECT_EQ(rec.records[0].type, RecordType::kConfigApplied);
     EXPECT_EQ(rec.records[1].type, RecordType::kWorkloadSubmitted);
@@ -237,7 +237,41 @@ TEST(StoreMigrationTest, V0ToV1) {
     EXPECT_EQ(*seq, 4u);
     ASSERT_TRUE(store->WriteSnapshot({2, "snap"}).ok());  // The new table exists.
   }
-  EXPECT_EQ(UserVersion(dir.path()), 1);
+  EXPECT_EQ(UserVersion(dir.path()), Store::kSchemaVersion);
+}
+
+// Version 1 had the same tables but no record type 10 (WorkloadDeleted):
+// the step to 2 keeps every record and lets the new type in.
+TEST(StoreMigrationTest, V1ToV2KeepsRecordsAndAcceptsWorkloadDeleted) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir.path() + "/artel.db").c_str(), &db), SQLITE_OK);
+  const char* v1 =
+      "CREATE TABLE journal (seq INTEGER PRIMARY KEY, type INTEGER NOT NULL, time_ms INTEGER NOT NULL, "
+      "key TEXT NOT NULL, payload TEXT NOT NULL);"
+      "CREATE TABLE snapshots (upto_seq INTEGER PRIMARY KEY, state TEXT NOT NULL);"
+      "INSERT INTO journal VALUES (1, 2, 1000, 'ns/a', '{}');"
+      "INSERT INTO journal VALUES (2, 8, 1001, 'ns/a', '{\"phase\":\"Succeeded\"}');"
+      "INSERT INTO snapshots VALUES (0, 'empty');"
+      "PRAGMA user_version = 1;";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+  {
+    auto store = MustOpen(dir.path());
+    ASSERT_NE(store, nullptr);
+    Recovered rec = MustRecover(store.get());
+    EXPECT_EQ(rec.schema_version, 2);
+    ASSERT_EQ(rec.records.size(), 2u);
+    EXPECT_EQ(rec.records[1].type, RecordType::kWorkloadFinished);
+    auto seq = store->Append(Rec(RecordType::kWorkloadDeleted, "ns/a", R"({"reason":"retention"})"));
+    ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+    EXPECT_EQ(*seq, 3u);
+  }
+  EXPECT_EQ(UserVersion(dir.path()), 2);
+  auto store = MustOpen(dir.path());
+  EXPECT_EQ(MustRecover(store.get()).records.back().type, RecordType::kWorkloadDeleted);
 }
 
 TEST(StoreMigrationTest, UnknownKindFailsAndLeavesV0Intact) {
