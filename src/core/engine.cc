@@ -839,8 +839,15 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
   }
   w.has_placement = true;
   w.placement = r.placement;
+  FillPlacementInfo(id);
+  // Partial gangs (minMember) admit only the placed pods.
+  return r;
+}
+
+void EngineImpl::FillPlacementInfo(WlId id) {
+  Wl& w = wls[id];
   w.info.placements.clear();
-  for (const placement::PodPlacement& p : r.placement.pods) {
+  for (const placement::PodPlacement& p : w.placement.pods) {
     PodPlacementInfo info;
     info.pod_set = w.info.spec.pod_sets[p.group].name;
     info.node = cluster->node_name(p.node);
@@ -856,8 +863,6 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     info.visible_devices = cluster->VisibleDevices(p);
     w.info.placements.push_back(std::move(info));
   }
-  // Partial gangs (minMember) admit only the placed pods.
-  return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -1432,7 +1437,8 @@ Status Engine::CompleteEviction(WorkloadId id, Time now) {
 }
 
 Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
-                       const std::vector<PodSetAssignment>& admission, Time admitted_at) {
+                       const std::vector<PodSetAssignment>& admission, Time admitted_at,
+                       const placement::Placement* placed) {
   EngineImpl& e = *impl_;
   auto id = Lookup(e, key);
   if (!id.ok()) return id.status();
@@ -1480,6 +1486,38 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     }
   }
   std::sort(usage.begin(), usage.end());
+  // With nodes, the pods take their place before anything else changes.
+  if (e.cluster) {
+    if (placed != nullptr) {
+      Status cs = e.cluster->Commit(key, *placed);
+      if (!cs.ok()) return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
+      w.has_placement = true;
+      w.placement = *placed;
+    } else {
+      Assignment a;
+      for (const PodSetAssignment& ps : admission) {
+        PodSetAssign psa;
+        psa.count = ps.count;
+        for (const auto& [res, flv] : ps.flavors) {
+          int32_t r = e.resources.Find(res), f = e.flavors_by_name.Find(flv);
+          if (r >= 0 && f >= 0) psa.flavors.emplace_back(r, f);
+        }
+        std::sort(psa.flavors.begin(), psa.flavors.end());
+        a.pod_sets.push_back(std::move(psa));
+      }
+      placement::PlaceResult pr = e.PlaceWorkload(*id, a);
+      bool whole = pr.ok();
+      for (size_t i = 0; whole && i < a.pod_sets.size() && i < pr.placement.placed.size(); ++i) {
+        whole = pr.placement.placed[i] >= a.pod_sets[i].count;
+      }
+      if (!whole) {
+        if (pr.ok()) e.ReleasePlacement(*id);
+        return FailedPrecondition("the pods of " + key + " do not fit the nodes any more" +
+                                  (pr.reason.empty() ? "" : ": " + pr.reason));
+      }
+    }
+    e.FillPlacementInfo(*id);
+  }
   e.Dequeue(*id);
   e.orphans.erase(std::remove(e.orphans.begin(), e.orphans.end(), *id), e.orphans.end());
   w.parked = false;
@@ -1619,6 +1657,13 @@ const WorkloadInfo* Engine::Find(const std::string& key) const {
   if (it == impl_->wl_index.end()) return nullptr;
   impl_->Materialize(it->second);
   return &impl_->wls[it->second].info;
+}
+
+const placement::Placement* Engine::Placement(const std::string& key) const {
+  auto it = impl_->wl_index.find(key);
+  if (it == impl_->wl_index.end()) return nullptr;
+  const Wl& w = impl_->wls[it->second];
+  return w.has_placement ? &w.placement : nullptr;
 }
 
 const WorkloadInfo* Engine::Get(WorkloadId id) const {

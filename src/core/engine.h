@@ -232,9 +232,14 @@ class Engine {
   // without running a cycle. Fails if the ClusterQueue or a flavor is gone;
   // the caller then leaves the workload pending. Quota limits are not
   // re-checked: what was admitted stays admitted, as in Kueue.
+  // With nodes (SetNodes), the pods must hold their place too: `placed` is
+  // the placement the workload had (see `Placement`), committed as is; when
+  // null, the pods are placed anew. Fails, changing nothing, when the
+  // placement no longer fits the nodes.
   // REQUIRES: the workload is Pending.
   Status Restore(const std::string& key, const std::string& cluster_queue,
-                 const std::vector<PodSetAssignment>& admission, Time admitted_at);
+                 const std::vector<PodSetAssignment>& admission, Time admitted_at,
+                 const placement::Placement* placed = nullptr);
 
   // Replaces the nodes pods are placed on (issue 3). Without nodes (the
   // default) admission is quota-only, as in Kueue without TAS. With nodes,
@@ -257,6 +262,9 @@ class Engine {
   const WorkloadInfo* Find(const std::string& key) const;
   // By handle; nullptr for an unknown or forgotten handle.
   const WorkloadInfo* Get(WorkloadId id) const;
+  // The placement an admitted workload holds on the nodes (to persist it and
+  // hand it back to `Restore`); nullptr without nodes or without one.
+  const placement::Placement* Placement(const std::string& key) const;
 
   // The pending reason of a workload, completed with a hypothetical answer
   // to "what would have to be preempted": for a workload blocked by quota,

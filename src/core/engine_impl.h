@@ -360,6 +360,8 @@ class EngineImpl {
   // and records the placement. Returns the placement outcome.
   placement::PlaceResult PlaceWorkload(WlId id, const Assignment& a);
   void ReleasePlacement(WlId id);
+  // Rebuilds info.placements (names, UUIDs) from the committed placement.
+  void FillPlacementInfo(WlId id);
   void SetStrictFifoReasons();
   int32_t GroupOf(const CqRt& cq, int32_t res) const {
     return res >= 0 && static_cast<size_t>(res) < cq.group_of_res.size() ? cq.group_of_res[res] : -1;

@@ -93,6 +93,77 @@ Result<std::vector<core::PodSetAssignment>> AdmissionFromJson(const Json& j) {
 
 std::string PodKey(const std::string& key, const std::string& pod) { return key + "/" + pod; }
 
+// A committed placement, journaled with the admission so that recovery puts
+// the pods back on the very GPUs they run on (Engine::Restore).
+Json PlacementToJson(const core::placement::Placement& p) {
+  Json pods = Json::array();
+  for (const auto& pod : p.pods) {
+    Json mig = Json::array();
+    for (const auto& m : pod.mig) {
+      Json destroy = Json::array();
+      for (const auto& d : m.destroy) destroy.push_back({{"profile", d.profile}, {"start", d.start}});
+      mig.push_back(
+          {{"gpu", m.gpu}, {"profile", m.profile}, {"start", m.start}, {"create", m.create}, {"destroy", destroy}});
+    }
+    Json shares = Json::array();
+    for (const auto& sh : pod.shares) {
+      shares.push_back({{"gpu", sh.gpu},
+                        {"memoryMiB", sh.memory_mib},
+                        {"coresPercent", sh.cores_percent},
+                        {"isolated", sh.isolated}});
+    }
+    pods.push_back({{"group", pod.group}, {"node", pod.node}, {"gpus", pod.gpus}, {"mig", mig}, {"shares", shares}});
+  }
+  Json reqs = Json::array();
+  for (const auto& g : p.group_requests) {
+    Json r = Json::object();
+    for (const auto& [k, v] : g) r[k] = v;
+    reqs.push_back(r);
+  }
+  return {{"pods", pods}, {"placed", p.placed}, {"groupRequests", reqs}};
+}
+
+Result<core::placement::Placement> PlacementFromJson(const Json& j) {
+  core::placement::Placement p;
+  try {
+    for (const auto& pj : j.at("pods")) {
+      core::placement::PodPlacement pod;
+      pod.group = pj.at("group").get<int32_t>();
+      pod.node = pj.at("node").get<int32_t>();
+      pod.gpus = pj.at("gpus").get<std::vector<int32_t>>();
+      for (const auto& mj : pj.at("mig")) {
+        core::placement::MigAssignment m;
+        m.gpu = mj.at("gpu").get<int32_t>();
+        m.profile = mj.at("profile").get<std::string>();
+        m.start = mj.at("start").get<int32_t>();
+        m.create = mj.at("create").get<bool>();
+        for (const auto& dj : mj.at("destroy")) {
+          m.destroy.push_back({dj.at("profile").get<std::string>(), dj.at("start").get<int32_t>()});
+        }
+        pod.mig.push_back(std::move(m));
+      }
+      for (const auto& sj : pj.at("shares")) {
+        core::placement::ShareAssignment sh;
+        sh.gpu = sj.at("gpu").get<int32_t>();
+        sh.memory_mib = sj.at("memoryMiB").get<int64_t>();
+        sh.cores_percent = sj.at("coresPercent").get<int32_t>();
+        sh.isolated = sj.at("isolated").get<bool>();
+        pod.shares.push_back(sh);
+      }
+      p.pods.push_back(std::move(pod));
+    }
+    p.placed = j.at("placed").get<std::vector<int32_t>>();
+    for (const auto& rj : j.at("groupRequests")) {
+      std::map<std::string, core::Amount> r;
+      for (auto it = rj.begin(); it != rj.end(); ++it) r[it.key()] = it->get<core::Amount>();
+      p.group_requests.push_back(std::move(r));
+    }
+  } catch (const Json::exception& e) {
+    return InvalidArgument(std::string("bad placement record: ") + e.what());
+  }
+  return p;
+}
+
 }  // namespace
 
 Daemon::Daemon(const DaemonOptions& options, Logger* log)
@@ -141,6 +212,31 @@ Status Daemon::Init() {
   }
   gpu_owner_.assign(gpus_.size(), "");
   log_->Info("gpu discovery", {{"mode", gpu_mode_}, {"gpus", std::to_string(gpus_.size())}});
+  // The host is one node of the placement library: pods are admitted only
+  // when their GPUs (whole, MIG instance or memory share) are free here, and
+  // start on the GPUs it chose. Without GPUs, admission is quota-only.
+  if (!gpus_.empty()) {
+    core::placement::NodeSpec host;
+    host.name = options_.hostname;
+    host.labels[core::placement::kGpuProductLabel] = gpus_[0].model;
+    for (const runtime::GpuInfo& g : gpus_) {
+      if (g.mig_enabled && gpu_mode_ != "fake") {
+        // Creating or destroying MIG instances is not implemented for real
+        // GPUs: offering one would admit pods onto instances nobody makes.
+        log_->Warn("MIG-mode GPU not offered (MIG reconfiguration is not implemented)",
+                   {{"gpu", std::to_string(g.index)}, {"uuid", g.uuid}});
+        continue;
+      }
+      core::placement::GpuSpec spec;
+      spec.model = g.model;
+      spec.memory_mib = g.memory_bytes / (1024 * 1024);
+      spec.uuid = g.uuid;
+      spec.mig = g.mig_enabled;
+      for (const runtime::MigInstanceInfo& m : g.mig_instances) spec.mig_layout.push_back({m.profile, m.start_slot});
+      host.gpus.push_back(std::move(spec));
+    }
+    if (Status s = engine_.SetNodes({host}); !s.ok()) return s;
+  }
 
   runtime::LocalRuntime::Options ro;
   ro.cgroup_root = options_.cgroup_root;
@@ -446,8 +542,13 @@ Status Daemon::Recover() {
     bool requeue = p.phase == "Evicting" || (!pods.empty() && !alive);
     if (p.phase == "Admitted" && !requeue) {
       auto adm = AdmissionFromJson(p.admission);
+      std::optional<core::placement::Placement> placed;
+      if (adm.ok() && p.admission.contains("placement")) {
+        auto pl = PlacementFromJson(p.admission["placement"]);
+        if (pl.ok()) placed = std::move(pl).value();
+      }
       Status s = adm.ok() ? engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
-                                            p.admission.value("admittedAt", now))
+                                            p.admission.value("admittedAt", now), placed ? &*placed : nullptr)
                           : adm.status();
       if (s.ok()) {
         ++restored;
@@ -993,7 +1094,9 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.type = store::RecordType::kWorkloadAdmitted;
     r.time_ms = WallMs();
     r.key = key;
-    r.payload = AdmissionJson(*info, now).dump();
+    Json adm = AdmissionJson(*info, now);
+    if (const core::placement::Placement* pl = engine_.Placement(key)) adm["placement"] = PlacementToJson(*pl);
+    r.payload = adm.dump();
     recs->push_back(std::move(r));
     EmitLocked("Admitted", key, {{"clusterQueue", info->cluster_queue}});
     log_->Info("workload admitted", {{"workload", key}, {"queue", info->cluster_queue}});
@@ -1065,6 +1168,40 @@ std::vector<int> Daemon::AssignGpusLocked(int count, const std::string& owner) {
   return out;
 }
 
+void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::string& owner,
+                                  runtime::PodLaunch* pl, Pod* pod) {
+  // The devices the pod sees: whole GPUs or MIG instances, by UUID.
+  std::string_view rest = pp.visible_devices;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    if (comma != 0) pl->visible_devices.emplace_back(rest.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  // The host GPUs behind them (a MIG UUID names its parent GPU's UUID).
+  for (size_t g = 0; g < gpus_.size(); ++g) {
+    for (const std::string& d : pl->visible_devices) {
+      if (d == gpus_[g].uuid || (d.rfind("MIG-", 0) == 0 && d.find(gpus_[g].uuid) != std::string::npos)) {
+        pod->gpus.push_back(static_cast<int>(g));
+        gpu_owner_[g] = owner;
+        break;
+      }
+    }
+  }
+  // A memory share ("gpu:MiB:cores%"): limits for a HAMi-style interposer.
+  for (const std::string& sh : pp.shares) {
+    size_t a = sh.find(':'), b = sh.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    int64_t mib = std::atoll(sh.substr(a + 1, b - a - 1).c_str());
+    int cores = std::atoi(sh.substr(b + 1).c_str());
+    if (mib > 0) {
+      pl->slice_env["CUDA_DEVICE_MEMORY_LIMIT"] = std::to_string(mib) + "m";
+      pl->slice_env["ARTEL_GPU_MEMORY_LIMIT"] = std::to_string(mib * 1024 * 1024);
+    }
+    if (cores > 0) pl->slice_env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(cores);
+  }
+}
+
 void Daemon::Launch(const std::string& key) {
   runtime::LaunchSpec spec;
   {
@@ -1080,6 +1217,10 @@ void Daemon::Launch(const std::string& key) {
     spec.log_dir = log_dir_;
     spec.grace_ms = w.spec.termination_grace.value_or(options_.default_grace_ms);
     size_t pi = 0;
+    // With the host as a placement node, each pod starts where the engine
+    // placed it: the k-th placement of a pod set is its pod k.
+    std::map<std::string, std::vector<const core::PodPlacementInfo*>> placed;
+    for (const core::PodPlacementInfo& pp : info->placements) placed[pp.pod_set].push_back(&pp);
     for (const auto& a : info->admission) {
       const core::PodSetSpec* ps = nullptr;
       for (const auto& p : w.spec.pod_sets) {
@@ -1098,16 +1239,24 @@ void Daemon::Launch(const std::string& key) {
         pl.env["ARTEL_RETRY"] = std::to_string(w.retries);
         pl.working_dir = ps->working_dir;
         Pod pod;
-        if (reuse && pi < w.pods.size()) {
-          pod.gpus = w.pods[pi].gpus;
+        const auto pit = placed.find(ps->name);
+        const core::PodPlacementInfo* pp =
+            pit != placed.end() && static_cast<size_t>(i) < pit->second.size() ? pit->second[i] : nullptr;
+        if (pp != nullptr) {
+          ApplyPlacementLocked(*pp, PodKey(key, pl.pod), &pl, &pod);
         } else {
-          pod.gpus = AssignGpusLocked(static_cast<int>(GpusPerPod(*ps)), PodKey(key, pl.pod));
+          if (reuse && pi < w.pods.size()) {
+            pod.gpus = w.pods[pi].gpus;
+          } else {
+            pod.gpus = AssignGpusLocked(static_cast<int>(GpusPerPod(*ps)), PodKey(key, pl.pod));
+          }
+          for (int g : pod.gpus) {
+            if (g >= 0 && g < static_cast<int>(gpus_.size())) pl.visible_devices.push_back(gpus_[g].uuid);
+          }
         }
         ++pi;
-        for (int g : pod.gpus) {
-          if (g >= 0 && g < static_cast<int>(gpus_.size())) pl.visible_devices.push_back(gpus_[g].uuid);
-        }
-        if (auto m = ps->annotations.find("artel.dev/gpu-memory"); m != ps->annotations.end()) {
+        if (auto m = ps->annotations.find("artel.dev/gpu-memory");
+            m != ps->annotations.end() && !pl.slice_env.count("ARTEL_GPU_MEMORY_LIMIT")) {
           auto q = core::ParseQuantity(m->second);
           if (q.ok()) pl.slice_env["ARTEL_GPU_MEMORY_LIMIT"] = std::to_string(*q / 1000);
         }

@@ -183,6 +183,10 @@ class Daemon {
                     std::vector<store::Record>* recs);
   void ReleaseGpusLocked(Wl& w);
   std::vector<int> AssignGpusLocked(int count, const std::string& owner);
+  // Fills a pod's devices, GPU indices (taking ownership) and slice limits
+  // from the engine's placement.
+  void ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::string& owner, runtime::PodLaunch* pl,
+                            Pod* pod);
   // Removes a workload that reached a final state from the engine (its
   // quota released, its slot freed); the daemon keeps its record.
   void DropFromEngineLocked(const std::string& key, int64_t now);
