@@ -353,3 +353,85 @@ TEST(EngineReasonTest, ReasonSurvivesReconfiguration) {
 
 }  // namespace
 }  // namespace artel::core
+
+// Restore with nodes: the placement a workload had is committed as is (so a
+// restarted daemon keeps pods on their GPUs); a placement that no longer
+// fits fails and changes nothing; without one, the pods are placed anew.
+namespace artel::core {
+namespace {
+
+std::vector<placement::NodeSpec> OneHost(int gpus) {
+  placement::NodeSpec n;
+  n.name = "host";
+  for (int i = 0; i < gpus; ++i) {
+    placement::GpuSpec g;
+    g.model = "A100-80GB";
+    n.gpus.push_back(g);
+  }
+  return {n};
+}
+
+PodSetAssignment OneGpuAdmission() {
+  PodSetAssignment ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.flavors["nvidia.com/gpu"] = "a100";
+  return ps;
+}
+
+TEST(EngineRestoreTest, PlacementIsRestoredAsIsOrRefused) {
+  // The "old daemon": two one-GPU workloads placed on a 3-GPU host.
+  Engine before;
+  ASSERT_TRUE(before.Configure(TwoTeams()).ok());
+  ASSERT_TRUE(before.SetNodes(OneHost(3)).ok());
+  ASSERT_TRUE(before.Submit(Job("team-a", "a-0", 1), 0).ok());
+  ASSERT_TRUE(before.Submit(Job("team-a", "a-1", 1), 0).ok());
+  Settle(before, 0);
+  ASSERT_NE(before.Placement("team-a/a-1"), nullptr);
+  const placement::Placement kept = *before.Placement("team-a/a-1");
+  const std::string devices = before.Find("team-a/a-1")->placements.at(0).visible_devices;
+  ASSERT_FALSE(devices.empty());
+
+  // The restarted one restores only a-1, on its GPU.
+  Engine after;
+  ASSERT_TRUE(after.Configure(TwoTeams()).ok());
+  ASSERT_TRUE(after.SetNodes(OneHost(3)).ok());
+  ASSERT_TRUE(after.Submit(Job("team-a", "a-1", 1), 0).ok());
+  ASSERT_TRUE(after.Restore("team-a/a-1", "team-a", {OneGpuAdmission()}, 0, &kept).ok());
+  EXPECT_EQ(after.Find("team-a/a-1")->placements.at(0).visible_devices, devices);
+  // Two GPUs are left: a 3-GPU job waits for the nodes, a 2-GPU one fits elsewhere.
+  ASSERT_TRUE(after.Submit(Job("team-b", "big", 3), 1).ok());
+  ASSERT_TRUE(after.Submit(Job("team-b", "pair", 2), 1).ok());
+  Settle(after, 1);
+  EXPECT_EQ(after.Find("team-b/big")->state, WorkloadState::kPending);
+  EXPECT_EQ(after.Find("team-b/big")->pending.kind, PendingReason::Kind::kUnschedulable);
+  ASSERT_EQ(after.Find("team-b/pair")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(after.Find("team-b/pair")->placements.at(0).visible_devices.find(devices), std::string::npos);
+
+  // A third engine where "pair" took that GPU first: the old placement no
+  // longer fits; nothing changes.
+  Engine busy;
+  ASSERT_TRUE(busy.Configure(TwoTeams()).ok());
+  ASSERT_TRUE(busy.SetNodes(OneHost(1)).ok());
+  ASSERT_TRUE(busy.Submit(Job("team-b", "pair", 1), 0).ok());
+  Settle(busy, 0);
+  ASSERT_TRUE(busy.Submit(Job("team-a", "a-1", 1), 1).ok());
+  Status s = busy.Restore("team-a/a-1", "team-a", {OneGpuAdmission()}, 0, before.Placement("team-a/a-0"));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_EQ(busy.Find("team-a/a-1")->state, WorkloadState::kPending);
+  EXPECT_EQ(busy.AdmittedCount(), 1u);
+
+  // Without a placement the pods are placed anew, where there is room.
+  Engine fresh;
+  ASSERT_TRUE(fresh.Configure(TwoTeams()).ok());
+  ASSERT_TRUE(fresh.SetNodes(OneHost(1)).ok());
+  ASSERT_TRUE(fresh.Submit(Job("team-a", "a-1", 1), 0).ok());
+  ASSERT_TRUE(fresh.Restore("team-a/a-1", "team-a", {OneGpuAdmission()}, 0).ok());
+  ASSERT_NE(fresh.Placement("team-a/a-1"), nullptr);
+  ASSERT_TRUE(fresh.Submit(Job("team-a", "a-2", 1), 0).ok());
+  EXPECT_FALSE(fresh.Restore("team-a/a-2", "team-a", {OneGpuAdmission()}, 0).ok());  // no GPU left
+  EXPECT_EQ(fresh.Find("team-a/a-2")->state, WorkloadState::kPending);
+}
+
+}  // namespace
+}  // namespace artel::core
