@@ -762,6 +762,7 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
       return bad;
     }
     pg->count = a.pod_sets[i].count;
+    if (!opts.placement_matches_labels) pg->node_selector.clear();
     // All or nothing at the admitted size, or down to the pod set's minCount
     // (partial admission by the nodes, not only by quota).
     pg->min_count = std::min(w.pod_sets[i].min_count, pg->count);
@@ -773,7 +774,9 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
       seen.push_back(f);
       const ResourceFlavorSpec* fs = flavors[f].spec;
       if (fs == nullptr) continue;
-      for (const auto& [k, v] : fs->node_labels) pg->node_selector.emplace(k, v);
+      if (opts.placement_matches_labels) {
+        for (const auto& [k, v] : fs->node_labels) pg->node_selector.emplace(k, v);
+      }
       pg->tolerations.insert(pg->tolerations.end(), fs->tolerations.begin(), fs->tolerations.end());
       if (g.topology.empty() && !fs->topology_name.empty()) g.topology = fs->topology_name;
     }

@@ -59,6 +59,11 @@ struct EngineOptions {
   // candidate gives up the most it could) and skip the search when it fails.
   // An exact shortcut: false is the reference the property tests compare.
   bool prune_preemption_search = true;
+  // With nodes: true matches pods to nodes by labels (the admitted flavors'
+  // nodeLabels and the pod sets' nodeSelector) and taints, as in a cluster.
+  // false places by capacity and GPU shape only: for one standalone host
+  // (arteld) that stands for every node pool its configuration describes.
+  bool placement_matches_labels = true;
   // Safety valve: the most cycles one `Schedule` call may run.
   int max_rounds = 1 << 20;
 };

@@ -166,8 +166,15 @@ Result<core::placement::Placement> PlacementFromJson(const Json& j) {
 
 }  // namespace
 
+namespace {
+core::EngineOptions StandaloneEngineOptions(core::EngineOptions o) {
+  o.placement_matches_labels = false;  // see Init: one host stands for every node pool
+  return o;
+}
+}  // namespace
+
 Daemon::Daemon(const DaemonOptions& options, Logger* log)
-    : options_(options), log_(log), engine_(options.engine) {}
+    : options_(options), log_(log), engine_(StandaloneEngineOptions(options.engine)) {}
 
 Daemon::~Daemon() { Shutdown(); }
 
@@ -236,6 +243,9 @@ Status Daemon::Init() {
       host.gpus.push_back(std::move(spec));
     }
     if (Status s = engine_.SetNodes({host}); !s.ok()) return s;
+    // Configurations describe node pools of a cluster (flavor nodeLabels,
+    // pod nodeSelectors); this one host stands for all of them, so pods are
+    // placed by capacity and GPU shape, not by labels.
   }
 
   runtime::LocalRuntime::Options ro;
