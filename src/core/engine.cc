@@ -269,7 +269,13 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         if (rt.group_of_res.size() <= static_cast<size_t>(res)) rt.group_of_res.resize(res + 1, -1);
         rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
       }
-      for (const auto& fq : g.flavors) grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
+      for (const auto& fq : g.flavors) {
+        grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
+        for (const ResourceFlavorSpec& f : config.flavors) {
+          if (f.name != fq.flavor) continue;
+          for (const auto& [k, v] : f.node_labels) grt.label_keys.insert(k);
+        }
+      }
       rt.groups.push_back(std::move(grt));
     }
     rt.held = q.stop_policy != StopPolicy::kNone;
@@ -762,7 +768,10 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
       return bad;
     }
     pg->count = a.pod_sets[i].count;
-    if (!opts.placement_matches_labels) pg->node_selector.clear();
+    if (!opts.placement_matches_labels) {
+      pg->node_selector.clear();
+      pg->node_affinity.clear();
+    }
     // All or nothing at the admitted size, or down to the pod set's minCount
     // (partial admission by the nodes, not only by quota).
     pg->min_count = std::min(w.pod_sets[i].min_count, pg->count);

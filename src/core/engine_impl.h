@@ -179,6 +179,9 @@ struct FlavorRt {
 struct GroupRt {
   std::vector<int32_t> resources;  // resource ids
   std::vector<int32_t> flavors;    // flavor ids, in order
+  // Node label keys of the group's flavors: a pod set's nodeSelector and
+  // node affinity are checked against a flavor on these keys only (Kueue).
+  std::set<std::string> label_keys;
 };
 
 struct Target {

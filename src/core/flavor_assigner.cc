@@ -40,7 +40,13 @@ bool ShouldTryNext(const FlavorTry& t, const FlavorFungibilitySpec& f) {
 }
 
 // Does the flavor exclude the pod set by taints or labels? Sets `why`.
-bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, std::string* why) {
+// Labels follow Kueue's flavorSelector: the pod set's nodeSelector and
+// required node affinity, cut down to the label keys of the resource
+// group's flavors (`keys`), must match the flavor's nodeLabels as if they
+// were a node's. A node affinity term left with no requirement after the
+// cut matches any flavor.
+bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, const std::set<std::string>& keys,
+                    std::string* why) {
   if (flavor == nullptr) return false;
   for (const Taint& t : flavor->node_taints) {
     if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
@@ -52,10 +58,34 @@ bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, std:
       return true;
     }
   }
-  for (const auto& [k, v] : flavor->node_labels) {
-    auto it = ps.node_selector.find(k);
-    if (it != ps.node_selector.end() && it->second != v) {
-      *why = "nodeSelector " + k + "=" + it->second + " does not match flavor label " + k + "=" + v;
+  for (const auto& [k, v] : ps.node_selector) {
+    if (!keys.count(k)) continue;
+    auto it = flavor->node_labels.find(k);
+    if (it == flavor->node_labels.end()) {
+      *why = "nodeSelector " + k + "=" + v + " does not match: the flavor has no label " + k;
+      return true;
+    }
+    if (it->second != v) {
+      *why = "nodeSelector " + k + "=" + v + " does not match flavor label " + k + "=" + it->second;
+      return true;
+    }
+  }
+  if (!ps.node_affinity.empty()) {
+    std::vector<NodeSelectorTerm> cut;
+    bool any = false;
+    for (const NodeSelectorTerm& t : ps.node_affinity) {
+      NodeSelectorTerm c;
+      for (const NodeSelectorRequirement& r : t.match_expressions) {
+        if (keys.count(r.key)) c.match_expressions.push_back(r);
+      }
+      if (c.match_expressions.empty()) {
+        any = true;  // this term allows every flavor
+        break;
+      }
+      cut.push_back(std::move(c));
+    }
+    if (!any && !NodeAffinityMatches(cut, flavor->node_labels)) {
+      *why = "the pod set's node affinity does not match the flavor's nodeLabels";
       return true;
     }
   }
@@ -155,9 +185,9 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       std::string excluded;
       for (int32_t f : cq.groups[g].flavors) {
         const ResourceFlavorSpec* fspec = e.flavors[f].spec;
-        if (fspec != nullptr && (!fspec->node_taints.empty() || !fspec->node_labels.empty())) {
+        if (fspec != nullptr && (!fspec->node_taints.empty() || !cq.groups[g].label_keys.empty())) {
           std::string why;
-          if (FlavorExcludes(fspec, pss, &why)) {
+          if (FlavorExcludes(fspec, pss, cq.groups[g].label_keys, &why)) {
             if (!excluded.empty()) excluded += "; ";
             excluded += "flavor " + e.flavors[f].name + ": " + why;
             continue;

@@ -4,8 +4,9 @@
 // requests touch:
 //  1. Walk the group's flavors in order. Skip a flavor whose node taints
 //     (NoSchedule/NoExecute) are not tolerated by the pod set's and the
-//     flavor's tolerations, or whose node labels contradict the pod set's
-//     nodeSelector.
+//     flavor's tolerations, or whose node labels do not match the pod set's
+//     nodeSelector and required node affinity restricted to the label keys
+//     of the group's flavors (Kueue flavorSelector).
 //  2. For each requested resource, val = usage of earlier pod sets of this
 //     workload in the same flavor + this pod set's request.
 //     val > potentialAvailable -> NoFit; val <= available -> Fit at its

@@ -1,6 +1,8 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <charconv>
+#include <system_error>
 
 namespace artel::core {
 
@@ -9,6 +11,42 @@ bool Toleration::Tolerates(const Taint& t) const {
   if (op == "Exists") return key.empty() || key == t.key;
   // "Equal" (the default)
   return key == t.key && value == t.value;
+}
+
+bool NodeSelectorRequirement::Matches(const std::map<std::string, std::string>& labels) const {
+  auto it = labels.find(key);
+  const bool has = it != labels.end();
+  if (op == "Exists") return has;
+  if (op == "DoesNotExist") return !has;
+  if (op == "In") return has && std::find(values.begin(), values.end(), it->second) != values.end();
+  if (op == "NotIn") return !has || std::find(values.begin(), values.end(), it->second) == values.end();
+  if (op == "Gt" || op == "Lt") {
+    if (!has || values.size() != 1) return false;
+    auto parse = [](const std::string& t, int64_t* out) {
+      auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *out);
+      return ec == std::errc() && ptr == t.data() + t.size();
+    };
+    int64_t have = 0, want = 0;
+    if (!parse(it->second, &have) || !parse(values[0], &want)) return false;
+    return op == "Gt" ? have > want : have < want;
+  }
+  return false;
+}
+
+bool NodeSelectorTerm::Matches(const std::map<std::string, std::string>& labels) const {
+  if (match_expressions.empty()) return false;
+  for (const NodeSelectorRequirement& r : match_expressions) {
+    if (!r.Matches(labels)) return false;
+  }
+  return true;
+}
+
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const std::map<std::string, std::string>& labels) {
+  if (terms.empty()) return true;
+  for (const NodeSelectorTerm& t : terms) {
+    if (t.Matches(labels)) return true;
+  }
+  return false;
 }
 
 bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {

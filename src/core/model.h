@@ -47,6 +47,25 @@ struct LabelSelectorRequirement {
   std::vector<std::string> values;
 };
 
+// Kubernetes node affinity (requiredDuringSchedulingIgnoredDuringExecution):
+// the terms are ORed, the requirements of a term ANDed. Operators: In, NotIn,
+// Exists, DoesNotExist, Gt, Lt (Gt/Lt compare one integer value).
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  // An empty term matches nothing (as in Kubernetes).
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+};
+
+// True when no terms are given or one of them matches.
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const std::map<std::string, std::string>& labels);
+
 struct LabelSelector {
   std::map<std::string, std::string> match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
@@ -188,6 +207,7 @@ struct PodSetSpec {
   std::optional<int32_t> min_count;  // partial admission
   std::map<std::string, Amount> requests;  // per pod
   std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> node_affinity;  // required node affinity; empty = none
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> annotations;
   // What the local runtime runs for each pod (the core ignores these).

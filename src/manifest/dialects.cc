@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <regex>
 #include <set>
@@ -509,15 +510,91 @@ Status ReadContainers(const Node& list, core::PodSetSpec* ps) {
   return Status::Ok();
 }
 
+// One node selector requirement (matchExpressions or, with `field`,
+// matchFields: only metadata.name, which is the node's hostname label).
+Status ReadNodeRequirement(const Node& e, bool field, core::NodeSelectorRequirement* out) {
+  ARTEL_DIALECT_TRY(e.CheckKeys({"key", "operator", "values"}));
+  ARTEL_DIALECT_TRY(e.ReadString("key", &out->key, kRequired));
+  if (out->key.empty()) return e["key"].Error("must not be empty");
+  if (field) {
+    if (out->key != "metadata.name") return e["key"].Error("matchFields supports only metadata.name");
+    out->key = "kubernetes.io/hostname";
+  }
+  ARTEL_DIALECT_TRY(e.ReadEnum<std::string>("operator",
+                                            {{"In", "In"},
+                                             {"NotIn", "NotIn"},
+                                             {"Exists", "Exists"},
+                                             {"DoesNotExist", "DoesNotExist"},
+                                             {"Gt", "Gt"},
+                                             {"Lt", "Lt"}},
+                                            &out->op, kRequired));
+  if (field && out->op != "In" && out->op != "NotIn") return e["operator"].Error("matchFields supports In and NotIn");
+  ARTEL_DIALECT_TRY(e.ReadStringList("values", &out->values));
+  if ((out->op == "In" || out->op == "NotIn") && out->values.empty())
+    return e.Error("operator " + out->op + " needs at least one value");
+  if ((out->op == "Exists" || out->op == "DoesNotExist") && !out->values.empty())
+    return e["values"].Error("must be empty with operator " + out->op);
+  if (out->op == "Gt" || out->op == "Lt") {
+    int64_t v = 0;
+    const std::string& t = out->values.size() == 1 ? out->values[0] : std::string();
+    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (out->values.size() != 1 || t.empty() || ec != std::errc() || ptr != t.data() + t.size())
+      return e.Error("operator " + out->op + " needs exactly one integer value");
+  }
+  return Status::Ok();
+}
+
+// affinity: node affinity only. The required terms constrain flavors (as in
+// Kueue) and placement; preferred terms are accepted and not used.
+Status ReadAffinity(const Node& aff, core::PodSetSpec* ps) {
+  ARTEL_DIALECT_TRY(Refuse(aff, {{"podAffinity", "inter-pod affinity; use the dialect's topology fields or Kueue "
+                                                 "podset topology annotations"},
+                                 {"podAntiAffinity", "inter-pod anti-affinity; use the dialect's topology fields or "
+                                                     "the artel.dev/score: spread annotation"}}));
+  ARTEL_DIALECT_TRY(aff.CheckKeys({"nodeAffinity"}));
+  Node na = aff["nodeAffinity"];
+  if (!na.present()) return Status::Ok();
+  ARTEL_DIALECT_TRY(na.CheckKeys(
+      {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"}));
+  Node pref = na["preferredDuringSchedulingIgnoredDuringExecution"];
+  if (pref.present()) {
+    ARTEL_DIALECT_TRY(pref.ExpectList());
+    for (const Node& p : pref.Items()) ARTEL_DIALECT_TRY(p.CheckKeys({"weight", "preference"}));
+  }
+  Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
+  if (!req.present()) return Status::Ok();
+  ARTEL_DIALECT_TRY(req.CheckKeys({"nodeSelectorTerms"}));
+  Node terms = req["nodeSelectorTerms"];
+  if (!terms.present()) return req.MissingError("nodeSelectorTerms");
+  ARTEL_DIALECT_TRY(terms.ExpectList());
+  if (terms.size() == 0) return terms.Error("needs at least one term");
+  for (const Node& t : terms.Items()) {
+    ARTEL_DIALECT_TRY(t.CheckKeys({"matchExpressions", "matchFields"}));
+    core::NodeSelectorTerm term;
+    for (const char* key : {"matchExpressions", "matchFields"}) {
+      Node list = t[key];
+      if (!list.present()) continue;
+      ARTEL_DIALECT_TRY(list.ExpectList());
+      for (const Node& e : list.Items()) {
+        core::NodeSelectorRequirement r;
+        ARTEL_DIALECT_TRY(ReadNodeRequirement(e, std::string_view(key) == "matchFields", &r));
+        term.match_expressions.push_back(std::move(r));
+      }
+    }
+    if (term.match_expressions.empty()) return t.Error("a term needs matchExpressions or matchFields");
+    ps->node_affinity.push_back(std::move(term));
+  }
+  return Status::Ok();
+}
+
 Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::string>* priority_class) {
-  ARTEL_DIALECT_TRY(Refuse(spec, {{"affinity", "pod affinity; use nodeSelector"},
-                                  {"initContainers", "init containers"},
+  ARTEL_DIALECT_TRY(Refuse(spec, {{"initContainers", "init containers"},
                                   {"topologySpreadConstraints", "topology spread constraints; use the dialect's "
                                                                 "topology fields or Kueue podset topology"},
                                   {"overhead", "pod overhead"},
                                   {"resourceClaims", "dynamic resource claims"},
                                   {"nodeName", "nodeName (Artel places pods itself)"}}));
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"containers", "nodeSelector", "tolerations", "priorityClassName",
+  ARTEL_DIALECT_TRY(spec.CheckKeys({"containers", "nodeSelector", "affinity", "tolerations", "priorityClassName",
                                     "schedulerName", "restartPolicy", "terminationGracePeriodSeconds", "volumes",
                                     "serviceAccountName", "imagePullSecrets", "hostname", "subdomain",
                                     "securityContext"}));
@@ -525,6 +602,7 @@ Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::st
   if (!containers.present()) return spec.MissingError("containers");
   ARTEL_DIALECT_TRY(ReadContainers(containers, ps));
   ARTEL_DIALECT_TRY(spec.ReadStringMap("nodeSelector", &ps->node_selector));
+  if (spec["affinity"].present()) ARTEL_DIALECT_TRY(ReadAffinity(spec["affinity"], ps));
   Node tols = spec["tolerations"];
   if (tols.present()) {
     ARTEL_DIALECT_TRY(tols.ExpectList());

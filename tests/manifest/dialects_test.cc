@@ -528,11 +528,12 @@ spec:
     - name: w
       template:
         spec:
-          affinity: {}
+          affinity: {podAntiAffinity: {}}
           containers: [{name: c, image: x}]
 )");
-  EXPECT_EQ(s.field(), "spec.tasks[0].template.spec.affinity");
+  EXPECT_EQ(s.field(), "spec.tasks[0].template.spec.affinity.podAntiAffinity");
   EXPECT_EQ(s.pos().line, 9);
+  EXPECT_THAT(s.message(), HasSubstr("inter-pod anti-affinity"));
 
   s = WorkloadError(R"(apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -928,4 +929,62 @@ TEST(ExamplesTest, DialectExamplesLoadAndTheirWorkloadsParse) {
 }
 
 }  // namespace
+
+TEST(NodeAffinityTest, RequiredTermsAreReadAndPreferredAccepted) {
+  auto w = MustWorkloads(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  template:
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - {key: gpu, operator: In, values: [a100, h100]}
+                  - {key: spot, operator: DoesNotExist}
+              - matchExpressions: [{key: gen, operator: Gt, values: ["3"]}]
+                matchFields: [{key: metadata.name, operator: In, values: [node-1]}]
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - {weight: 1, preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}
+      containers: [{name: c, image: x}]
+)");
+  ASSERT_EQ(w.size(), 1u);
+  const auto& aff = w[0].pod_sets.at(0).node_affinity;
+  ASSERT_EQ(aff.size(), 2u);
+  ASSERT_EQ(aff[0].match_expressions.size(), 2u);
+  EXPECT_EQ(aff[0].match_expressions[0].op, "In");
+  EXPECT_EQ(aff[0].match_expressions[0].values, (std::vector<std::string>{"a100", "h100"}));
+  ASSERT_EQ(aff[1].match_expressions.size(), 2u);
+  EXPECT_EQ(aff[1].match_expressions[1].key, "kubernetes.io/hostname");  // matchFields metadata.name
+  EXPECT_TRUE(core::NodeAffinityMatches(aff, {{"gpu", "h100"}}));
+  EXPECT_FALSE(core::NodeAffinityMatches(aff, {{"gpu", "h100"}, {"spot", "true"}}));
+  EXPECT_TRUE(core::NodeAffinityMatches(aff, {{"gen", "4"}, {"kubernetes.io/hostname", "node-1"}}));
+  EXPECT_FALSE(core::NodeAffinityMatches(aff, {{"gen", "3"}, {"kubernetes.io/hostname", "node-1"}}));
+  EXPECT_FALSE(core::NodeAffinityMatches(aff, {{"gen", "x"}, {"kubernetes.io/hostname", "node-1"}}));
+}
+
+TEST(NodeAffinityTest, BadTermsArePositionedErrors) {
+  auto job = [](const std::string& terms) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: q}}\nspec:\n  template:\n"
+           "    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
+           "            nodeSelectorTerms: " +
+           terms + "\n      containers: [{name: c, image: x}]\n";
+  };
+  Status s = WorkloadError(job("[{matchExpressions: [{key: gpu, operator: Near, values: [a]}]}]"));
+  EXPECT_THAT(s.field(), HasSubstr("nodeSelectorTerms[0].matchExpressions[0].operator"));
+  s = WorkloadError(job("[{matchExpressions: [{key: gen, operator: Gt, values: [\"x\"]}]}]"));
+  EXPECT_THAT(s.message(), HasSubstr("exactly one integer"));
+  s = WorkloadError(job("[{matchExpressions: [{key: gpu, operator: In}]}]"));
+  EXPECT_THAT(s.message(), HasSubstr("at least one value"));
+  s = WorkloadError(job("[]"));
+  EXPECT_THAT(s.message(), HasSubstr("at least one term"));
+  s = WorkloadError(job("[{}]"));
+  EXPECT_THAT(s.message(), HasSubstr("matchExpressions or matchFields"));
+  s = WorkloadError(job("[{matchFields: [{key: metadata.labels, operator: In, values: [a]}]}]"));
+  EXPECT_THAT(s.message(), HasSubstr("only metadata.name"));
+  EXPECT_GT(s.pos().line, 0);
+}
+
 }  // namespace artel::manifest

@@ -479,6 +479,9 @@ class ClusterImpl {
     // kubernetes.io/hostname in a selector pins the group to one node; it is
     // checked per node because classes leave the hostname out.
     std::vector<int32_t> pinned;  // [group] node index, -1 = none, -2 = a node that does not exist
+    // [group] required node affinity that names kubernetes.io/hostname (or
+    // null): checked per node, whole, for the same reason.
+    std::vector<const std::vector<NodeSelectorTerm>*> host_affinity;
     const Topo* topo = nullptr;
     int32_t required = -1, preferred = -1, slice = -1;
     DomainView tie;
@@ -493,9 +496,17 @@ class ClusterImpl {
     return static_cast<FilterReason>(v);
   }
 
+  bool HostAffinityOk(const Ctx& c, int32_t g, int32_t node) const {
+    if (c.host_affinity[g] == nullptr) return true;
+    std::map<std::string, std::string> labels = classes_[nodes_[node].klass].labels;
+    labels[kHostnameLabel] = nodes_[node].name;
+    return NodeAffinityMatches(*c.host_affinity[g], labels);
+  }
+
   bool Eligible(const Ctx& c, int32_t g, int32_t node) const {
     const NodeState& n = nodes_[node];
-    return n.ready && (c.pinned[g] == -1 || c.pinned[g] == node) && Verdict(c, g, n.klass) == FilterReason::kOk;
+    return n.ready && (c.pinned[g] == -1 || c.pinned[g] == node) && Verdict(c, g, n.klass) == FilterReason::kOk &&
+           HostAffinityOk(c, g, node);
   }
 
   // Quick necessary condition, cheaper than Fit.
@@ -887,6 +898,7 @@ class ClusterImpl {
         const NodeState& n = nodes_[node];
         FilterReason v = Verdict(c, g, n.klass);
         if (v == FilterReason::kOk && c.pinned[g] != -1 && c.pinned[g] != node) v = FilterReason::kNodeSelector;
+        if (v == FilterReason::kOk && !HostAffinityOk(c, g, node)) v = FilterReason::kNodeAffinity;
         if (!n.ready) v = FilterReason::kNotReady;
         if (v != FilterReason::kOk) {
           ++filtered[static_cast<int>(v)];
@@ -1050,6 +1062,7 @@ class ClusterImpl {
     // 4. Static filters per class.
     c.verdict.assign(G, std::vector<int8_t>(classes_.size(), -1));
     c.pinned.assign(G, -1);
+    c.host_affinity.assign(G, nullptr);
     c.unpinned.resize(G);
     c.filter_group.resize(G);
     c.filter_gang = &req;
@@ -1075,6 +1088,18 @@ class ClusterImpl {
         c.unpinned[g] = req.groups[g];
         c.unpinned[g].node_selector.erase(kHostnameLabel);
         c.filter_group[g] = &c.unpinned[g];
+      }
+      bool names_host = false;
+      for (const NodeSelectorTerm& t : req.groups[g].node_affinity) {
+        for (const NodeSelectorRequirement& r : t.match_expressions) names_host = names_host || r.key == kHostnameLabel;
+      }
+      if (names_host) {
+        if (c.filter_group[g] != &c.unpinned[g]) {
+          c.unpinned[g] = req.groups[g];
+          c.filter_group[g] = &c.unpinned[g];
+        }
+        c.unpinned[g].node_affinity.clear();
+        c.host_affinity[g] = &req.groups[g].node_affinity;
       }
     }
     // 4b. Early out on aggregates.

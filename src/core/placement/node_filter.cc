@@ -16,6 +16,7 @@ const char* FilterReasonText(FilterReason reason) {
     case FilterReason::kNotReady: return "not ready";
     case FilterReason::kFlavorLabels: return "didn't match the flavor's nodeLabels";
     case FilterReason::kNodeSelector: return "didn't match the pod's nodeSelector";
+    case FilterReason::kNodeAffinity: return "didn't match the pod's node affinity";
     case FilterReason::kTaint: return "had an untolerated taint";
     case FilterReason::kCount: break;
   }
@@ -38,6 +39,7 @@ class DefaultStaticFilter final : public StaticFilter {
     if (!node.ready) return FilterReason::kNotReady;
     if (!LabelsMatch(gang.flavor_node_labels, node.labels)) return FilterReason::kFlavorLabels;
     if (!LabelsMatch(group.node_selector, node.labels)) return FilterReason::kNodeSelector;
+    if (!NodeAffinityMatches(group.node_affinity, node.labels)) return FilterReason::kNodeAffinity;
     for (const Taint& t : node.taints) {
       if (t.effect == "PreferNoSchedule") continue;
       auto tolerated = [&](const std::vector<Toleration>& ts) {

@@ -48,6 +48,7 @@ enum class FilterReason : int8_t {
   kNotReady,
   kFlavorLabels,
   kNodeSelector,
+  kNodeAffinity,
   kTaint,
   kCount,
 };

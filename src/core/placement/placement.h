@@ -144,6 +144,7 @@ struct PodGroup {
   std::map<std::string, Amount> requests;  // per pod; GPU names are ignored here, see `gpu`
   GpuRequest gpu;
   std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> node_affinity;  // required; ORed terms
   std::vector<Toleration> tolerations;
   int32_t min() const { return min_count < 0 ? count : min_count; }
 };

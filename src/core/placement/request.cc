@@ -174,6 +174,7 @@ Result<PodGroup> PodGroupFromSpec(const PodSetSpec& spec) {
   if (!gpu.ok()) return gpu.status();
   g.gpu = *gpu;
   g.node_selector = spec.node_selector;
+  g.node_affinity = spec.node_affinity;
   g.tolerations = spec.tolerations;
   return g;
 }
