@@ -150,9 +150,15 @@ TEST_F(StoryTest, PreemptedProcessGetsSigtermThenSigkillAfterGrace) {
   ASSERT_EQ(d_->Post("/api/v1/workloads", w.dump(), kTeamAToken).status, 201);
   ASSERT_TRUE(WaitFor([&] { return ReadFile(mark).find("started") != std::string::npos; }, 10000))
       << d_->log();
-  int pid =
-      d_->Get("/api/v1/namespaces/team-a/workloads/stubborn").json()["status"]["pods"][0].value("pid", 0);
-  ASSERT_GT(pid, 0);
+  // The pod may print before arteld has recorded its start: poll for the pid.
+  int pid = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json st = d_->Get("/api/v1/namespaces/team-a/workloads/stubborn").json()["status"];
+        if (st.contains("pods") && !st["pods"].empty()) pid = st["pods"][0].value("pid", 0);
+        return pid > 0;
+      },
+      10000));
 
   ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-b", "owner", "default", 2, {"sleep", "30"}).dump(),
                      kTeamBToken)
