@@ -315,7 +315,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option(
       "--columns", a->columns,
-      "Column mapping KEY=COLUMN,... (keys: submit, interval, duration, gpus, tenant, user, id, status)");
+      "Column mapping KEY=COLUMN,... (keys: submit, interval, duration, start, end, gpus, tenant, user, id, status)");
   cmd->add_flag("--no-header", a->no_header, "The trace has no header line (columns are 1-based numbers)");
   cmd->add_option("--delimiter", a->delimiter, "Field separator: one character, or \"tab\"")->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Fail on the first malformed row instead of skipping it");

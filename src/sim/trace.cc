@@ -19,8 +19,8 @@ namespace {
 
 constexpr size_t kMaxProblems = 20;
 
-constexpr std::array<std::string_view, 8> kKeys = {"submit", "interval", "duration", "gpus",
-                                                   "tenant", "user",     "id",       "status"};
+constexpr std::array<std::string_view, 10> kKeys = {"submit", "interval", "duration", "start", "end",
+                                                    "gpus",   "tenant",   "user",     "id",    "status"};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -152,7 +152,7 @@ Status ParseColumnMapping(std::string_view text, TraceFormat* format) {
     std::string column(Trim(item.substr(eq + 1)));
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       return InvalidArgument("--columns: unknown key \"" + key +
-                             "\" (keys: submit, interval, duration, gpus, tenant, user, id, status)");
+                             "\" (keys: submit, interval, duration, start, end, gpus, tenant, user, id, status)");
     }
     if (column.empty()) return InvalidArgument("--columns: empty column for key " + key);
     format->columns[key] = column;
@@ -236,11 +236,23 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
     return InvalidArgument(
         "trace format: no submit (or interval) column; use --preset or --columns submit=COLUMN");
   }
-  for (const char* required : {"duration", "gpus"}) {
-    if (!mapping.count(required)) {
-      return InvalidArgument(
-          fmt::format("trace format: no {} column; use --columns {}=COLUMN", required, required));
-    }
+  // The run time: a duration column, or an end time (minus the start time
+  // when the trace has one, else minus the submission).
+  if (mapping.count("duration") && mapping.count("end")) {
+    return InvalidArgument("--columns: give either duration or end, not both");
+  }
+  if (!mapping.count("duration") && !mapping.count("end")) {
+    return InvalidArgument(
+        "trace format: no duration column; use --columns duration=COLUMN (or end=COLUMN, with start=COLUMN)");
+  }
+  if (mapping.count("start") && !mapping.count("end")) {
+    return InvalidArgument("--columns: start is only used with end (the run time is end - start)");
+  }
+  if (mapping.count("end") && !mapping.count("start") && !mapping.count("submit")) {
+    return InvalidArgument("--columns: end needs start or submit to measure the run time from");
+  }
+  if (!mapping.count("gpus")) {
+    return InvalidArgument("trace format: no gpus column; use --columns gpus=COLUMN");
   }
 
   Trace trace;
@@ -331,11 +343,26 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         if (*iv < 0) return fail("interval: negative");
         job.submit = prev_submit + ToMillis(*iv);
       }
-      Result<double> dur = ParseNumber(get("duration"));
-      if (!dur.ok()) return fail("duration: " + dur.status().message());
-      if (*dur < 0) return fail("duration: negative");
-      if (*dur > 1e11) return fail("duration: out of range");
-      job.duration = ToMillis(*dur);
+      if (index.count("end")) {
+        Result<core::Time> end = ParseTraceTime(get("end"));
+        if (!end.ok()) return fail("end: " + end.status().message());
+        core::Time from = job.submit;
+        const char* from_key = "submit";
+        if (index.count("start")) {
+          Result<core::Time> start = ParseTraceTime(get("start"));
+          if (!start.ok()) return fail("start: " + start.status().message());
+          from = *start;
+          from_key = "start";
+        }
+        if (*end < from) return fail(fmt::format("end: before {}", from_key));
+        job.duration = *end - from;
+      } else {
+        Result<double> dur = ParseNumber(get("duration"));
+        if (!dur.ok()) return fail("duration: " + dur.status().message());
+        if (*dur < 0) return fail("duration: negative");
+        if (*dur > 1e11) return fail("duration: out of range");
+        job.duration = ToMillis(*dur);
+      }
       Result<double> g = ParseNumber(get("gpus"));
       if (!g.ok()) return fail("gpus: " + g.status().message());
       if (*g < 0 || *g > 1e6 || *g != std::floor(*g)) return fail("gpus: expected a whole number >= 0");

@@ -107,6 +107,38 @@ TEST(TraceTest, TimestampOffsetsAreConvertedToUtc) {
   EXPECT_FALSE(ParseTraceTime("2020-06-01T12:00:00 UTC").ok());
 }
 
+// Traces such as Helios or Alibaba PAI give start and end times instead of a
+// duration: the run time is end - start (or end - submit without start).
+TEST(TraceTest, RunTimeFromStartAndEnd) {
+  TraceFormat f;
+  f.columns = {{"submit", "submit_time"}, {"start", "start_time"}, {"end", "end_time"}, {"gpus", "gpu_num"}};
+  Result<Trace> t = ParseTrace("submit_time,start_time,end_time,gpu_num\n"
+                               "100,130,730,1\n"
+                               "200,260,250,1\n"  // ends before it starts
+                               "2020-01-01T00:00:00Z,2020-01-01T00:10:00Z,2020-01-01T01:10:00Z,2\n",
+                               "h.csv", f);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 2u);
+  EXPECT_EQ(t->jobs[0].duration, 600000);
+  EXPECT_EQ(t->jobs[1].duration, 3600000);
+  EXPECT_EQ(t->skipped, 1);
+  ASSERT_FALSE(t->problems.empty());
+  EXPECT_NE(t->problems[0].find("h.csv:3: end: before start"), std::string::npos) << t->problems[0];
+  // Without start: from the submission.
+  f.columns.erase("start");
+  t = ParseTrace("submit_time,end_time,gpu_num\n100,700,1\n", "h.csv", f);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->jobs[0].duration, 600000);
+  // duration and end together, or start without end, are format errors.
+  f.columns["duration"] = "d";
+  EXPECT_FALSE(ParseTrace("submit_time,end_time,gpu_num,d\n1,2,1,1\n", "h.csv", f).ok());
+  f.columns.erase("duration");
+  f.columns.erase("end");
+  f.columns["start"] = "start_time";
+  f.columns["duration"] = "d";
+  EXPECT_FALSE(ParseTrace("submit_time,start_time,gpu_num,d\n1,2,1,1\n", "h.csv", f).ok());
+}
+
 TEST(TraceTest, TabSeparatedTrace) {
   TraceFormat f;
   f.columns = {{"submit", "submit_time"}, {"duration", "runtime"}, {"gpus", "gpu_num"}, {"tenant", "vc"}};
