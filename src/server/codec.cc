@@ -236,6 +236,55 @@ Status ReadTolerations(const Json& obj, std::string_view key, const std::string&
   return Status::Ok();
 }
 
+// Required node affinity terms: [{"matchExpressions": [{"key","operator","values"}]}].
+Status ReadNodeAffinity(const Json& terms, const std::string& p, std::vector<core::NodeSelectorTerm>* out) {
+  if (terms.is_null()) return Status::Ok();
+  if (!terms.is_array() || terms.empty()) return Invalid(p, "must be a non-empty list of terms");
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Json& t = terms[i];
+    std::string tp = p + "[" + std::to_string(i) + "]";
+    if (!t.is_object()) return Invalid(tp, "must be an object");
+    if (Status s = CheckKeys(t, tp, {"matchExpressions"}); !s.ok()) return s;
+    auto me = t.find("matchExpressions");
+    if (me == t.end() || !me->is_array() || me->empty()) return Invalid(tp + ".matchExpressions", "needs at least one");
+    core::NodeSelectorTerm term;
+    for (size_t j = 0; j < me->size(); ++j) {
+      const Json& e = (*me)[j];
+      std::string ep = tp + ".matchExpressions[" + std::to_string(j) + "]";
+      if (!e.is_object()) return Invalid(ep, "must be an object");
+      if (Status s = CheckKeys(e, ep, {"key", "operator", "values"}); !s.ok()) return s;
+      core::NodeSelectorRequirement r;
+      if (Status s = ReadString(e, "key", ep, &r.key); !s.ok()) return s;
+      if (Status s = ReadString(e, "operator", ep, &r.op); !s.ok()) return s;
+      if (Status s = ReadStringList(e, "values", ep, &r.values); !s.ok()) return s;
+      if (r.key.empty()) return Invalid(ep + ".key", "is required");
+      bool listed = r.op == "In" || r.op == "NotIn", bare = r.op == "Exists" || r.op == "DoesNotExist";
+      bool cmp = r.op == "Gt" || r.op == "Lt";
+      if (!listed && !bare && !cmp) return Invalid(ep + ".operator", "must be In, NotIn, Exists, DoesNotExist, Gt or Lt");
+      if (listed && r.values.empty()) return Invalid(ep + ".values", "needs at least one value");
+      if (bare && !r.values.empty()) return Invalid(ep + ".values", "must be empty with " + r.op);
+      if (cmp && r.values.size() != 1) return Invalid(ep + ".values", "needs exactly one integer");
+      term.match_expressions.push_back(std::move(r));
+    }
+    out->push_back(std::move(term));
+  }
+  return Status::Ok();
+}
+
+Json NodeAffinityToJson(const std::vector<core::NodeSelectorTerm>& terms) {
+  Json out = Json::array();
+  for (const auto& t : terms) {
+    Json es = Json::array();
+    for (const auto& r : t.match_expressions) {
+      Json e = {{"key", r.key}, {"operator", r.op}};
+      if (!r.values.empty()) e["values"] = r.values;
+      es.push_back(e);
+    }
+    out.push_back({{"matchExpressions", es}});
+  }
+  return out;
+}
+
 Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::string* generate_name) {
   auto it = j.find("metadata");
   if (it == j.end() || !it->is_object()) return Invalid("metadata", "is required and must be an object");
@@ -269,8 +318,8 @@ Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::s
 
 Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
   if (Status s = CheckKeys(ps, p,
-                           {"name", "count", "minCount", "requests", "nodeSelector", "tolerations",
-                            "annotations", "command", "env", "workingDir"});
+                           {"name", "count", "minCount", "requests", "nodeSelector", "nodeAffinity",
+                            "tolerations", "annotations", "command", "env", "workingDir"});
       !s.ok()) {
     return s;
   }
@@ -286,6 +335,9 @@ Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
   }
   if (Status s = ReadRequests(ps, "requests", p, &out->requests); !s.ok()) return s;
   if (Status s = ReadStringMap(ps, "nodeSelector", p, &out->node_selector); !s.ok()) return s;
+  if (auto na = ps.find("nodeAffinity"); na != ps.end()) {
+    if (Status s = ReadNodeAffinity(*na, p + ".nodeAffinity", &out->node_affinity); !s.ok()) return s;
+  }
   if (Status s = ReadTolerations(ps, "tolerations", p, true, &out->tolerations); !s.ok()) return s;
   if (Status s = ReadStringMap(ps, "annotations", p, &out->annotations); !s.ok()) return s;
   if (Status s = ReadStringList(ps, "command", p, &out->command); !s.ok()) return s;
@@ -425,6 +477,25 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
   if (Status s = ReadInt(pod, "terminationGracePeriodSeconds", pp, &grace, 0, 86400); !s.ok()) return s;
   if (grace) spec.termination_grace = *grace * 1000;
   if (Status s = ReadStringMap(pod, "nodeSelector", pp, &ps.node_selector); !s.ok()) return s;
+  if (auto aff = pod.find("affinity"); aff != pod.end() && aff->is_object()) {
+    if (aff->contains("podAffinity") || aff->contains("podAntiAffinity"))
+      return Invalid(pp + ".affinity", "inter-pod affinity is not supported; use nodeAffinity or nodeSelector");
+    auto na = aff->find("nodeAffinity");
+    if (na != aff->end() && na->is_object()) {
+      auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution");
+      if (req != na->end() && req->is_object()) {
+        auto terms = req->find("nodeSelectorTerms");
+        if (terms == req->end())
+          return Invalid(pp + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+                         "is required");
+        if (Status s = ReadNodeAffinity(
+                *terms, pp + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+                &ps.node_affinity);
+            !s.ok())
+          return s;
+      }
+    }
+  }
   if (Status s = ReadTolerations(pod, "tolerations", pp, false, &ps.tolerations); !s.ok()) return s;
   if (auto pcn = pod.find("priorityClassName");
       pcn != pod.end() && pcn->is_string() && !spec.priority_class) {
@@ -498,6 +569,7 @@ Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
       p["requests"] = r;
     }
     if (!ps.node_selector.empty()) p["nodeSelector"] = ps.node_selector;
+    if (!ps.node_affinity.empty()) p["nodeAffinity"] = NodeAffinityToJson(ps.node_affinity);
     if (!ps.tolerations.empty()) {
       Json ts = Json::array();
       for (const auto& t : ps.tolerations) {

@@ -23,6 +23,42 @@ TEST(CodecTest, WorkloadRoundTrips) {
   EXPECT_EQ(WorkloadSpecToJson(*again), WorkloadSpecToJson(*spec));
 }
 
+// Node affinity survives the journal's JSON (a recovered pending workload
+// keeps its flavor constraints) and is read from a Job's pod spec.
+TEST(CodecTest, NodeAffinityRoundTripsAndIsValidated) {
+  auto j = ParseBody(R"({"metadata":{"name":"w","namespace":"team-a"},"spec":{"queueName":"q",
+    "podSets":[{"name":"main","nodeAffinity":[{"matchExpressions":[
+      {"key":"gpu","operator":"In","values":["a100","h100"]},{"key":"spot","operator":"DoesNotExist"}]}]}]}})");
+  ASSERT_TRUE(j.ok());
+  auto spec = WorkloadFromJson(*j);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->pod_sets[0].node_affinity.size(), 1u);
+  EXPECT_EQ(spec->pod_sets[0].node_affinity[0].match_expressions[1].op, "DoesNotExist");
+  auto again = WorkloadFromJson(WorkloadSpecToJson(*spec));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(WorkloadSpecToJson(*again), WorkloadSpecToJson(*spec));
+  EXPECT_EQ(again->pod_sets[0].node_affinity[0].match_expressions[0].values,
+            (std::vector<std::string>{"a100", "h100"}));
+
+  auto bad = ParseBody(R"({"metadata":{"name":"w","namespace":"a"},"spec":{"queueName":"q",
+    "podSets":[{"name":"main","nodeAffinity":[{"matchExpressions":[{"key":"gpu","operator":"Near"}]}]}]}})");
+  ASSERT_TRUE(bad.ok());
+  auto e = WorkloadFromJson(*bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().field(), "spec.podSets[0].nodeAffinity[0].matchExpressions[0].operator");
+
+  auto job = ParseBody(R"({"apiVersion":"batch/v1","kind":"Job",
+    "metadata":{"name":"j","namespace":"team-a","labels":{"kueue.x-k8s.io/queue-name":"q"}},
+    "spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}},
+      "containers":[{"name":"c","image":"x"}]}}}})");
+  ASSERT_TRUE(job.ok());
+  auto js = WorkloadFromJob(*job);
+  ASSERT_TRUE(js.ok()) << js.status().ToString();
+  ASSERT_EQ(js->pod_sets[0].node_affinity.size(), 1u);
+  EXPECT_EQ(js->pod_sets[0].node_affinity[0].match_expressions[0].key, "zone");
+}
+
 TEST(CodecTest, StrictErrorsNameTheField) {
   auto j = ParseBody(
       R"({"metadata":{"name":"w","namespace":"a"},"spec":{"queueName":"q","podSets":[{"cuont":1}]}})");
