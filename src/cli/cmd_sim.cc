@@ -45,6 +45,7 @@ struct SimArgs {
   std::string default_queue;
   std::string interval = "1s";
   std::string delimiter = ",";
+  double gpu_scale = 1.0;
   std::string grace = "30s";
   std::string until;
   bool fair_sharing = false;
@@ -132,6 +133,8 @@ int RunSim(const SimArgs& a) {
     }
     if (Status s = sim::ParseColumnMapping(a.columns, &format); !s.ok()) return fail(s.message());
     format.header = !a.no_header;
+    if (!(a.gpu_scale > 0) || a.gpu_scale > 1e6) return fail("--gpu-scale: expected a number > 0");
+    format.gpu_scale = a.gpu_scale;
     if (a.delimiter == "tab" || a.delimiter == "\\t" || a.delimiter == "\t") {
       format.delimiter = '\t';
     } else if (a.delimiter.size() == 1 && a.delimiter[0] != '"' && a.delimiter[0] != '\n') {
@@ -318,6 +321,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "Column mapping KEY=COLUMN,... (keys: submit, interval, duration, start, end, gpus, tenant, user, id, status)");
   cmd->add_flag("--no-header", a->no_header, "The trace has no header line (columns are 1-based numbers)");
   cmd->add_option("--delimiter", a->delimiter, "Field separator: one character, or \"tab\"")->capture_default_str();
+  cmd->add_option("--gpu-scale", a->gpu_scale,
+                  "Multiply the gpus column (0.01 reads a percentage; fractions of a GPU are allowed)")
+      ->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Fail on the first malformed row instead of skipping it");
   cmd->add_option("--synthetic", a->synthetic,
                   "Synthetic tenant: name=a,rate=30/h,jobs=500,gpus=1*7|4*3,duration=exp(1h)[,start=0s]"

@@ -32,7 +32,7 @@ int64_t DefaultGpus(const std::vector<TraceJob>& jobs) {
   std::vector<std::pair<core::Time, int64_t>> edges;
   edges.reserve(2 * jobs.size());
   for (const TraceJob& j : jobs) {
-    edges.emplace_back(j.submit, j.gpus);
+    edges.emplace_back(j.submit, j.gpus);  // milli-GPUs
     edges.emplace_back(j.submit + j.duration, -static_cast<int64_t>(j.gpus));
   }
   std::sort(edges.begin(), edges.end());
@@ -46,23 +46,24 @@ int64_t DefaultGpus(const std::vector<TraceJob>& jobs) {
     }
     level += edges[i].second;
   }
-  if (total <= 0) return level;
+  auto whole = [](int64_t milli) { return (milli + core::kMilli - 1) / core::kMilli; };
+  if (total <= 0) return whole(level);
   core::Time acc = 0;
   for (const auto& [lvl, t] : time_at) {
     acc += t;
-    if (static_cast<double>(acc) >= 0.99 * static_cast<double>(total)) return lvl;
+    if (static_cast<double>(acc) >= 0.99 * static_cast<double>(total)) return whole(lvl);
   }
-  return time_at.empty() ? 1 : time_at.rbegin()->first;
+  return time_at.empty() ? 1 : whole(time_at.rbegin()->first);
 }
 
 Result<AutoQueues> BuildAutoQueues(const std::vector<TraceJob>& jobs, int64_t gpus,
                                    const std::string& resource) {
   if (jobs.empty()) return InvalidArgument("--auto-queues: the trace has no jobs");
   std::map<std::string, double> gpu_ms;
-  int32_t largest = 0;
+  int64_t largest = 0;  // whole GPUs of the largest job, rounded up
   for (const TraceJob& j : jobs) {
     gpu_ms[j.tenant] += static_cast<double>(j.gpus) * static_cast<double>(j.duration);
-    largest = std::max(largest, j.gpus);
+    largest = std::max<int64_t>(largest, (j.gpus + core::kMilli - 1) / core::kMilli);
   }
   double total_ms = 0;
   for (const auto& [t, v] : gpu_ms) total_ms += v;

@@ -28,7 +28,7 @@ void AddVictim(const std::string& ns, int64_t guarantee, int64_t job_gpus, const
       j.id = fmt::format("{}-w{}-{}", ns, w + 1, ++k);
       j.submit = start + w * o.job_duration;
       j.duration = o.job_duration;
-      j.gpus = static_cast<int32_t>(std::min(left, job_gpus));
+      j.gpus = std::min(left, job_gpus) * core::kMilli;
       jobs->push_back(std::move(j));
     }
   }
@@ -42,7 +42,7 @@ void AddFlood(const std::string& ns, int64_t count, const IsolationOptions& o, c
     j.id = fmt::format("{}-flood-{}", ns, k + 1);
     j.submit = start;
     j.duration = o.noisy_duration;
-    j.gpus = 1;
+    j.gpus = core::kMilli;
     jobs->push_back(std::move(j));
   }
 }

@@ -147,7 +147,7 @@ class Simulator {
     state_.assign(n, JobState::kNotSubmitted);
     hot_.resize(n);
     for (size_t j = 0; j < n; ++j) {
-      hot_[j] = {jobs_[j].submit, jobs_[j].duration, static_cast<Amount>(jobs_[j].gpus) * core::kMilli};
+      hot_[j] = {jobs_[j].submit, jobs_[j].duration, jobs_[j].gpus};
     }
     // Arrival times in arrival order, dense: the loop reads them per event.
     arrival_at_.resize(n);

@@ -452,8 +452,8 @@ Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJ
       auto opt = [](core::Time v) {
         return v < 0 ? std::string() : fmt::format("{:.3f}", static_cast<double>(v) / 1000.0);
       };
-      js += fmt::format("{},{},{},{:.3f},{},{:.3f},{},{},{},{}\n", job.id, job.tenant, job.line,
-                        static_cast<double>(job.submit) / 1000.0, job.gpus,
+      js += fmt::format("{},{},{},{:.3f},{:g},{:.3f},{},{},{},{}\n", job.id, job.tenant, job.line,
+                        static_cast<double>(job.submit) / 1000.0, static_cast<double>(job.gpus) / core::kMilli,
                         static_cast<double>(job.duration) / 1000.0, opt(o.first_admit), opt(o.finish),
                         o.first_admit < 0 ? std::string() : opt(o.first_admit - job.submit), o.evictions);
     }

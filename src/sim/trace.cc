@@ -365,8 +365,10 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
       }
       Result<double> g = ParseNumber(get("gpus"));
       if (!g.ok()) return fail("gpus: " + g.status().message());
-      if (*g < 0 || *g > 1e6 || *g != std::floor(*g)) return fail("gpus: expected a whole number >= 0");
-      job.gpus = static_cast<int32_t>(*g);
+      const double scaled = *g * format.gpu_scale;
+      if (!(scaled >= 0) || scaled > 1e6) return fail("gpus: expected a number of GPUs >= 0");
+      job.gpus = static_cast<core::Amount>(std::llround(scaled * core::kMilli));
+      if (job.gpus == 0 && scaled > 0) return fail("gpus: less than a thousandth of a GPU");
       job.user = std::string(get("user"));
       job.tenant = std::string(get("tenant"));
       if (job.tenant.empty()) job.tenant = job.user.empty() ? "default" : job.user;
@@ -579,7 +581,7 @@ Trace GenerateSynthetic(const std::vector<SyntheticTenant>& tenants, uint64_t se
       int64_t pick = static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(total_weight));
       for (const WeightedChoice& c : t.gpus) {
         if (pick < c.weight) {
-          j.gpus = static_cast<int32_t>(c.value);
+          j.gpus = static_cast<core::Amount>(c.value) * core::kMilli;
           break;
         }
         pick -= c.weight;

@@ -50,7 +50,7 @@ struct TraceJob {
   std::string status;
   core::Time submit = 0;    // ms, relative to the earliest submission after loading
   core::Time duration = 0;  // ms
-  int32_t gpus = 0;
+  core::Amount gpus = 0;    // milli-GPUs (fractions of a GPU are allowed: 500 = half a GPU)
   int64_t line = 0;  // 1-based source line; 0 for synthetic jobs
 };
 
@@ -73,6 +73,9 @@ struct TraceFormat {
   bool header = true;  // the first line names the columns
   bool strict = false;
   char delimiter = ',';
+  // Multiplies the gpus column: 0.01 reads a percentage (Alibaba PAI's
+  // plan_gpu 50 = half a GPU).
+  double gpu_scale = 1.0;
 };
 
 // Parses a preset name: "philly", "itp" or "generic".

@@ -53,7 +53,7 @@ TraceJob Job(const std::string& tenant, core::Time submit, core::Time duration, 
   j.tenant = tenant;
   j.submit = submit;
   j.duration = duration;
-  j.gpus = gpus;
+  j.gpus = static_cast<core::Amount>(gpus) * core::kMilli;
   return j;
 }
 
@@ -81,7 +81,7 @@ TEST(TraceTest, PhillyPresetReadsTimestampsAndRebases) {
   EXPECT_EQ(t->jobs[0].submit, (48 * 60 + 52) * 1000);  // unsorted: rebased on the earliest row
   EXPECT_EQ(t->jobs[1].submit, 0);
   EXPECT_EQ(t->jobs[1].duration, 2951500);
-  EXPECT_EQ(t->jobs[1].gpus, 4);
+  EXPECT_EQ(t->jobs[1].gpus, 4000);
   EXPECT_EQ(t->jobs[2].line, 4);
   EXPECT_EQ(t->skipped, 0);
 }
@@ -139,6 +139,35 @@ TEST(TraceTest, RunTimeFromStartAndEnd) {
   EXPECT_FALSE(ParseTrace("submit_time,start_time,gpu_num,d\n1,2,1,1\n", "h.csv", f).ok());
 }
 
+// Traces with fractional GPUs (GPU sharing), or a percentage column read
+// with a scale (Alibaba PAI's plan_gpu: 50 = half a GPU).
+TEST(TraceTest, FractionalAndScaledGpus) {
+  TraceFormat f;
+  f.columns = {{"submit", "t"}, {"duration", "d"}, {"gpus", "plan_gpu"}, {"tenant", "user"}};
+  Result<Trace> t = ParseTrace("t,d,plan_gpu,user\n0,60,0.5,a\n1,60,2,b\n2,60,0.0001,c\n", "p.csv", f);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 2u);
+  EXPECT_EQ(t->jobs[0].gpus, 500);
+  EXPECT_EQ(t->jobs[1].gpus, 2000);
+  ASSERT_EQ(t->problems.size(), 1u);
+  EXPECT_EQ(t->problems[0], "p.csv:4: gpus: less than a thousandth of a GPU");
+  f.gpu_scale = 0.01;
+  t = ParseTrace("t,d,plan_gpu,user\n0,60,50,a\n1,60,25,a\n2,60,200,b\n", "p.csv", f);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->jobs[0].gpus, 500);
+  EXPECT_EQ(t->jobs[1].gpus, 250);
+  EXPECT_EQ(t->jobs[2].gpus, 2000);
+  // Replayed on auto-queues: two quarter/half-GPU jobs of `a` share one GPU.
+  auto aq = BuildAutoQueues(t->jobs, 3);
+  ASSERT_TRUE(aq.ok()) << aq.status().ToString();
+  ReplayOptions o;
+  o.interval = 0;
+  auto r = Replay(aq->config, aq->tenants, t->jobs, aq->capacity, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const JobOutcome& out : r->outcomes) EXPECT_GE(out.finish, 0);
+  EXPECT_NEAR(r->cluster.peak_used, 2750, 1);  // 0.5 + 0.25 + 2 GPUs at once
+}
+
 TEST(TraceTest, TabSeparatedTrace) {
   TraceFormat f;
   f.columns = {{"submit", "submit_time"}, {"duration", "runtime"}, {"gpus", "gpu_num"}, {"tenant", "vc"}};
@@ -151,7 +180,7 @@ TEST(TraceTest, TabSeparatedTrace) {
   ASSERT_EQ(t->jobs.size(), 2u);
   EXPECT_EQ(t->jobs[0].submit, 10000);  // 00:00:10+08:00 is 16:00:10Z, 10 s after the second row
   EXPECT_EQ(t->jobs[1].submit, 0);
-  EXPECT_EQ(t->jobs[0].gpus, 2);
+  EXPECT_EQ(t->jobs[0].gpus, 2000);
   EXPECT_EQ(t->jobs[0].tenant, "vc-a");
   EXPECT_EQ(t->skipped, 0);
   // The same text read with commas is one malformed column per row.
@@ -167,7 +196,7 @@ TEST(TraceTest, ItpPresetAndGenericColumns) {
       ParseTrace("cluster,job_id,submission_time,duration,num_gpu\nc1,x-1,100,600,8\n", "i.csv", itp);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->jobs[0].id, "x-1");
-  EXPECT_EQ(t->jobs[0].gpus, 8);
+  EXPECT_EQ(t->jobs[0].gpus, 8000);
   EXPECT_EQ(t->origin, 100000);
 
   TraceFormat g;
@@ -202,7 +231,7 @@ TEST(TraceTest, MalformedRowsAreCountedOrFatalWhenStrict) {
   ASSERT_EQ(t->problems.size(), 3u);
   EXPECT_EQ(t->problems[0], "bad.csv:3: duration: not a number: \"sixty\"");
   EXPECT_EQ(t->problems[1], "bad.csv:4: expected 5 columns, got 4");
-  EXPECT_EQ(t->problems[2], "bad.csv:5: gpus: expected a whole number >= 0");
+  EXPECT_EQ(t->problems[2], "bad.csv:5: gpus: expected a number of GPUs >= 0");
   f.strict = true;
   t = ParseTrace(text, "bad.csv", f);
   ASSERT_FALSE(t.ok());
