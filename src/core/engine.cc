@@ -648,7 +648,7 @@ void EngineImpl::ReleasePlacement(WlId id) {
   Wl& w = wls[id];
   if (cluster && w.has_placement) (void)cluster->Release(w.info.key);
   w.has_placement = false;
-  w.placement = placement::Placement{};
+  w.placement.reset();
   w.info.placements.clear();
   // Node capacity freed anywhere may let a waiting gang fit.
   UnparkList(&parked_placement);
@@ -708,7 +708,7 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
   }
   ev.message = msg;
   ev.at = now;
-  w.info.last_eviction = ev;
+  w.info.last_eviction = std::make_shared<const Eviction>(ev);
   out->push_back(std::move(ev));
 }
 
@@ -719,7 +719,7 @@ Status EngineImpl::RebuildCluster() {
   if (node_specs.empty()) {
     for (Wl& w : wls) {
       w.has_placement = false;
-      w.placement = placement::Placement{};
+      w.placement.reset();
       w.info.placements.clear();
     }
     cluster.reset();
@@ -742,9 +742,9 @@ Status EngineImpl::RebuildCluster() {
   std::sort(held.begin(), held.end(), [&](WlId a, WlId b) { return wls[a].admit_seq < wls[b].admit_seq; });
   for (WlId id : held) {
     Wl& w = wls[id];
-    if (!c->Commit(w.info.key, w.placement).ok()) {
+    if (!c->Commit(w.info.key, *w.placement).ok()) {
       w.has_placement = false;
-      w.placement = placement::Placement{};
+      w.placement.reset();
       w.info.placements.clear();
     }
   }
@@ -850,7 +850,7 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     return r;
   }
   w.has_placement = true;
-  w.placement = r.placement;
+  w.placement = std::make_unique<placement::Placement>(r.placement);
   FillPlacementInfo(id);
   // Partial gangs (minMember) admit only the placed pods.
   return r;
@@ -859,7 +859,7 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
 void EngineImpl::FillPlacementInfo(WlId id) {
   Wl& w = wls[id];
   w.info.placements.clear();
-  for (const placement::PodPlacement& p : w.placement.pods) {
+  for (const placement::PodPlacement& p : w.placement->pods) {
     PodPlacementInfo info;
     info.pod_set = w.info.spec.pod_sets[p.group].name;
     info.node = cluster->node_name(p.node);
@@ -1504,7 +1504,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
       Status cs = e.cluster->Commit(key, *placed);
       if (!cs.ok()) return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
       w.has_placement = true;
-      w.placement = *placed;
+      w.placement = std::make_unique<placement::Placement>(*placed);
     } else {
       Assignment a;
       for (const PodSetAssignment& ps : admission) {
@@ -1675,7 +1675,7 @@ const placement::Placement* Engine::Placement(const std::string& key) const {
   auto it = impl_->wl_index.find(key);
   if (it == impl_->wl_index.end()) return nullptr;
   const Wl& w = impl_->wls[it->second];
-  return w.has_placement ? &w.placement : nullptr;
+  return w.has_placement ? w.placement.get() : nullptr;
 }
 
 const WorkloadInfo* Engine::Get(WorkloadId id) const {

@@ -167,7 +167,7 @@ struct Wl {
   uint64_t admit_seq = 0;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
   bool has_placement = false;
-  placement::Placement placement;  // committed in EngineImpl::cluster under info.key
+  std::unique_ptr<placement::Placement> placement;  // with has_placement; committed in EngineImpl::cluster under info.key
   Time run_started = 0;
 };
 

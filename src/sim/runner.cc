@@ -225,14 +225,14 @@ class Runner {
       if (Status s = engine_.CompleteEviction(ev.victim, now_); !s.ok()) return s;
       *changed = true;
     }
-    std::vector<std::pair<std::string, std::optional<core::Eviction>>> evicting;
+    std::vector<std::pair<std::string, std::shared_ptr<const core::Eviction>>> evicting;
     for (const core::WorkloadInfo* info : engine_.Workloads()) {
       if (info->state == core::WorkloadState::kEvicting)
         evicting.emplace_back(info->key, info->last_eviction);
     }
     for (auto& [key, last] : evicting) {
       if (!done.count(key)) {
-        core::Eviction ev = last.value_or(core::Eviction{});
+        core::Eviction ev = last ? *last : core::Eviction{};
         ev.victim = key;
         RecordEviction(ev);
       }
