@@ -138,20 +138,23 @@ class Simulator {
     if (Status s = engine_.Configure(config_); !s.ok()) return s;
     start_ns_ = Now();
     const size_t n = jobs_.size();
+    // Arrival order: by submission time, ties in trace order. Sorting (time,
+    // index) pairs reads each job once instead of chasing rows in every
+    // comparison.
+    std::vector<std::pair<Time, int64_t>> keyed(n);
+    for (size_t j = 0; j < n; ++j) keyed[j] = {jobs_[j].submit, static_cast<int64_t>(j)};
+    if (!std::is_sorted(keyed.begin(), keyed.end())) std::sort(keyed.begin(), keyed.end());
     order_.resize(n);
-    std::iota(order_.begin(), order_.end(), int64_t{0});
-    auto by_submit = [&](int64_t a, int64_t b) { return jobs_[a].submit < jobs_[b].submit; };
-    if (!std::is_sorted(order_.begin(), order_.end(), by_submit)) {
-      std::stable_sort(order_.begin(), order_.end(), by_submit);
+    arrival_at_.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      arrival_at_[k] = keyed[k].first;
+      order_[k] = keyed[k].second;
     }
     state_.assign(n, JobState::kNotSubmitted);
     hot_.resize(n);
     for (size_t j = 0; j < n; ++j) {
       hot_[j] = {jobs_[j].submit, jobs_[j].duration, jobs_[j].gpus};
     }
-    // Arrival times in arrival order, dense: the loop reads them per event.
-    arrival_at_.resize(n);
-    for (size_t k = 0; k < n; ++k) arrival_at_[k] = jobs_[order_[k]].submit;
     wid_.assign(n, core::kNoWorkload);
     epoch_.assign(n, 0);
     started_.assign(n, 0);
