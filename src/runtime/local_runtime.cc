@@ -313,6 +313,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
   std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir, int64_t since_ms) override {
     std::vector<RunningPod> out;
     const std::string prefix = std::string(kNamePrefix) + key + "/";
+    // Only pods of this runtime's log directory: another daemon on the host
+    // (another data dir) may run a workload of the same name.
+    const std::string own_dir = (fs::path(log_dir) / key).string() + "/";
     // Live wrappers: their $0 names the workload and the pod.
     if (DIR* proc = opendir("/proc")) {
       while (dirent* de = readdir(proc)) {
@@ -321,7 +324,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
         if (end == de->d_name || *end != '\0' || pid <= 0) continue;
         std::vector<std::string> argv = ProcCmdline(static_cast<int>(pid));
         if (argv.size() < 5 || argv[0] != kShell || argv[2] != kWrapper) continue;
-        if (argv[3].rfind(prefix, 0) != 0 || !ProcessAlive(static_cast<int>(pid))) continue;
+        if (argv[3].rfind(prefix, 0) != 0 || argv[4].rfind(own_dir, 0) != 0) continue;
+        if (!ProcessAlive(static_cast<int>(pid))) continue;
         RunningPod rp;
         rp.pod = argv[3].substr(prefix.size());
         rp.pid = static_cast<int>(pid);

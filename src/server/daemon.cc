@@ -218,6 +218,7 @@ Status Daemon::Init() {
     gpus_ = std::move(g).value();
   }
   gpu_owner_.assign(gpus_.size(), "");
+  gpu_users_.assign(gpus_.size(), {});
   log_->Info("gpu discovery", {{"mode", gpu_mode_}, {"gpus", std::to_string(gpus_.size())}});
   // The host is one node of the placement library: pods are admitted only
   // when their GPUs (whole, MIG instance or memory share) are free here, and
@@ -528,7 +529,7 @@ Status Daemon::Recover() {
     auto claim = [&](Wl& wl) {
       for (auto& pod : wl.pods) {
         for (int g : pod.gpus) {
-          if (g >= 0 && g < static_cast<int>(gpu_owner_.size())) gpu_owner_[g] = PodKey(key, pod.rp.pod);
+          ClaimGpuLocked(g, PodKey(key, pod.rp.pod));
         }
       }
     };
@@ -989,10 +990,25 @@ void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_c
              {{"workload", key}, {"queue", cq}, {"exit_code", std::to_string(exit_code)}});
 }
 
+void Daemon::ClaimGpuLocked(int g, const std::string& owner) {
+  if (g < 0 || g >= static_cast<int>(gpu_owner_.size())) return;
+  auto& users = gpu_users_[g];
+  if (std::find(users.begin(), users.end(), owner) == users.end()) users.push_back(owner);
+  if (gpu_owner_[g].empty()) gpu_owner_[g] = owner;
+}
+
 void Daemon::ReleaseGpusLocked(Wl& w) {
+  // Only this workload's pods let go: a GPU shared by memory shares stays
+  // in use (and named after another user) while another share holds it.
+  const std::string prefix = w.spec.ns + "/" + w.spec.name + "/";
   for (auto& pod : w.pods) {
     for (int g : pod.gpus) {
-      if (g >= 0 && g < static_cast<int>(gpu_owner_.size())) gpu_owner_[g].clear();
+      if (g < 0 || g >= static_cast<int>(gpu_owner_.size())) continue;
+      auto& users = gpu_users_[g];
+      users.erase(std::remove_if(users.begin(), users.end(),
+                                 [&](const std::string& u) { return u.rfind(prefix, 0) == 0; }),
+                  users.end());
+      gpu_owner_[g] = users.empty() ? std::string() : users.front();
     }
   }
 }
@@ -1164,7 +1180,7 @@ std::vector<int> Daemon::AssignGpusLocked(int count, const std::string& owner) {
   std::vector<int> out;
   for (size_t i = 0; i < gpu_owner_.size() && static_cast<int>(out.size()) < count; ++i) {
     if (gpu_owner_[i].empty()) {
-      gpu_owner_[i] = owner;
+      ClaimGpuLocked(static_cast<int>(i), owner);
       out.push_back(static_cast<int>(i));
     }
   }
@@ -1193,7 +1209,7 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
     for (const std::string& d : pl->visible_devices) {
       if (d == gpus_[g].uuid || (d.rfind("MIG-", 0) == 0 && d.find(gpus_[g].uuid) != std::string::npos)) {
         pod->gpus.push_back(static_cast<int>(g));
-        gpu_owner_[g] = owner;
+        ClaimGpuLocked(static_cast<int>(g), owner);
         break;
       }
     }

@@ -182,6 +182,7 @@ class Daemon {
   void FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_code, const std::string& phase,
                     std::vector<store::Record>* recs);
   void ReleaseGpusLocked(Wl& w);
+  void ClaimGpuLocked(int gpu, const std::string& owner);
   std::vector<int> AssignGpusLocked(int count, const std::string& owner);
   // Fills a pod's devices, GPU indices (taking ownership) and slice limits
   // from the engine's placement.
@@ -224,7 +225,8 @@ class Daemon {
   uint64_t model_order_ = 0;
   std::string model_config_;
   std::vector<runtime::GpuInfo> gpus_;
-  std::vector<std::string> gpu_owner_;  // "ns/name/pod" or empty
+  std::vector<std::string> gpu_owner_;  // "ns/name/pod" shown for the GPU, or empty when free
+  std::vector<std::vector<std::string>> gpu_users_;  // every pod on the GPU (memory shares)
   std::set<std::string> pending_launch_;
 
   // Metrics (guarded by mu_).

@@ -410,6 +410,8 @@ TEST(LocalRuntimeTest, FindsPodsThatWereNeverJournaled) {
   EXPECT_EQ(found[0].visible_devices, (std::vector<std::string>{"GPU-aaa", "MIG-bbb"}));
   EXPECT_TRUE(rt->Find("team-a/lost-too", dir.path(), 0).empty());  // a prefix is not a match
   EXPECT_TRUE(rt->Find("team-b/lost", dir.path(), 0).empty());
+  TempDir other;  // another daemon's data dir: its namesake pods are not ours
+  EXPECT_TRUE(rt->Find("team-a/lost", other.path(), 0).empty());
 
   {
     std::ofstream release(go);

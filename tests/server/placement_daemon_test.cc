@@ -19,7 +19,7 @@ std::string PodEnvLine(const std::string& dir, const std::string& key) {
 }
 
 const std::vector<std::string> kEchoThenWait = {
-    "/bin/sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_MEMORY_LIMIT\"; exec sleep 600"};
+    "/bin/sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_MEMORY_LIMIT\"; exec sleep 60"};  // bounded: a failed test leaves no long-lived pod
 
 TEST(DaemonPlacementTest, GpusAreNeverHandedOutTwiceAndSurviveARestart) {
   std::string dir = TempDir("placement");
@@ -101,7 +101,22 @@ TEST(DaemonPlacementTest, MemorySharesGetLimitsAndShareOneGpu) {
     if (gpu.empty()) gpu = line.substr(0, line.find('|'));
     EXPECT_EQ(line.substr(0, line.find('|')), gpu) << "both shares are on the one GPU";
   }
-  for (const char* name : {"s0", "s1"}) (void)d.Post(std::string("/api/v1/namespaces/team-a/workloads/") + name + "/cancel", "");
+  // When one share ends, the GPU stays in use by the other (not shown free).
+  auto gpu_user = [&] {
+    Json g = d.Get("/api/v1/gpus").json();
+    return g["items"].empty() ? std::string() : g["items"][0].value("workload", "");
+  };
+  ASSERT_EQ(d.Post("/api/v1/namespaces/team-a/workloads/s0/cancel", "").status, 200);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json w = d.Get("/api/v1/namespaces/team-a/workloads/s0").json();
+        return w["status"].value("phase", "") == "Cancelled" && !w["status"]["pods"][0].value("running", true);
+      },
+      20000))
+      << d.log();
+  ASSERT_TRUE(WaitFor([&] { return gpu_user() == "team-a/s1"; }, 10000)) << gpu_user();
+  ASSERT_EQ(d.Post("/api/v1/namespaces/team-a/workloads/s1/cancel", "").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return gpu_user().empty(); }, 20000)) << gpu_user();
   EXPECT_TRUE(d.Stop()) << d.log();
   std::filesystem::remove_all(dir);
 }

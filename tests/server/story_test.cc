@@ -21,7 +21,7 @@ class StoryTest : public ::testing::Test {
     d_ = std::make_unique<Arteld>(dir_);
     std::string err;
     ASSERT_TRUE(d_->Start({"--fake-gpus", "4xA100-80GB", "--tokens", dir_ + "/tokens.yaml", "-m",
-                           dir_ + "/cluster.yaml", "--grace-period", "1"},
+                           dir_ + "/cluster.yaml", "--grace-period", "1", "--stop-workloads-on-exit"},
                           &err))
         << err;
   }
