@@ -13,6 +13,34 @@ bool Toleration::Tolerates(const Taint& t) const {
   return key == t.key && value == t.value;
 }
 
+namespace {
+bool ParseInt64(const std::string& t, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *out);
+  return !t.empty() && ec == std::errc() && ptr == t.data() + t.size();
+}
+}  // namespace
+
+std::string NodeSelectorRequirement::Problem(std::string* field) const {
+  if (key.empty()) {
+    *field = "key";
+    return "must not be empty";
+  }
+  const bool listed = op == "In" || op == "NotIn", bare = op == "Exists" || op == "DoesNotExist";
+  const bool compare = op == "Gt" || op == "Lt";
+  if (!listed && !bare && !compare) {
+    *field = "operator";
+    return "must be In, NotIn, Exists, DoesNotExist, Gt or Lt";
+  }
+  *field = "values";
+  int64_t v = 0;
+  if (listed && values.empty()) return "operator " + op + " needs at least one value";
+  if (bare && !values.empty()) return "must be empty with operator " + op;
+  if (compare && (values.size() != 1 || !ParseInt64(values[0], &v)))
+    return "operator " + op + " needs exactly one integer value";
+  field->clear();
+  return "";
+}
+
 bool NodeSelectorRequirement::Matches(const std::map<std::string, std::string>& labels) const {
   auto it = labels.find(key);
   const bool has = it != labels.end();
@@ -22,12 +50,8 @@ bool NodeSelectorRequirement::Matches(const std::map<std::string, std::string>& 
   if (op == "NotIn") return !has || std::find(values.begin(), values.end(), it->second) == values.end();
   if (op == "Gt" || op == "Lt") {
     if (!has || values.size() != 1) return false;
-    auto parse = [](const std::string& t, int64_t* out) {
-      auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *out);
-      return ec == std::errc() && ptr == t.data() + t.size();
-    };
     int64_t have = 0, want = 0;
-    if (!parse(it->second, &have) || !parse(values[0], &want)) return false;
+    if (!ParseInt64(it->second, &have) || !ParseInt64(values[0], &want)) return false;
     return op == "Gt" ? have > want : have < want;
   }
   return false;

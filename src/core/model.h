@@ -55,6 +55,9 @@ struct NodeSelectorRequirement {
   std::string op;
   std::vector<std::string> values;
   bool Matches(const std::map<std::string, std::string>& labels) const;
+  // Why the requirement is malformed, or "" when it is well formed; sets
+  // *field to the culprit ("key", "operator" or "values").
+  std::string Problem(std::string* field) const;
 };
 
 struct NodeSelectorTerm {

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <functional>
 #include <regex>
 #include <set>
@@ -530,17 +529,9 @@ Status ReadNodeRequirement(const Node& e, bool field, core::NodeSelectorRequirem
                                             &out->op, kRequired));
   if (field && out->op != "In" && out->op != "NotIn") return e["operator"].Error("matchFields supports In and NotIn");
   ARTEL_DIALECT_TRY(e.ReadStringList("values", &out->values));
-  if ((out->op == "In" || out->op == "NotIn") && out->values.empty())
-    return e.Error("operator " + out->op + " needs at least one value");
-  if ((out->op == "Exists" || out->op == "DoesNotExist") && !out->values.empty())
-    return e["values"].Error("must be empty with operator " + out->op);
-  if (out->op == "Gt" || out->op == "Lt") {
-    int64_t v = 0;
-    const std::string& t = out->values.size() == 1 ? out->values[0] : std::string();
-    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (out->values.size() != 1 || t.empty() || ec != std::errc() || ptr != t.data() + t.size())
-      return e.Error("operator " + out->op + " needs exactly one integer value");
-  }
+  std::string culprit;
+  std::string problem = out->Problem(&culprit);
+  if (!problem.empty()) return e[culprit].Error(problem);
   return Status::Ok();
 }
 

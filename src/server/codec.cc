@@ -257,13 +257,9 @@ Status ReadNodeAffinity(const Json& terms, const std::string& p, std::vector<cor
       if (Status s = ReadString(e, "key", ep, &r.key); !s.ok()) return s;
       if (Status s = ReadString(e, "operator", ep, &r.op); !s.ok()) return s;
       if (Status s = ReadStringList(e, "values", ep, &r.values); !s.ok()) return s;
-      if (r.key.empty()) return Invalid(ep + ".key", "is required");
-      bool listed = r.op == "In" || r.op == "NotIn", bare = r.op == "Exists" || r.op == "DoesNotExist";
-      bool cmp = r.op == "Gt" || r.op == "Lt";
-      if (!listed && !bare && !cmp) return Invalid(ep + ".operator", "must be In, NotIn, Exists, DoesNotExist, Gt or Lt");
-      if (listed && r.values.empty()) return Invalid(ep + ".values", "needs at least one value");
-      if (bare && !r.values.empty()) return Invalid(ep + ".values", "must be empty with " + r.op);
-      if (cmp && r.values.size() != 1) return Invalid(ep + ".values", "needs exactly one integer");
+      std::string culprit;
+      std::string problem = r.Problem(&culprit);
+      if (!problem.empty()) return Invalid(ep + "." + culprit, problem);
       term.match_expressions.push_back(std::move(r));
     }
     out->push_back(std::move(term));

@@ -569,23 +569,8 @@ Status Daemon::Recover() {
           w.pods = std::move(wpods);
           w.running = true;
           claim(w);
-          if (unrecorded) {
-            // Journal the start now, so that the next recovery agrees.
-            Json jp = Json::array();
-            for (const Pod& pod : w.pods) {
-              jp.push_back({{"pod", pod.rp.pod},
-                            {"pid", pod.rp.pid},
-                            {"pgid", pod.rp.pgid},
-                            {"exitFile", pod.rp.exit_file},
-                            {"gpus", pod.gpus}});
-            }
-            store::Record r;
-            r.type = store::RecordType::kWorkloadStarted;
-            r.time_ms = WallMs();
-            r.key = key;
-            r.payload = Json{{"pods", jp}, {"retries", w.retries}, {"recovered", true}}.dump();
-            fixups.push_back(std::move(r));
-          }
+          // Journal the start now, so that the next recovery agrees.
+          if (unrecorded) fixups.push_back(StartedRecord(key, w, true));
         } else {
           bool has_command = false;
           for (const auto& ps : w.spec.pod_sets) has_command = has_command || !ps.command.empty();
@@ -1323,25 +1308,14 @@ void Daemon::Launch(const std::string& key) {
         FinishLocked(key, w, NowLocked(), 127, "Failed", &recs);
       }
     } else {
-      Json pods = Json::array();
       for (auto& pod : w.pods) {
         for (const auto& rp : *started) {
           if (rp.pod == pod.rp.pod) pod.rp = rp;
         }
         pod.exited = false;
-        pods.push_back({{"pod", pod.rp.pod},
-                        {"pid", pod.rp.pid},
-                        {"pgid", pod.rp.pgid},
-                        {"exitFile", pod.rp.exit_file},
-                        {"gpus", pod.gpus}});
       }
       w.started_ms = now;
-      store::Record r;
-      r.type = store::RecordType::kWorkloadStarted;
-      r.time_ms = WallMs();
-      r.key = key;
-      r.payload = Json{{"pods", pods}, {"retries", w.retries}}.dump();
-      recs.push_back(std::move(r));
+      recs.push_back(StartedRecord(key, w, false));
       EmitLocked("Started", key, {{"pods", static_cast<int>(w.pods.size())}});
       log_->Info("workload started", {{"workload", key}, {"pods", std::to_string(w.pods.size())}});
       const core::WorkloadInfo* info = engine_.Find(key);
@@ -1351,6 +1325,25 @@ void Daemon::Launch(const std::string& key) {
   }
   (void)AppendAndApply(std::move(recs));
   if (stop) runtime_->Stop(key, WallMs());
+}
+
+store::Record Daemon::StartedRecord(const std::string& key, const Wl& w, bool recovered) {
+  Json pods = Json::array();
+  for (const Pod& pod : w.pods) {
+    pods.push_back({{"pod", pod.rp.pod},
+                    {"pid", pod.rp.pid},
+                    {"pgid", pod.rp.pgid},
+                    {"exitFile", pod.rp.exit_file},
+                    {"gpus", pod.gpus}});
+  }
+  Json payload = {{"pods", pods}, {"retries", w.retries}};
+  if (recovered) payload["recovered"] = true;
+  store::Record r;
+  r.type = store::RecordType::kWorkloadStarted;
+  r.time_ms = WallMs();
+  r.key = key;
+  r.payload = payload.dump();
+  return r;
 }
 
 bool Daemon::Failpoint(const char* name) {

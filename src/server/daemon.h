@@ -194,6 +194,8 @@ class Daemon {
   // Deletes the records of workloads finished longer than the retention ago.
   void CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs);
   int64_t last_collect_ms_ = 0;
+  // The WorkloadStarted record of `w`'s pods (`recovered`: found after a crash).
+  static store::Record StartedRecord(const std::string& key, const Wl& w, bool recovered);
   // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
   static bool Failpoint(const char* name);
   void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());
