@@ -268,13 +268,10 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         grt.resources.push_back(res);
         if (rt.group_of_res.size() <= static_cast<size_t>(res)) rt.group_of_res.resize(res + 1, -1);
         rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
+        if (r == "pods") rt.pods_res = res;
       }
       for (const auto& fq : g.flavors) {
         grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
-        for (const ResourceFlavorSpec& f : config.flavors) {
-          if (f.name != fq.flavor) continue;
-          for (const auto& [k, v] : f.node_labels) grt.label_keys.insert(k);
-        }
       }
       rt.groups.push_back(std::move(grt));
     }
@@ -908,7 +905,7 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
     psa.name = w.info.spec.pod_sets[i].name;
     psa.count = a.pod_sets[i].count;
     for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
-    for (const auto& [res, per_pod] : w.pod_sets[i].per_pod) {
+    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, [&](int32_t res, Amount per_pod) {
       Amount total = per_pod * psa.count;
       psa.resource_usage[e.resources.Name(res)] = total;
       bool merged = false;
@@ -919,7 +916,7 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
         }
       }
       if (!merged) w.ns_usage.emplace_back(res, total);
-    }
+    });
     w.info.admission.push_back(std::move(psa));
   }
 }
@@ -1007,6 +1004,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   auto& temp = round_temp;  // cycle-only usage, rolled back at the end
   temp.clear();
   const uint64_t stamp = ++round_stamp;  // marks this round's victims in Wl::victim_stamp
+  round_victims.clear();
   auto is_victim = [&](WlId id) { return wls[id].victim_stamp == stamp; };
   std::vector<char>& done = round_done;
   done.assign(entries.size(), 0);
@@ -1069,14 +1067,14 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (shrunk) {
             FrAmounts usage;
             for (size_t i = 0; i < a.pod_sets.size(); ++i) {
-              for (const auto& [res, per_pod] : w.pod_sets[i].per_pod) {
+              ForEachPerPod(w.pod_sets[i], cq.pods_res, [&](int32_t res, Amount per_pod) {
                 int32_t f = -1;
                 for (const auto& [r, fl] : a.pod_sets[i].flavors) {
                   if (r == res) f = fl;
                 }
-                if (f < 0) continue;
+                if (f < 0) return;
                 int32_t fr = tree.FindFr(f, res);
-                if (fr < 0) continue;
+                if (fr < 0) return;
                 bool merged = false;
                 for (auto& [x, v] : usage) {
                   if (x == fr) {
@@ -1085,7 +1083,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                   }
                 }
                 if (!merged) usage.emplace_back(fr, per_pod * a.pod_sets[i].count);
-              }
+              });
             }
             std::sort(usage.begin(), usage.end());
             a.usage = std::move(usage);
@@ -1141,6 +1139,21 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           continue;  // skipped; retried next cycle
         }
       }
+      // A wasted preemption is skipped (Kueue scheduler.go, `fits`): the
+      // preemptor must fit once this round's victims and its own targets are
+      // gone, given what earlier preemptors of the round reserved.
+      {
+        auto remove = [&](WlId v, int sign) { tree.AddUsage(cqs[wls[v].cq].node, wls[v].usage, sign); };
+        for (WlId v : round_victims) remove(v, -1);
+        for (const Target& t : en.targets) remove(t.id, -1);
+        const bool fits = FitsNow(*this, en.cq, a.usage);
+        for (const Target& t : en.targets) remove(t.id, +1);
+        for (WlId v : round_victims) remove(v, +1);
+        if (!fits) {
+          result->decisions--;
+          continue;  // skipped; retried next cycle
+        }
+      }
       std::vector<std::string> names;
       for (const Target& t : en.targets) {
         names.push_back(wls[t.id].info.key);
@@ -1154,6 +1167,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           changed = true;
         }
         wls[t.id].victim_stamp = stamp;
+        round_victims.push_back(t.id);
       }
       tree.AddUsage(cq.node, a.usage, +1);
       overlay_gen = ++overlay_counter;
@@ -1468,17 +1482,25 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     const PodSetAssignment& ps = admission[i];
     if (ps.count < 1 || ps.count > w.pod_sets[i].count)
       return InvalidArgument("pod set " + ps.name + ": admitted count out of range");
-    for (const auto& [res_name, per_pod] : w.pod_sets[i].per_pod) {
+    // `pods` is charged when the admission gave it a flavor (its queue covered it).
+    const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
+    Status bad;
+    ForEachPerPod(w.pod_sets[i], pods_res, [&](int32_t res_name, Amount per_pod) {
+      if (!bad.ok()) return;
       const std::string& rn = e.resources.Name(res_name);
       Amount total = per_pod * ps.count;
       auto fit = ps.flavors.find(rn);
       if (fit == ps.flavors.end()) {
-        if (total == 0 || IsSlicingHint(rn)) continue;
-        return InvalidArgument("pod set " + ps.name + ": no flavor for resource " + rn);
+        if (total == 0 || IsSlicingHint(rn)) return;
+        bad = InvalidArgument("pod set " + ps.name + ": no flavor for resource " + rn);
+        return;
       }
       int32_t f = e.flavors_by_name.Find(fit->second);
       int32_t fr = f < 0 ? -1 : e.tree.FindFr(f, res_name);
-      if (fr < 0) return NotFound("flavor " + fit->second + " has no quota for " + rn + " any more");
+      if (fr < 0) {
+        bad = NotFound("flavor " + fit->second + " has no quota for " + rn + " any more");
+        return;
+      }
       bool merged = false;
       for (auto& [x, v] : usage) {
         if (x == fr) {
@@ -1495,7 +1517,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
         }
       }
       if (!merged) ns_usage.emplace_back(res_name, total);
-    }
+    });
+    if (!bad.ok()) return bad;
   }
   std::sort(usage.begin(), usage.end());
   // With nodes, the pods take their place before anything else changes.
@@ -1542,7 +1565,9 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     ps.resource_usage.clear();
     for (size_t i = 0; i < w.pod_sets.size(); ++i) {
       if (w.info.spec.pod_sets[i].name != ps.name) continue;
-      for (const auto& [res, per_pod] : w.pod_sets[i].per_pod) ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count;
+      const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
+      ForEachPerPod(w.pod_sets[i], pods_res,
+                    [&](int32_t res, Amount per_pod) { ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count; });
     }
   }
   w.info.state = WorkloadState::kAdmitted;

@@ -108,6 +108,17 @@ struct PodSetReq {
   std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
 };
 
+// Calls fn(resource id, amount per pod) for each request of a pod set, plus
+// one `pods` per pod when `pods_res` >= 0 (the queue covers `pods`; an
+// explicit `pods` request is replaced, as Kueue does).
+template <typename F>
+void ForEachPerPod(const PodSetReq& ps, int32_t pods_res, F&& fn) {
+  for (const auto& [res, per_pod] : ps.per_pod) {
+    if (res != pods_res) fn(res, per_pod);
+  }
+  if (pods_res >= 0) fn(pods_res, Amount{1000});
+}
+
 // Ordering key inside a LocalQueue: priority descending, queue time, uid.
 struct QueueKey {
   int32_t neg_priority;
@@ -179,9 +190,6 @@ struct FlavorRt {
 struct GroupRt {
   std::vector<int32_t> resources;  // resource ids
   std::vector<int32_t> flavors;    // flavor ids, in order
-  // Node label keys of the group's flavors: a pod set's nodeSelector and
-  // node affinity are checked against a flavor on these keys only (Kueue).
-  std::set<std::string> label_keys;
 };
 
 struct Target {
@@ -207,6 +215,9 @@ struct CqRt {
   const ClusterQueueSpec* spec = nullptr;
   std::vector<GroupRt> groups;
   std::vector<int32_t> group_of_res;  // resource id -> group index, -1 = none (may be shorter)
+  // The id of `pods` when a resource group covers it: each pod set then
+  // requests one `pods` per pod (Kueue's FlavorAssigner.Assign).
+  int32_t pods_res = -1;
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
   int32_t queued = 0;          // workloads in the heaps of its LocalQueues
@@ -381,6 +392,7 @@ class EngineImpl {
   std::vector<uint32_t> round_order;
   std::vector<std::pair<int32_t, FrAmounts>> round_temp;
   uint64_t round_stamp = 0;
+  std::vector<WlId> round_victims;  // this round's victims, in order
   std::vector<GroupReq> assign_reqs;  // AssignFlavors
   FrAmounts assign_fr;                // AssignFlavors
   std::vector<int32_t> nominate_counts;  // Nominate

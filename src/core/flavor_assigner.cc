@@ -40,13 +40,13 @@ bool ShouldTryNext(const FlavorTry& t, const FlavorFungibilitySpec& f) {
 }
 
 // Does the flavor exclude the pod set by taints or labels? Sets `why`.
-// Labels follow Kueue's flavorSelector: the pod set's nodeSelector and
-// required node affinity, cut down to the label keys of the resource
-// group's flavors (`keys`), must match the flavor's nodeLabels as if they
-// were a node's. A node affinity term left with no requirement after the
-// cut matches any flavor.
-bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, const std::set<std::string>& keys,
-                    std::string* why) {
+// Labels follow Kueue's flavor selector: the pod set's nodeSelector and
+// required node affinity, cut down to the label keys this flavor has, must
+// match the flavor's nodeLabels as if they were a node's. A selector key the
+// flavor has no label for says nothing about the flavor (Kueue
+// flavorassigner.go, "selector only uses flavor's own keys"); a node affinity
+// term left with no requirement after the cut matches the flavor.
+bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, std::string* why) {
   if (flavor == nullptr) return false;
   for (const Taint& t : flavor->node_taints) {
     if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
@@ -58,14 +58,10 @@ bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, cons
       return true;
     }
   }
+  const auto& labels = flavor->node_labels;
   for (const auto& [k, v] : ps.node_selector) {
-    if (!keys.count(k)) continue;
-    auto it = flavor->node_labels.find(k);
-    if (it == flavor->node_labels.end()) {
-      *why = "nodeSelector " + k + "=" + v + " does not match: the flavor has no label " + k;
-      return true;
-    }
-    if (it->second != v) {
+    auto it = labels.find(k);
+    if (it != labels.end() && it->second != v) {
       *why = "nodeSelector " + k + "=" + v + " does not match flavor label " + k + "=" + it->second;
       return true;
     }
@@ -76,7 +72,7 @@ bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, cons
     for (const NodeSelectorTerm& t : ps.node_affinity) {
       NodeSelectorTerm c;
       for (const NodeSelectorRequirement& r : t.match_expressions) {
-        if (keys.count(r.key)) c.match_expressions.push_back(r);
+        if (labels.count(r.key)) c.match_expressions.push_back(r);
       }
       if (c.match_expressions.empty()) {
         any = true;  // this term allows every flavor
@@ -159,8 +155,11 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
     // The pod set's requests with their resource groups.
     reqs.clear();
     for (const auto& [res, per_pod] : ps.per_pod) {
-      if (per_pod == 0) continue;
+      if (res == cq.pods_res) continue;  // counted below
       const int32_t group = e.GroupOf(cq, res);
+      // A zero request needs nothing, but gets a flavor where a group covers
+      // it (Kueue: "zero resource request defined in clusterQueue").
+      if (per_pod == 0 && group < 0) continue;
       if (group < 0 && IsSlicingHint(e.resources.Name(res))) {
         continue;  // a GPU-slice need, read by placement; not quota unless a group covers it
       }
@@ -175,6 +174,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       }
       reqs.push_back({group, res, per_pod * counts[i]});
     }
+    if (cq.pods_res >= 0) reqs.push_back({e.GroupOf(cq, cq.pods_res), cq.pods_res, Amount{1000} * counts[i]});
     for (size_t g = 0; g < cq.groups.size(); ++g) {
       bool any = false;
       for (const GroupReq& r : reqs) any = any || r.group == static_cast<int32_t>(g);
@@ -185,9 +185,9 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       std::string excluded;
       for (int32_t f : cq.groups[g].flavors) {
         const ResourceFlavorSpec* fspec = e.flavors[f].spec;
-        if (fspec != nullptr && (!fspec->node_taints.empty() || !cq.groups[g].label_keys.empty())) {
+        if (fspec != nullptr && (!fspec->node_taints.empty() || !fspec->node_labels.empty())) {
           std::string why;
-          if (FlavorExcludes(fspec, pss, cq.groups[g].label_keys, &why)) {
+          if (FlavorExcludes(fspec, pss, &why)) {
             if (!excluded.empty()) excluded += "; ";
             excluded += "flavor " + e.flavors[f].name + ": " + why;
             continue;
@@ -221,9 +221,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
           } else if (val <= av) {
             m = Mode::kFit;
             t.level = std::max(t.level, level);
-          } else if (val <= tree.node(node).nominal[fr] || may_reclaim ||
-                     cq.spec->preemption.within_cluster_queue != WithinClusterQueuePolicy::kNever ||
-                     CanPreemptWhileBorrowing(e, cq)) {
+          } else if (val <= tree.node(node).nominal[fr] || may_reclaim || CanPreemptWhileBorrowing(e, cq)) {
             m = Mode::kPreempt;
             needs_preemption = true;
           } else {
