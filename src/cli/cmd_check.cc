@@ -37,6 +37,7 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
       *exit_code = 1;
       return;
     }
+    for (const Status& w : manifest::Warnings(config)) std::cerr << "warning: " << w.ToString() << "\n";
     std::cout << "ok: " << config.flavors.size() << " flavors, " << config.cohorts.size() << " cohorts, "
               << config.cluster_queues.size() << " cluster queues, " << config.local_queues.size()
               << " local queues, " << config.priority_classes.size() << " priority classes\n";

@@ -1188,8 +1188,18 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
       FrAmounts reserve;
       const auto& node = tree.node(cq.node);
+      // Kueue scheduler.go quotaResourcesToReserve: what the queue may still
+      // take without borrowing; when the assignment borrows, up to its
+      // borrowing limit (all of the request without a limit).
       for (const auto& [fr, amt] : a.usage) {
-        Amount r = std::min(amt, node.nominal[fr] - node.usage[fr]);
+        Amount r;
+        if (a.borrow_level > 0) {
+          r = node.borrowing_limit[fr] == kNoLimit
+                  ? amt
+                  : std::min(amt, node.nominal[fr] + node.borrowing_limit[fr] - node.usage[fr]);
+        } else {
+          r = std::min(amt, node.nominal[fr] - node.usage[fr]);
+        }
         if (r > 0) reserve.emplace_back(fr, r);
       }
       if (!reserve.empty()) {

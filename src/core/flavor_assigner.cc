@@ -241,6 +241,11 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
           std::vector<Target> targets = GetTargets(e, id, cqi, req);
           if (targets.empty()) {
             t.mode = Mode::kNoCandidates;
+            // Kueue's oracle: the level at which the request would fit as
+            // things are (it decides how much quota the head holds back).
+            int32_t level = 0;
+            for (const auto& [fr, v] : req) level = std::max(level, e.tree.BorrowingLevel(node, fr, v));
+            t.level = std::max(t.level, level);
           } else {
             bool all_outside = true;
             for (const Target& tg : targets) all_outside = all_outside && e.wls[tg.id].cq != cqi;

@@ -138,12 +138,17 @@ Status ParseInto(std::string_view text, const std::string& source, core::Config*
 Status LoadPath(const std::string& path, core::Config* config);
 Status LoadPath(const std::string& path, core::Config* config, Extras* extras);
 
-// Checks references and structure across the whole config: LocalQueue ->
-// ClusterQueue exists; flavors named by ClusterQueues and Cohorts exist as
-// ResourceFlavors (and a flavor's topologyName as a Topology); no cohort
-// parent cycles; no duplicate names; the per-object rules that parsing also
-// checks. Errors carry the offending object's `pos` and the field path.
+// Checks references and structure across the whole config: flavors named by
+// ClusterQueues and Cohorts exist as ResourceFlavors (and a flavor's
+// topologyName as a Topology); no cohort parent cycles; no duplicate names;
+// the per-object rules that parsing also checks. Errors carry the offending
+// object's `pos` and the field path.
 Status Validate(const core::Config& config);
+
+// What is valid but probably a mistake, in the same form as errors: a
+// LocalQueue naming a ClusterQueue that is not defined (accepted, as Kueue
+// does: its workloads wait with ClusterQueueMissing).
+std::vector<Status> Warnings(const core::Config& config);
 
 // Reads workloads to submit: Volcano Job (batch.volcano.sh/v1alpha1, one pod
 // set per task), Volcano PodGroup (scheduling.volcano.sh/v1beta1) or KAI

@@ -109,12 +109,8 @@ Status Validate(const core::Config& c) {
       return s;
     }
   }
-  for (const core::LocalQueueSpec& lq : c.local_queues) {
-    if (cqs.count(lq.cluster_queue)) continue;
-    return Fail(lq.pos, "spec.clusterQueue",
-                fmt::format("LocalQueue \"{}/{}\" refers to ClusterQueue \"{}\", which is not defined{}",
-                            lq.ns, lq.name, lq.cluster_queue, Hint(lq.cluster_queue, cqs)));
-  }
+  // A LocalQueue may name a ClusterQueue that does not exist (yet): its
+  // workloads wait with ClusterQueueMissing, as in Kueue. `Warnings` says so.
 
   // Cohort cycles. A parent without a Cohort object is an implicit root
   // cohort (Kueue creates it on demand), so only explicit objects can form a
@@ -144,6 +140,20 @@ Status Validate(const core::Config& c) {
     acyclic.insert(chain.begin(), chain.end());
   }
   return Status::Ok();
+}
+
+std::vector<Status> Warnings(const core::Config& c) {
+  std::vector<Status> out;
+  std::map<std::string, SourcePos> cqs;
+  for (const core::ClusterQueueSpec& cq : c.cluster_queues) cqs.emplace(cq.name, cq.pos);
+  for (const core::LocalQueueSpec& lq : c.local_queues) {
+    if (cqs.count(lq.cluster_queue)) continue;
+    out.push_back(Fail(lq.pos, "spec.clusterQueue",
+                       fmt::format("LocalQueue \"{}/{}\" refers to ClusterQueue \"{}\", which is not defined{}; "
+                                   "its workloads wait (ClusterQueueMissing) until it is",
+                                   lq.ns, lq.name, lq.cluster_queue, Hint(lq.cluster_queue, cqs))));
+  }
+  return out;
 }
 
 }  // namespace artel::manifest

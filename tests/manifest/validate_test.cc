@@ -52,9 +52,12 @@ spec: {clusterQueue: team-aa}
 )",
                            "lq.yaml");
   c.local_queues.push_back(more.local_queues[0]);
-  Status s = Validate(c);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  // Accepted, as Kueue does (its workloads wait with ClusterQueueMissing),
+  // and reported as a warning with the position and a hint.
+  EXPECT_TRUE(Validate(c).ok()) << Validate(c).ToString();
+  std::vector<Status> warnings = Warnings(c);
+  ASSERT_EQ(warnings.size(), 1u);
+  const Status& s = warnings[0];
   EXPECT_EQ(s.pos().file, "lq.yaml");
   EXPECT_EQ(s.pos().line, 1);
   EXPECT_EQ(s.field(), "spec.clusterQueue");

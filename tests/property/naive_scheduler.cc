@@ -298,8 +298,9 @@ NaiveScheduler::Assignment NaiveScheduler::Assign(const NaiveQuotaTree& tree, co
             t.level = std::max(t.level, tree.BorrowingLevel(cq.name, fr, val).level);
           } else if (val <= tree.Nominal(cq.name, fr) || tree.BorrowingLevel(cq.name, fr, val).may_reclaim) {
             // Would need preemption; every policy is Never, so there is no
-            // candidate. Only Fit resources carry a borrowing level.
+            // candidate. It carries the level at which it would fit now.
             m = Mode::kNoCandidates;
+            t.level = std::max(t.level, tree.BorrowingLevel(cq.name, fr, val).level);
           } else {
             m = Mode::kNoFit;
           }
@@ -420,6 +421,10 @@ bool NaiveScheduler::Cycle() {
       FrMap r;
       for (const auto& [fr, amt] : e.a.usage) {
         Amount x = std::min(amt, now.Nominal(e.cq->name, fr) - now.Usage(e.cq->name, fr));
+        if (e.a.level > 0) {  // borrowing: up to the borrowing limit, all without one
+          std::optional<Amount> bl = now.BorrowingLimit(e.cq->name, fr);
+          x = bl ? std::min(amt, now.Nominal(e.cq->name, fr) + *bl - now.Usage(e.cq->name, fr)) : amt;
+        }
         if (x > 0) r[fr] = x;
       }
       if (!r.empty()) reserved.emplace_back(e.cq->name, r);

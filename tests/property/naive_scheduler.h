@@ -22,9 +22,12 @@
 //    TryNextFlavor (the best Fit is the lowest borrowing level, ties keep the
 //    earlier flavor). Requests of 0 are ignored.
 //  - Needs-preemption with no candidates (every policy is Never): the flavor
-//    is "NoCandidates", tried past like NoFit but preferred over NoFit; if it
-//    is the best, the entry reserves min(request, nominal - usage) of its
-//    ClusterQueue for the rest of the cycle (reclaimWithinCohort != Any).
+//    is "NoCandidates", tried past like NoFit but preferred over NoFit, with
+//    the borrowing level at which it would fit now; if it is the best, the
+//    entry reserves min(request, nominal - usage) of its ClusterQueue for the
+//    rest of the cycle (reclaimWithinCohort != Any), or, when that level is
+//    above 0, min(request, nominal + borrowingLimit - usage) (all of the
+//    request without a borrowing limit).
 //  - Partial admission: binary search for the smallest reduction x in
 //    [1, sum(count - minCount)] with count_i - delta_i * x / total pods, only
 //    when the full size does not fit.

@@ -328,13 +328,20 @@ TEST(ScenarioParseTest, ApplyIsValidatedAgainstTheConfigItPatches) {
     - at: 1m
       apply: |
         apiVersion: kueue.x-k8s.io/v1beta2
-        kind: LocalQueue
-        metadata: {name: other, namespace: team-a}
-        spec: {clusterQueue: missing-cq}
+        kind: ClusterQueue
+        metadata: {name: other}
+        spec:
+          namespaceSelector: {}
+          resourceGroups:
+          - coveredResources: [cpu]
+            flavors:
+            - name: missing-flavor
+              resources:
+              - {name: cpu, nominalQuota: "1"}
 )");
   Status st = ErrorOf(text);
   ASSERT_FALSE(st.ok());
-  EXPECT_THAT(st.message(), HasSubstr("missing-cq"));
+  EXPECT_THAT(st.message(), HasSubstr("missing-flavor"));
 }
 
 TEST(MergeConfigTest, ReplacesByNameAndAppends) {
