@@ -1772,7 +1772,7 @@ int64_t Engine::DominantResourceShare(const std::string& name) const {
     if (ci != e.cohort_node.end()) node = ci->second;
   }
   if (node < 0) return 0;
-  int64_t s = DominantShare(e, node, -1, nullptr);
+  int64_t s = DominantShare(e, node, -1, nullptr).Rounded();
   return s == std::numeric_limits<int64_t>::max() ? -1 : s;
 }
 

@@ -282,8 +282,9 @@ class Engine {
   Result<PendingReason> Why(const std::string& key) const;
   std::vector<const WorkloadInfo*> Workloads() const;  // in submission order
   std::vector<QuotaUsage> Usage() const;                // every node x flavor x resource
-  // Dominant resource share (x1000, as Kueue reports it) of a ClusterQueue or
-  // cohort; -1 for infinity (weight 0 while borrowing).
+  // Dominant resource share (x1000, as Kueue reports it: the exact share
+  // rounded up) of a ClusterQueue or cohort; -1 for infinity (weight 0 while
+  // borrowing). Decisions compare the exact shares.
   int64_t DominantResourceShare(const std::string& node) const;
   size_t PendingCount() const;
   size_t AdmittedCount() const;

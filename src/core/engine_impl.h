@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -425,10 +426,30 @@ std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>&
 bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
 
 // fair_sharing.cc
-// Dominant resource share x1000 / weight of tree node `n`, with `extra`
-// usage added at cq `cq_for_extra` (or none). Returns INT64_MAX for
-// infinity.
-int64_t DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra);
+// A dominant resource share, kept exact (Kueue's DRS): `ratio` is the largest
+// borrowed * 1000 / lendable over resources, unweighted; the weighted share
+// is ratio / weight, infinite for a weight-0 node that borrows.
+struct Drs {
+  double ratio = 0;
+  double weight = 1;
+  bool borrowing = false;  // uses more than its quota of some flavor-resource
+  bool IsZero() const { return ratio == 0; }
+  bool ZeroWeightBorrows() const { return weight == 0 && borrowing; }
+  double Precise() const {
+    if (ZeroWeightBorrows()) return std::numeric_limits<double>::infinity();
+    if (IsZero()) return 0;
+    return ratio / weight;
+  }
+  // The reported share: Precise() rounded up; INT64_MAX for infinity.
+  int64_t Rounded() const;
+};
+// <0, 0, >0 as a is preferred for admission over b (lower share). Two
+// weight-0 borrowers compare their unweighted ratios; a weight-0 borrower
+// ranks above everything else (Kueue CompareDRS).
+int CompareDrs(const Drs& a, const Drs& b);
+// The share of tree node `n`, with `extra` usage added at cq `cq_for_extra`
+// (or none).
+Drs DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra);
 std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
 // Orders one cycle's entries by the fair-sharing tournament; `entries` are
 // indices into `heads` (one per ClusterQueue).

@@ -1,18 +1,20 @@
 #include "core/fair_sharing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 
 namespace artel::core {
 
 namespace {
-constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
 
-int64_t ShareOf(const EngineImpl& e, int32_t n) {
+Drs ShareOf(const EngineImpl& e, int32_t n) {
   const QuotaTree& t = e.tree;
   const auto& node = t.node(n);
-  if (node.parent < 0) return 0;
+  Drs d;
+  d.weight = static_cast<double>(node.fair_weight) / 1000.0;
+  if (node.parent < 0) return d;
   size_t nres = e.resources.size();
   std::vector<Amount> borrowed(nres, 0), lendable(nres, 0);
   bool any = false;
@@ -24,28 +26,41 @@ int64_t ShareOf(const EngineImpl& e, int32_t n) {
       any = true;
     }
   }
-  if (!any) return 0;
+  if (!any) return d;
+  d.borrowing = true;
   for (size_t fr = 0; fr < t.num_frs(); ++fr) {
     int32_t res = t.FrKey(static_cast<int32_t>(fr)).second;
     if (borrowed[res] > 0) lendable[res] += t.PotentialAvailable(node.parent, static_cast<int32_t>(fr));
   }
-  if (node.fair_weight == 0) return kInf;
-  int64_t drs = 0;
   for (size_t r = 0; r < nres; ++r) {
     if (borrowed[r] > 0 && lendable[r] > 0) {
-      __int128 ratio = static_cast<__int128>(borrowed[r]) * 1000 / lendable[r];
-      drs = std::max<int64_t>(drs, static_cast<int64_t>(ratio));
+      d.ratio = std::max(d.ratio, static_cast<double>(borrowed[r]) * 1000.0 / static_cast<double>(lendable[r]));
     }
   }
-  return static_cast<int64_t>(static_cast<__int128>(drs) * 1000 / node.fair_weight);
+  return d;
 }
 
 }  // namespace
 
-int64_t DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra) {
+int CompareDrs(const Drs& a, const Drs& b) {
+  auto cmp = [](double x, double y) { return x < y ? -1 : (x > y ? 1 : 0); };
+  if (a.ZeroWeightBorrows() && b.ZeroWeightBorrows()) return cmp(a.ratio, b.ratio);
+  if (a.ZeroWeightBorrows()) return 1;
+  if (b.ZeroWeightBorrows()) return -1;
+  return cmp(a.Precise(), b.Precise());
+}
+
+int64_t Drs::Rounded() const {
+  if (ZeroWeightBorrows()) return std::numeric_limits<int64_t>::max();
+  double p = Precise();
+  if (p >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(std::ceil(p));
+}
+
+Drs DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra) {
   if (extra == nullptr || cq_for_extra < 0) return ShareOf(e, n);
   e.tree.AddUsage(e.cqs[cq_for_extra].node, *extra, +1);
-  int64_t s = ShareOf(e, n);
+  Drs s = ShareOf(e, n);
   e.tree.AddUsage(e.cqs[cq_for_extra].node, *extra, -1);
   return s;
 }
@@ -57,13 +72,13 @@ namespace {
 
 struct Score {
   bool borrows;
-  int64_t share;
+  Drs share;
   int32_t neg_priority;
   Time queued_at;
   uint64_t uid;
   bool operator<(const Score& o) const {
     if (borrows != o.borrows) return !borrows;
-    if (share != o.share) return share < o.share;
+    if (int c = CompareDrs(share, o.share); c != 0) return c < 0;
     if (neg_priority != o.neg_priority) return neg_priority < o.neg_priority;
     if (queued_at != o.queued_at) return queued_at < o.queued_at;
     return uid < o.uid;
@@ -93,7 +108,7 @@ struct Tournament {
         (void)a;
         borrows = borrows || e.tree.IsBorrowing(child, fr);
       }
-      int64_t share = ShareOf(e, child);
+      Drs share = ShareOf(e, child);
       e.tree.AddUsage(e.cqs[en.cq].node, en.assignment.usage, -1);
       const Wl& wl = e.wls[en.wl];
       Score s{borrows, share, -wl.info.priority, wl.info.queued_at, wl.info.uid};
@@ -128,7 +143,7 @@ int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, co
     int32_t w = t.Winner(r);
     if (w < 0) continue;
     const Wl& wl = e.wls[entries[w].wl];
-    Score s{false, 0, -wl.info.priority, wl.info.queued_at, wl.info.uid};
+    Score s{false, Drs{}, -wl.info.priority, wl.info.queued_at, wl.info.uid};
     if (best < 0 || s < best_score) {
       best = w;
       best_score = s;
@@ -210,23 +225,29 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       }
     }
   }
+  // Kueue's CandidatesOrdering: being evicted first, other queues before the
+  // preemptor's, (Admission Fair Sharing: higher LocalQueue usage), lower
+  // priority, admitted more recently, uid.
+  auto cand_less = [&](WlId a, WlId b) {
+    const Wl& x = e.wls[a];
+    const Wl& y = e.wls[b];
+    bool ex = x.info.state == WorkloadState::kEvicting, ey = y.info.state == WorkloadState::kEvicting;
+    if (ex != ey) return ex;
+    bool ox = x.cq != cqi, oy = y.cq != cqi;
+    if (ox != oy) return ox;
+    if (e.opts.admission_fair_sharing && x.lq >= 0 && y.lq >= 0 && x.lq != y.lq) {
+      double ax = e.AfsUsage(x.lq), ay = e.AfsUsage(y.lq);
+      if (ax != ay) return ax > ay;
+    }
+    if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
+    if (x.info.admitted_at != y.info.admitted_at) return x.info.admitted_at > y.info.admitted_at;
+    return x.info.uid < y.info.uid;
+  };
   bool any = false;
   for (auto& v : per_cq) {
     if (v.empty()) continue;
     any = true;
-    std::sort(v.begin(), v.end(), [&](WlId a, WlId b) {
-      const Wl& x = e.wls[a];
-      const Wl& y = e.wls[b];
-      bool ex = x.info.state == WorkloadState::kEvicting, ey = y.info.state == WorkloadState::kEvicting;
-      if (ex != ey) return ex;
-      if (e.opts.admission_fair_sharing && x.lq >= 0 && y.lq >= 0) {
-        double ax = e.AfsUsage(x.lq), ay = e.AfsUsage(y.lq);
-        if (ax != ay) return ax > ay;
-      }
-      if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
-      if (x.info.admitted_at != y.info.admitted_at) return x.info.admitted_at > y.info.admitted_at;
-      return x.info.uid < y.info.uid;
-    });
+    std::sort(v.begin(), v.end(), cand_less);
     std::reverse(v.begin(), v.end());  // pop from the back
   }
   if (!any) return {};
@@ -249,7 +270,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
   for (int32_t n = t.node(cq.node).parent; n >= 0; n = t.node(n).parent) on_path.push_back(n);
   auto is_on_path = [&](int32_t n) { return std::find(on_path.begin(), on_path.end(), n) != on_path.end(); };
   // Shares at the children of the lowest common ancestor.
-  auto shares = [&](int32_t ocq, int64_t* preemptor_new, int32_t* target_child) {
+  auto shares = [&](int32_t ocq, Drs* preemptor_new, int32_t* target_child) {
     int32_t lca = t.Lca(cq.node, e.cqs[ocq].node);
     *preemptor_new = ShareOf(e, ChildBelow(t, cq.node, lca));
     *target_child = ChildBelow(t, e.cqs[ocq].node, lca);
@@ -258,29 +279,36 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
   std::vector<char> pruned_cq(e.cqs.size(), 0);
   std::vector<char> pruned_node(t.num_nodes(), 0);
   // Next target queue: descend from the root into the child with the
-  // highest share (ties: the later child; a cohort wins a tie with a queue).
+  // highest share (Kueue fairsharing/ordering.go). Ties between queues go to
+  // the queue whose first candidate comes first in candidate order; between
+  // cohorts, to the name that sorts first; a cohort wins a tie with a queue.
   std::function<int32_t(int32_t)> next_target = [&](int32_t cohort) -> int32_t {
     int32_t best_cq = -1, best_cohort = -1;
-    int64_t best_cq_share = -1, best_cohort_share = -1;
+    Drs best_cq_share, best_cohort_share;
     for (int32_t child : t.node(cohort).children) {
       if (t.node(child).is_cohort) continue;
       int32_t q = e.cq_of_node[child];
       if (pruned_cq[q]) continue;
-      int64_t s = ShareOf(e, child);
-      if ((s == 0 && q != cqi) || per_cq[q].empty()) {
+      Drs s = ShareOf(e, child);
+      if ((s.IsZero() && q != cqi) || per_cq[q].empty()) {
         pruned_cq[q] = 1;
-      } else if (s > best_cq_share || (s == best_cq_share && e.cqs[q].name < e.cqs[best_cq].name)) {
+        continue;
+      }
+      int c = best_cq < 0 ? 1 : CompareDrs(s, best_cq_share);
+      if (c > 0 || (c == 0 && cand_less(per_cq[q].back(), per_cq[best_cq].back()))) {
         best_cq_share = s;
         best_cq = q;
       }
     }
     for (int32_t child : t.node(cohort).children) {
       if (!t.node(child).is_cohort || pruned_node[child]) continue;
-      int64_t s = ShareOf(e, child);
-      if (s == 0 && !is_on_path(child)) {
+      Drs s = ShareOf(e, child);
+      if (s.IsZero() && !is_on_path(child)) {
         pruned_node[child] = 1;
-      } else if (s > best_cohort_share ||
-                 (s == best_cohort_share && t.node(child).name < t.node(best_cohort).name)) {
+        continue;
+      }
+      int c = best_cohort < 0 ? 1 : CompareDrs(s, best_cohort_share);
+      if (c > 0 || (c == 0 && t.node(child).name < t.node(best_cohort).name)) {
         best_cohort_share = s;
         best_cohort = child;
       }
@@ -289,7 +317,8 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       pruned_node[cohort] = 1;
       return -1;
     }
-    if (best_cohort >= 0 && best_cohort_share >= best_cq_share) return next_target(best_cohort);
+    if (best_cohort >= 0 && (best_cq < 0 || CompareDrs(best_cohort_share, best_cq_share) >= 0))
+      return next_target(best_cohort);
     return best_cq;
   };
   const auto& strategies = e.opts.fair_sharing_strategies;
@@ -328,14 +357,14 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
         done = fits_now();
         continue;
       }
-      int64_t preemptor_new;
+      Drs preemptor_new;
       int32_t target_child;
       shares(q, &preemptor_new, &target_child);
-      int64_t target_old = ShareOf(e, target_child);
-      if (preemptor_new == kInf) {
-        // A weight-0 borrower has the lowest precedence: it never preempts
-        // for fairness (with both shares infinite, two such queues would
-        // otherwise evict each other forever).
+      Drs target_old = ShareOf(e, target_child);
+      if (preemptor_new.ZeroWeightBorrows() && !target_old.ZeroWeightBorrows()) {
+        // A weight-0 borrower ranks above every side that is not one: no
+        // candidate of this queue can pass (Kueue fsStrategyUnsatisfiable).
+        // Two weight-0 borrowers compare their unweighted shares.
         while (!per_cq[q].empty()) {
           retry.push_back(per_cq[q].back());
           per_cq[q].pop_back();
@@ -347,12 +376,12 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
         per_cq[q].pop_back();
         bool passed;
         if (first == FairSharingStrategy::kLessThanInitialShare) {
-          passed = preemptor_new < target_old;
+          passed = CompareDrs(preemptor_new, target_old) < 0;
         } else {
           t.AddUsage(e.cqs[q].node, e.wls[id].usage, -1);
-          int64_t target_new = ShareOf(e, target_child);
+          Drs target_new = ShareOf(e, target_child);
           t.AddUsage(e.cqs[q].node, e.wls[id].usage, +1);
-          passed = preemptor_new <= target_new;
+          passed = CompareDrs(preemptor_new, target_new) <= 0;
         }
         if (passed) {
           remove(id, EvictionReason::kInCohortFairSharing);
@@ -375,13 +404,13 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     while (!done && !pruned_node[root]) {
       int32_t q = next_target(root);
       if (q < 0) continue;
-      int64_t preemptor_new;
+      Drs preemptor_new;
       int32_t target_child;
       shares(q, &preemptor_new, &target_child);
-      int64_t target_old = ShareOf(e, target_child);
+      Drs target_old = ShareOf(e, target_child);
       WlId id = per_cq[q].back();
       per_cq[q].pop_back();
-      if (preemptor_new != kInf && preemptor_new < target_old) {
+      if (CompareDrs(preemptor_new, target_old) < 0) {
         remove(id, EvictionReason::kInCohortFairSharing);
         done = fits_now();
       }

@@ -6,7 +6,9 @@
 //   lendable(r) = sum over flavors of potentialAvailable(parent(n), fr)
 //   DRS(n)      = max over r of borrowed(r) * 1000 / lendable(r), divided by
 //                 the node's weight; weight 0 while borrowing = infinity.
-// The root's share is 0.
+// The root's share is 0. Shares are compared exactly (floating point, as
+// Kueue's CompareDRS): two weight-0 borrowers compare their unweighted
+// ratios. Only the reported share is rounded (up).
 //
 // Admission order (the tournament): at every cohort each child proposes the
 // winner of its own subtree; the child whose share with that entry added is
@@ -19,7 +21,8 @@
 //     queues of the same tree (reclaimWithinCohort != Never; LowerPriority
 //     restricts to lower priority).
 //  2. Repeatedly descend from the root into the child with the highest
-//     share until a queue with candidates is reached; take its next
+//     share (queue ties: the one whose first candidate comes first in
+//     candidate order) until a queue with candidates is reached; take its next
 //     candidate. Same queue: take it (InClusterQueue). Preemptor within its
 //     nominal quota: take it (InCohortReclamation). Otherwise compare at the
 //     children of the lowest common cohort: strategy
