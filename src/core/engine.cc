@@ -269,6 +269,8 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         if (rt.group_of_res.size() <= static_cast<size_t>(res)) rt.group_of_res.resize(res + 1, -1);
         rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
         if (r == "pods") rt.pods_res = res;
+        if (r == "nvidia.com/gpu") rt.gpu_res = res;
+        if (IsSlicingHint(r)) rt.covers_hint = true;
       }
       for (const auto& fq : g.flavors) {
         grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
@@ -879,6 +881,39 @@ void EngineImpl::FillPlacementInfo(WlId id) {
 
 namespace {
 
+// The GPU quota a pod takes through slicing hints alone (see PodSetReq).
+// Charged as nvidia.com/gpu unless the queue covers the hint resource:
+//   KAI gpu-fraction F (x gpu-fraction-num-devices N): F x N, as KAI counts
+//     fractions against a queue's GPU quota;
+//   KAI gpu-memory, HAMi gpumem/gpucores without nvidia.com/gpu: one GPU per
+//     device (the share of the device is only known at placement);
+//   artel.dev/gpu-memory with artel.dev/gpu-compute C: C rounded up to
+//     sevenths; without gpu-compute: one GPU.
+// So a team without GPU quota gets no GPU through a slice.
+Amount ImplicitGpu(const PodSetSpec& ps, const PodSetReq& r, const Interner& resources) {
+  bool hinted = !ps.annotations.empty();
+  for (const auto& [res, amt] : r.per_pod) {
+    if (amt == 0) continue;
+    const std::string& name = resources.Name(res);
+    if (name == "nvidia.com/gpu") return 0;  // charged as requested
+    hinted = hinted || IsSlicingHint(name);
+  }
+  if (!hinted) return 0;
+  Result<placement::GpuRequest> g = placement::ParseGpuRequest(ps.requests, ps.annotations);
+  if (!g.ok()) return 0;  // placement reports the error
+  switch (g->kind) {
+    case placement::GpuKind::kShare:
+      if (!g->isolated && g->memory_mib == 0 && g->memory_permille > 0) return Amount{g->memory_permille} * g->count;
+      return Amount{1000} * g->count;
+    case placement::GpuKind::kMigNeed:
+      if (g->compute_slices > 0) return (Amount{g->compute_slices} * 1000 + 6) / 7;
+      return 1000;
+    default:
+      return 0;
+  }
+}
+
+
 bool ResourceQuotaAllows(const EngineImpl& e, const Wl& w, std::string* why) {
   const NsRt& n = e.nss[w.ns];
   for (const auto& [res, hard] : n.hard) {
@@ -905,7 +940,7 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
     psa.name = w.info.spec.pod_sets[i].name;
     psa.count = a.pod_sets[i].count;
     for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
-    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, [&](int32_t res, Amount per_pod) {
+    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.cqs[w.cq].ImplicitGpuRes(), [&](int32_t res, Amount per_pod) {
       Amount total = per_pod * psa.count;
       psa.resource_usage[e.resources.Name(res)] = total;
       bool merged = false;
@@ -1067,7 +1102,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (shrunk) {
             FrAmounts usage;
             for (size_t i = 0; i < a.pod_sets.size(); ++i) {
-              ForEachPerPod(w.pod_sets[i], cq.pods_res, [&](int32_t res, Amount per_pod) {
+              ForEachPerPod(w.pod_sets[i], cq.pods_res, cq.ImplicitGpuRes(), [&](int32_t res, Amount per_pod) {
                 int32_t f = -1;
                 for (const auto& [r, fl] : a.pod_sets[i].flavors) {
                   if (r == res) f = fl;
@@ -1322,6 +1357,7 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
       r.per_pod.emplace_back(e.resources.Intern(res), amt);
     }
     std::sort(r.per_pod.begin(), r.per_pod.end());
+    r.implicit_gpu = ImplicitGpu(ps, r, e.resources);
     w.pod_sets.push_back(std::move(r));
   }
   // New resource names may have appeared: grow the per-resource arrays
@@ -1494,8 +1530,9 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
       return InvalidArgument("pod set " + ps.name + ": admitted count out of range");
     // `pods` is charged when the admission gave it a flavor (its queue covered it).
     const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
+    const int32_t gpu_res = ps.flavors.count("nvidia.com/gpu") ? e.resources.Find("nvidia.com/gpu") : -1;
     Status bad;
-    ForEachPerPod(w.pod_sets[i], pods_res, [&](int32_t res_name, Amount per_pod) {
+    ForEachPerPod(w.pod_sets[i], pods_res, gpu_res, [&](int32_t res_name, Amount per_pod) {
       if (!bad.ok()) return;
       const std::string& rn = e.resources.Name(res_name);
       Amount total = per_pod * ps.count;
@@ -1576,7 +1613,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     for (size_t i = 0; i < w.pod_sets.size(); ++i) {
       if (w.info.spec.pod_sets[i].name != ps.name) continue;
       const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
-      ForEachPerPod(w.pod_sets[i], pods_res,
+      const int32_t gpu_res = ps.flavors.count("nvidia.com/gpu") ? e.resources.Find("nvidia.com/gpu") : -1;
+      ForEachPerPod(w.pod_sets[i], pods_res, gpu_res,
                     [&](int32_t res, Amount per_pod) { ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count; });
     }
   }

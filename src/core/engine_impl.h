@@ -106,18 +106,24 @@ class StableVector {
 struct PodSetReq {
   int32_t count = 1;
   int32_t min_count = 1;
+  // GPU quota a pod takes through slicing hints alone (KAI gpu-fraction,
+  // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
+  // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
+  Amount implicit_gpu = 0;
   std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
 };
 
 // Calls fn(resource id, amount per pod) for each request of a pod set, plus
 // one `pods` per pod when `pods_res` >= 0 (the queue covers `pods`; an
-// explicit `pods` request is replaced, as Kueue does).
+// explicit `pods` request is replaced, as Kueue does), plus the implicit GPU
+// charge as `gpu_res` when `gpu_res` >= 0.
 template <typename F>
-void ForEachPerPod(const PodSetReq& ps, int32_t pods_res, F&& fn) {
+void ForEachPerPod(const PodSetReq& ps, int32_t pods_res, int32_t gpu_res, F&& fn) {
   for (const auto& [res, per_pod] : ps.per_pod) {
     if (res != pods_res) fn(res, per_pod);
   }
   if (pods_res >= 0) fn(pods_res, Amount{1000});
+  if (gpu_res >= 0 && ps.implicit_gpu > 0) fn(gpu_res, ps.implicit_gpu);
 }
 
 // Ordering key inside a LocalQueue: priority descending, queue time, uid.
@@ -219,6 +225,11 @@ struct CqRt {
   // The id of `pods` when a resource group covers it: each pod set then
   // requests one `pods` per pod (Kueue's FlavorAssigner.Assign).
   int32_t pods_res = -1;
+  // Where slicing hints are charged: the id of nvidia.com/gpu when covered
+  // and no group covers a slicing hint itself (then the hint is the quota).
+  int32_t gpu_res = -1;
+  bool covers_hint = false;
+  int32_t ImplicitGpuRes() const { return covers_hint ? -1 : gpu_res; }
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
   int32_t queued = 0;          // workloads in the heaps of its LocalQueues

@@ -175,6 +175,19 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       reqs.push_back({group, res, per_pod * counts[i]});
     }
     if (cq.pods_res >= 0) reqs.push_back({e.GroupOf(cq, cq.pods_res), cq.pods_res, Amount{1000} * counts[i]});
+    if (ps.implicit_gpu > 0 && !cq.covers_hint) {
+      // A GPU slice is GPU quota (see ImplicitGpu in engine.cc).
+      if (cq.gpu_res < 0) {
+        a.mode = Mode::kNoFit;
+        a.kind = PendingReason::Kind::kNoFlavor;
+        a.ref.pod_set = static_cast<int32_t>(i);
+        a.message = "pod set " + pss.name + " asks for a GPU slice, charged as nvidia.com/gpu, which ClusterQueue " +
+                    cq.name + " does not cover";
+        a.pod_sets.resize(used_pod_sets);
+        return;
+      }
+      reqs.push_back({e.GroupOf(cq, cq.gpu_res), cq.gpu_res, ps.implicit_gpu * counts[i]});
+    }
     for (size_t g = 0; g < cq.groups.size(); ++g) {
       bool any = false;
       for (const GroupReq& r : reqs) any = any || r.group == static_cast<int32_t>(g);
