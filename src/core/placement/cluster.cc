@@ -832,6 +832,12 @@ class ClusterImpl {
     }
     for (int32_t g = 0; g < static_cast<int32_t>(c.demands.size()); ++g) {
       int32_t want = c.req->groups[g].count;
+      if (c.slice >= 0) {
+        // A slice level is always required: each slice still goes into one
+        // domain of it, wherever that domain is (Kueue).
+        if (PlaceSlices(c, g, all_nodes_) < c.req->groups[g].min()) return false;
+        continue;
+      }
       int32_t placed = 0;
       for (const auto& [neg, dom] : order) {
         if (placed >= want) break;
