@@ -820,12 +820,41 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     }
     g.constraint = *vc;
   }
-  if (!g.constraint.empty() && g.topology.empty() && !config.topologies.empty()) {
+  // Kueue fits each PodSet's topology request on its own; pod sets share a
+  // domain only as a PodSet group (podset-group-name). A gang (Volcano, KAI,
+  // minMember) or workload-level topology annotations keep one constraint.
+  auto kueue_topology = [](const std::map<std::string, std::string>& a) {
+    return a.count("kueue.x-k8s.io/podset-required-topology") || a.count("kueue.x-k8s.io/podset-preferred-topology") ||
+           a.count("kueue.x-k8s.io/podset-slice-required-topology");
+  };
+  if (w.pod_sets.size() > 1 && !kueue_topology(w.info.spec.annotations) && !annotations.count("artel.dev/min-member") &&
+      !annotations.count("artel.dev/network-topology-mode")) {
+    bool any = false, grouped = false;
+    for (const PodSetSpec& ps : w.info.spec.pod_sets) {
+      any = any || kueue_topology(ps.annotations);
+      grouped = grouped || ps.annotations.count("kueue.x-k8s.io/podset-group-name");
+    }
+    if (any && !grouped) {
+      for (const PodSetSpec& ps : w.info.spec.pod_sets) {
+        auto ptc = placement::TopologyFromAnnotations(ps.annotations);
+        if (!ptc.ok()) {
+          bad.reason = "pod set " + ps.name + ": " + ptc.status().message();
+          return bad;
+        }
+        g.group_constraints.push_back(*ptc);
+      }
+      g.constraint = placement::TopologyConstraint{};
+    }
+  }
+  const placement::TopologyConstraint* named = &g.constraint;
+  for (const auto& gc : g.group_constraints) {
+    if (named->empty()) named = &gc;
+  }
+  if (!named->empty() && g.topology.empty() && !config.topologies.empty()) {
     // A topology request on a flavor without topologyName: use the only
     // topology that names the requested level.
     for (const TopologySpec& t : config.topologies) {
-      const std::string& lvl = g.constraint.required_level.empty() ? g.constraint.preferred_level
-                                                                   : g.constraint.required_level;
+      const std::string& lvl = named->required_level.empty() ? named->preferred_level : named->required_level;
       if (std::find(t.levels.begin(), t.levels.end(), lvl) != t.levels.end()) {
         g.topology = t.name;
         break;

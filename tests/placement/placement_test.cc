@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -465,6 +467,45 @@ TEST(TopologyTest, SlicesEachInOneDomain) {
   EXPECT_EQ(r1, 2);  // two slices of two, one per rack
   r.constraint.slice_size = 4;
   EXPECT_NE(c.Place(r).outcome, PlaceOutcome::kPlaced);
+}
+
+TEST(TopologyTest, PerGroupConstraintsPlaceEachGroupOnItsOwn) {
+  // Two hosts with 2 GPUs each. Each group asks for 2 pods on one host
+  // (Kueue fits each PodSet's request on its own): together they need both
+  // hosts, which one gang-wide constraint could never give.
+  Cluster c;
+  ASSERT_TRUE(c.AddTopology({"t", {std::string(kHostnameLabel)}}).ok());
+  ASSERT_TRUE(c.AddNode(GpuNode("a", 2)).ok());
+  ASSERT_TRUE(c.AddNode(GpuNode("b", 2)).ok());
+  GangRequest r = Gang({WholeGpuPods(2, 1), WholeGpuPods(2, 1)});
+  r.topology = "t";
+  r.constraint.required_level = kHostnameLabel;
+  EXPECT_NE(c.Place(r).outcome, PlaceOutcome::kPlaced);
+  TopologyConstraint host;
+  host.required_level = kHostnameLabel;
+  r.group_constraints = {host, host};
+  const int64_t free_before = c.FreeWholeGpus();
+  PlaceResult p = c.Place(r);
+  ASSERT_TRUE(p.ok()) << p.reason;
+  EXPECT_EQ(c.FreeWholeGpus(), free_before) << "Place is tentative";
+  ASSERT_TRUE(c.CheckInvariants().ok());
+  ASSERT_EQ(p.placement.placed, (std::vector<int32_t>{2, 2}));
+  std::map<int32_t, std::set<int32_t>> nodes_of_group;
+  for (const PodPlacement& pp : p.placement.pods) nodes_of_group[pp.group].insert(pp.node);
+  EXPECT_EQ(nodes_of_group[0].size(), 1u);
+  EXPECT_EQ(nodes_of_group[1].size(), 1u);
+  EXPECT_NE(*nodes_of_group[0].begin(), *nodes_of_group[1].begin());
+  ASSERT_TRUE(c.Commit("w", p.placement).ok());
+  EXPECT_EQ(c.FreeWholeGpus(), 0);
+  // A third group that fits nowhere fails the whole request and changes nothing.
+  ASSERT_TRUE(c.Release("w").ok());
+  r.groups.push_back(WholeGpuPods(1, 1));
+  r.group_constraints.push_back(host);
+  PlaceResult q = c.Place(r);
+  EXPECT_EQ(q.outcome, PlaceOutcome::kUnschedulable) << q.reason;
+  EXPECT_NE(q.reason.find("pod set"), std::string::npos) << q.reason;
+  EXPECT_EQ(c.FreeWholeGpus(), 4);
+  ASSERT_TRUE(c.CheckInvariants().ok());
 }
 
 TEST(TopologyTest, AntiFragmentationTieBreak) {

@@ -607,6 +607,9 @@ class ClusterImpl {
     return true;
   }
 
+  bool keep_ops_ = false;  // Place leaves its ops applied (PlacePerGroup)
+  std::vector<std::vector<Demand>> kept_demands_;  // what those ops point into
+
   struct Cand {
     int64_t score;
     int64_t tie;
@@ -989,6 +992,7 @@ class ClusterImpl {
   }
 
   PlaceResult Place(const GangRequest& req) {
+    if (!req.group_constraints.empty()) return PlacePerGroup(req);
     Ctx c;
     c.req = &req;
     if (req.groups.empty()) return Infeasible("the gang has no pod groups");
@@ -1136,8 +1140,9 @@ class ClusterImpl {
     // 5. Search.
     size_t cp = log_.size();
     bool ok = Search(c);
-    RollbackTo(cp);
+    if (!ok || !keep_ops_) RollbackTo(cp);
     if (!ok) return Diagnose(c);
+    if (keep_ops_) kept_demands_.push_back(std::move(c.demands));  // the kept ops point into them
     PlaceResult r;
     r.outcome = PlaceOutcome::kPlaced;
     r.placement = std::move(c.placement);
@@ -1320,6 +1325,47 @@ class ClusterImpl {
       if (PlaceGroup(c, 0, t.domain_nodes[L - 1][dom], static_cast<int32_t>(n)) != n) return false;
     }
     return MinsMet(c);
+  }
+
+  // Each group on its own, in order, each seeing the pods of the groups
+  // before it; the result is one placement (or the first group's failure).
+  PlaceResult PlacePerGroup(const GangRequest& req) {
+    if (req.group_constraints.size() != req.groups.size()) return Infeasible("one topology constraint per group expected");
+    const size_t cp = log_.size();
+    const bool keep = keep_ops_;
+    keep_ops_ = true;
+    PlaceResult out;
+    out.outcome = PlaceOutcome::kPlaced;
+    out.placement.placed.assign(req.groups.size(), 0);
+    for (size_t g = 0; g < req.groups.size(); ++g) {
+      GangRequest sub;
+      sub.groups = {req.groups[g]};
+      sub.flavor_node_labels = req.flavor_node_labels;
+      sub.flavor_tolerations = req.flavor_tolerations;
+      sub.topology = req.topology;
+      sub.constraint = req.group_constraints[g];
+      sub.score = req.score;
+      PlaceResult r = Place(sub);
+      if (!r.ok()) {
+        keep_ops_ = keep;
+        RollbackTo(cp);
+        if (!keep_ops_) kept_demands_.clear();
+        r.reason = "pod set " + req.groups[g].name + ": " + r.reason;
+        return r;
+      }
+      for (PodPlacement& pod : r.placement.pods) {
+        pod.group = static_cast<int32_t>(g);
+        out.placement.pods.push_back(std::move(pod));
+      }
+      out.placement.placed[g] = r.placement.placed[0];
+      out.placement.group_requests.push_back(req.groups[g].requests);
+    }
+    keep_ops_ = keep;
+    if (!keep_ops_) {
+      RollbackTo(cp);
+      kept_demands_.clear();
+    }
+    return out;
   }
 
   bool Search(Ctx& c) {

@@ -188,6 +188,10 @@ struct GangRequest {
   std::vector<Toleration> flavor_tolerations;
   std::string topology;  // name given to Cluster::AddTopology; empty = none
   TopologyConstraint constraint;
+  // When not empty (one per group): each group is placed on its own, in
+  // order, under its own constraint (`constraint` is ignored), as Kueue fits
+  // each PodSet's topology request separately. All groups or none.
+  std::vector<TopologyConstraint> group_constraints;
   ScorePolicy score = ScorePolicy::kBinpack;
 };
 
