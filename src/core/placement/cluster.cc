@@ -810,13 +810,37 @@ class ClusterImpl {
     return placed;
   }
 
+  // Places every group in `scope`, in the gang's order; if that fails and
+  // there are several groups, once more with the groups of most pods first,
+  // so that a small group (a leader) does not take the room a large one (its
+  // workers) needs, as Kueue keeps worker capacity when it places a leader.
   bool PlaceInScope(Ctx& c, std::span<const int32_t> scope) {
-    for (int32_t g = 0; g < static_cast<int32_t>(c.demands.size()); ++g) {
-      const PodGroup& pg = c.req->groups[g];
-      int32_t placed = c.slice >= 0 ? PlaceSlices(c, g, scope) : PlaceGroup(c, g, scope, pg.count);
-      if (placed < pg.min()) return false;
-    }
-    return MinsMet(c);
+    return InGroupOrders(c, [&](const std::vector<int32_t>& order) {
+      for (int32_t g : order) {
+        const PodGroup& pg = c.req->groups[g];
+        int32_t placed = c.slice >= 0 ? PlaceSlices(c, g, scope) : PlaceGroup(c, g, scope, pg.count);
+        if (placed < pg.min()) return false;
+      }
+      return MinsMet(c);
+    });
+  }
+
+  // Runs `place(order)` with the groups in the gang's order; if that fails
+  // and there are several groups, undoes it and runs it once more with the
+  // groups of most pods first.
+  template <typename F>
+  bool InGroupOrders(Ctx& c, F&& place) {
+    const auto G = static_cast<int32_t>(c.demands.size());
+    std::vector<int32_t> order(G);
+    for (int32_t g = 0; g < G; ++g) order[g] = g;
+    size_t log_cp = log_.size(), pods_cp = c.placement.pods.size();
+    if (place(order)) return true;
+    if (G < 2) return false;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return c.req->groups[a].count > c.req->groups[b].count; });
+    if (std::is_sorted(order.begin(), order.end())) return false;  // the same order gives the same answer
+    Truncate(c, log_cp, pods_cp);
+    return place(order);
   }
 
   // Preferred-only fallback: fill the preferred level's domains in
@@ -835,23 +859,25 @@ class ClusterImpl {
     for (int32_t node : all_nodes_) {
       if (t.node_domain[level][node] < 0) outside.push_back(node);
     }
-    for (int32_t g = 0; g < static_cast<int32_t>(c.demands.size()); ++g) {
-      int32_t want = c.req->groups[g].count;
-      if (c.slice >= 0) {
-        // A slice level is always required: each slice still goes into one
-        // domain of it, wherever that domain is (Kueue).
-        if (PlaceSlices(c, g, all_nodes_) < c.req->groups[g].min()) return false;
-        continue;
+    return InGroupOrders(c, [&](const std::vector<int32_t>& groups) {
+      for (int32_t g : groups) {
+        int32_t want = c.req->groups[g].count;
+        if (c.slice >= 0) {
+          // A slice level is always required: each slice still goes into one
+          // domain of it, wherever that domain is (Kueue).
+          if (PlaceSlices(c, g, all_nodes_) < c.req->groups[g].min()) return false;
+          continue;
+        }
+        int32_t placed = 0;
+        for (const auto& [neg, dom] : order) {
+          if (placed >= want) break;
+          placed += PlaceGroup(c, g, t.domain_nodes[level][dom], want - placed);
+        }
+        if (placed < want) placed += PlaceGroup(c, g, outside, want - placed);
+        if (placed < c.req->groups[g].min()) return false;
       }
-      int32_t placed = 0;
-      for (const auto& [neg, dom] : order) {
-        if (placed >= want) break;
-        placed += PlaceGroup(c, g, t.domain_nodes[level][dom], want - placed);
-      }
-      if (placed < want) placed += PlaceGroup(c, g, outside, want - placed);
-      if (placed < c.req->groups[g].min()) return false;
-    }
-    return MinsMet(c);
+      return MinsMet(c);
+    });
   }
 
   int32_t LevelIndex(const Topo& t, const std::string& level) const {
