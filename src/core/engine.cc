@@ -1195,13 +1195,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       bool overlap = false;
       for (const Target& t : en.targets) overlap = overlap || is_victim(t.id);
       if (overlap) {
-        en.targets = GetTargets(*this, en.wl, en.cq, a.usage);
-        bool still = !en.targets.empty();
-        for (const Target& t : en.targets) still = still && !is_victim(t.id);
-        if (!still) {
-          result->decisions--;
-          continue;  // skipped; retried next cycle
-        }
+        result->decisions--;
+        continue;  // skipped; retried next cycle
       }
       // A wasted preemption is skipped (Kueue scheduler.go, `fits`): the
       // preemptor must fit once this round's victims and its own targets are
