@@ -401,6 +401,7 @@ Status Daemon::ConfigureFromDocsLocked(const std::map<std::string, std::string>&
   if (Status s = manifest::Validate(cfg); !s.ok()) return s;
   core::Engine probe(options_.engine);
   if (Status s = probe.Configure(cfg); !s.ok()) return s;
+  for (const Status& w : manifest::Warnings(cfg)) log_->Warn("configuration warning", {{"detail", w.ToString()}});
   *out = std::move(cfg);
   return Status::Ok();
 }
