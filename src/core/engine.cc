@@ -813,6 +813,14 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     }
     auto tier = annotations.find("artel.dev/highest-tier-allowed");
     int32_t highest = tier == annotations.end() ? 1 : std::max(1, std::atoi(tier->second.c_str()));
+    if (auto tn = annotations.find("artel.dev/highest-tier-name"); tn != annotations.end() && !tn->second.empty()) {
+      auto named = ts->tier_names.find(tn->second);
+      if (named == ts->tier_names.end()) {
+        bad.reason = "networkTopology.highestTierName \"" + tn->second + "\" is the tierName of no HyperNode";
+        return bad;
+      }
+      highest = named->second;
+    }
     auto vc = placement::TopologyFromVolcano(placement::TopologyLevels{ts->name, ts->levels}, mode->second, highest);
     if (!vc.ok()) {
       bad.reason = vc.status().message();

@@ -182,6 +182,9 @@ struct ResourceQuotaObjSpec {
 struct TopologySpec {
   std::string name;
   std::vector<std::string> levels;  // node label keys, from widest to narrowest
+  // Volcano HyperNode `tierName` -> tier (1 = the narrowest level above the
+  // hosts), for networkTopology.highestTierName.
+  std::map<std::string, int32_t> tier_names;
   SourcePos pos;
 };
 

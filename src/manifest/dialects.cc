@@ -401,8 +401,10 @@ Status FinishDialects(DialectDocs* docs, core::Config* existing, core::Config* p
   // HyperNodes: the tier topology, and the members for HyperNodeLabels.
   core::TopologySpec* grow = nullptr;
   std::vector<std::string> grown_levels;
+  std::map<std::string, int32_t> grown_tier_names;
   if (!docs->hypernodes.empty()) {
     std::map<std::string, SourcePos> seen;
+    std::map<std::string, int32_t> tier_names;
     int32_t tiers = 0;
     for (size_t i = 0; i < docs->hypernodes.size(); ++i) {
       const HyperNodeSpec& h = docs->hypernodes[i];
@@ -410,6 +412,14 @@ Status FinishDialects(DialectDocs* docs, core::Config* existing, core::Config* p
       if (!inserted) {
         return docs->hypernode_roots[i].Lookup("metadata.name")
             .Error(fmt::format("duplicate HyperNode \"{}\" (first defined at {})", h.name, it->second.ToString()));
+      }
+      if (!h.tier_name.empty()) {
+        auto [tn, fresh] = tier_names.emplace(h.tier_name, h.tier);
+        if (!fresh && tn->second != h.tier) {
+          return docs->hypernode_roots[i].Lookup("spec.tierName")
+              .Error(fmt::format("tierName \"{}\" names tier {} here and tier {} elsewhere", h.tier_name, h.tier,
+                                 tn->second));
+        }
       }
       if (static_cast<size_t>(h.tier) + 1 > kMaxTopologyLevels) {
         return docs->hypernode_roots[i].Lookup("spec.tier")
@@ -426,21 +436,26 @@ Status FinishDialects(DialectDocs* docs, core::Config* existing, core::Config* p
     };
     if (core::TopologySpec* t = find_topo(parsed); t != nullptr) {
       if (static_cast<int32_t>(t->levels.size()) - 1 < tiers) t->levels = HyperNodeLevels(tiers);
+      for (const auto& [n, tier] : tier_names) t->tier_names[n] = tier;
     } else if (core::TopologySpec* t2 = find_topo(existing); t2 != nullptr) {
-      if (static_cast<int32_t>(t2->levels.size()) - 1 < tiers) {
-        grow = t2;
-        grown_levels = HyperNodeLevels(tiers);
-      }
+      grow = t2;
+      grown_levels = static_cast<int32_t>(t2->levels.size()) - 1 < tiers ? HyperNodeLevels(tiers) : t2->levels;
+      grown_tier_names = t2->tier_names;
+      for (const auto& [n, tier] : tier_names) grown_tier_names[n] = tier;
     } else {
       core::TopologySpec topo;
       topo.name = kHyperNodeTopology;
       topo.levels = HyperNodeLevels(tiers);
+      topo.tier_names = tier_names;
       topo.pos = docs->hypernodes.front().pos;
       add.topologies.push_back(std::move(topo));
     }
   }
   // Success from here on.
-  if (grow != nullptr) grow->levels = std::move(grown_levels);
+  if (grow != nullptr) {
+    grow->levels = std::move(grown_levels);
+    grow->tier_names = std::move(grown_tier_names);
+  }
   if (extras != nullptr) {
     for (HyperNodeSpec& h : docs->hypernodes) extras->hypernodes.push_back(std::move(h));
   }
