@@ -872,8 +872,13 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
   auto mm = annotations.find("artel.dev/min-member");
   if (mm != annotations.end()) {
     // A gang minimum (Volcano/KAI minMember) counts pods over all groups.
+    // A group keeps its own minimum (Volcano minTaskMember / task
+    // minAvailable, KAI subgroup minMember); otherwise one pod.
     g.min_member = std::max(1, std::atoi(mm->second.c_str()));
-    for (auto& grp : g.groups) grp.min_count = std::min(grp.count, 1);
+    for (size_t i = 0; i < g.groups.size(); ++i) {
+      const std::optional<int32_t>& own = w.info.spec.pod_sets[i].min_count;
+      g.groups[i].min_count = std::min(g.groups[i].count, own ? *own : 1);
+    }
   }
   auto sp = annotations.find("artel.dev/score");
   if (sp != annotations.end() && sp->second == "spread") g.score = placement::ScorePolicy::kSpread;

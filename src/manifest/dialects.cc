@@ -910,7 +910,7 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
           return pg.root.Lookup("spec").Error(fmt::format("the minimum of {} ({}) exceeds its {} pods", ps.name,
                                                           m->second, ps.count));
         }
-        if (m->second < ps.count) ps.min_count = m->second;
+        ps.min_count = m->second;  // also when equal to the count: then the whole task is required
       }
     }
     for (const auto& [name, min] : pg.min_per_set) {

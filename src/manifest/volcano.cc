@@ -289,7 +289,7 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
     if (t["minAvailable"].present()) {
       Result<int64_t> m = t["minAvailable"].AsInt(0, ps.count);
       if (!m.ok()) return m.status();
-      if (*m < ps.count) ps.min_count = static_cast<int32_t>(*m);
+      ps.min_count = static_cast<int32_t>(*m);  // equal to replicas: the whole task is required
     }
     task_min_set.push_back(t["minAvailable"].present());
     Node tmpl = t["template"];

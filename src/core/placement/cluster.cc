@@ -25,6 +25,7 @@
 //     reasons, limiting resources, domain estimates), and the gang is
 //     infeasible if it would not fit even on empty nodes.
 #include <algorithm>
+#include <limits>
 #include <cassert>
 #include <span>
 #include <string>
@@ -1228,7 +1229,8 @@ class ClusterImpl {
     for (int32_t node : all_nodes_) {
       int32_t dom = t.node_domain[L - 1][node];
       if (dom < 0 || !Eligible(c, 0, node) || !QuickFits(nodes_[node], d)) continue;
-      lv[L - 1][dom].pods += capacity_->Fit(nodes_[node], d, false, static_cast<int32_t>(count));
+      // Not capped at the count: Kueue ranks domains by all they could hold.
+      lv[L - 1][dom].pods += capacity_->Fit(nodes_[node], d, false, std::numeric_limits<int32_t>::max());
     }
     for (int32_t l = 0; l + 1 < L; ++l) {
       std::vector<char> linked(lv[l + 1].size(), 0);
