@@ -809,7 +809,7 @@ spec:
   EXPECT_EQ(w.annotations.at(kAnnKaiRequiredPlacement), "rack");
   ASSERT_EQ(w.pod_sets.size(), 2u);
   EXPECT_EQ(w.pod_sets[0].name, "leader");
-  EXPECT_FALSE(w.pod_sets[0].min_count.has_value());
+  EXPECT_EQ(w.pod_sets[0].min_count, 1);  // a subgroup minimum equal to its count: all of it is required
   EXPECT_EQ(w.pod_sets[0].annotations.at(kAnnKaiRequiredPlacement), "rack");
   EXPECT_EQ(w.pod_sets[0].annotations.count(kAnnKaiPreferredPlacement), 0u);
   EXPECT_EQ(w.pod_sets[1].name, "workers");
