@@ -854,6 +854,26 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
       g.constraint = placement::TopologyConstraint{};
     }
   }
+  // KAI subgroups with their own topology constraint: the PodGroup's
+  // constraint picks the gang's domain, each subgroup's applies inside it.
+  if (w.pod_sets.size() > 1 && g.group_constraints.empty()) {
+    auto dialect = w.info.spec.annotations.find("artel.dev/dialect");
+    if (dialect != w.info.spec.annotations.end() && dialect->second == "kai") {
+      auto gang = placement::TopologyFromAnnotations(w.info.spec.annotations);
+      std::vector<placement::TopologyConstraint> own;
+      bool differs = false;
+      for (const PodSetSpec& ps : w.info.spec.pod_sets) {
+        auto ptc = placement::TopologyFromAnnotations(ps.annotations);
+        if (!ptc.ok() || !gang.ok()) break;
+        differs = differs || !(*ptc == *gang);
+        own.push_back(*ptc);
+      }
+      if (differs && own.size() == w.pod_sets.size()) {
+        g.group_constraints = std::move(own);
+        g.constraint = *gang;
+      }
+    }
+  }
   const placement::TopologyConstraint* named = &g.constraint;
   for (const auto& gc : g.group_constraints) {
     if (named->empty()) named = &gc;

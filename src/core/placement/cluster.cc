@@ -487,6 +487,7 @@ class ClusterImpl {
     std::vector<const std::vector<NodeSelectorTerm>*> host_affinity;
     const Topo* topo = nullptr;
     int32_t required = -1, preferred = -1, slice = -1;
+    std::vector<char> allowed;  // [node]; empty = every node (GangRequest::only_nodes)
     DomainView tie;
     const NodeScorer* scorer = nullptr;
     const ShareSlotPolicy* share = nullptr;
@@ -507,6 +508,7 @@ class ClusterImpl {
   }
 
   bool Eligible(const Ctx& c, int32_t g, int32_t node) const {
+    if (!c.allowed.empty() && !c.allowed[node]) return false;
     const NodeState& n = nodes_[node];
     return n.ready && (c.pinned[g] == -1 || c.pinned[g] == node) && Verdict(c, g, n.klass) == FilterReason::kOk &&
            HostAffinityOk(c, g, node);
@@ -1019,9 +1021,15 @@ class ClusterImpl {
   }
 
   PlaceResult Place(const GangRequest& req) {
-    if (!req.group_constraints.empty()) return PlacePerGroup(req);
+    if (!req.group_constraints.empty() && req.constraint.empty()) return PlacePerGroup(req);
     Ctx c;
     c.req = &req;
+    if (!req.only_nodes.empty()) {
+      c.allowed.assign(nodes_.size(), 0);
+      for (int32_t n : req.only_nodes) {
+        if (n >= 0 && n < static_cast<int32_t>(nodes_.size())) c.allowed[n] = 1;
+      }
+    }
     if (req.groups.empty()) return Infeasible("the gang has no pod groups");
     auto G = static_cast<int32_t>(req.groups.size());
     // 1. Resolve demands.
@@ -1164,6 +1172,7 @@ class ClusterImpl {
       return r;
     }
     c.placement.placed.assign(G, 0);
+    if (!req.group_constraints.empty()) return PlaceGroupsInDomain(c);
     // 5. Search.
     size_t cp = log_.size();
     bool ok = Search(c);
@@ -1373,6 +1382,7 @@ class ClusterImpl {
       sub.topology = req.topology;
       sub.constraint = req.group_constraints[g];
       sub.score = req.score;
+      sub.only_nodes = req.only_nodes;
       PlaceResult r = Place(sub);
       if (!r.ok()) {
         keep_ops_ = keep;
@@ -1393,7 +1403,46 @@ class ClusterImpl {
       RollbackTo(cp);
       kept_demands_.clear();
     }
+    int64_t total = 0;
+    for (int32_t n : out.placement.placed) total += n;
+    if (total < req.min_member) {
+      out = PlaceResult{};
+      out.outcome = PlaceOutcome::kUnschedulable;
+      out.reason = "the gang minimum " + std::to_string(req.min_member) + " is not met: " + std::to_string(total) +
+                   " pods placed";
+    }
     return out;
+  }
+
+  // A gang constraint with per-group constraints (KAI subgroups): the gang
+  // takes one domain of its constraint (levels and domains ordered as in
+  // Search), and every group is placed inside that domain under its own
+  // constraint. Only a preference: at the end, the groups anywhere.
+  PlaceResult PlaceGroupsInDomain(Ctx& c) {
+    GangRequest sub = *c.req;
+    sub.constraint = TopologyConstraint{};
+    PlaceResult last;
+    last.outcome = PlaceOutcome::kUnschedulable;
+    last.reason = "no domain of the gang's topology holds every group";
+    if (c.topo != nullptr && (c.required >= 0 || c.preferred >= 0)) {
+      for (int32_t level : LevelsToTry(c.required, c.preferred, static_cast<int32_t>(c.topo->levels.size()))) {
+        Estimate e = Estimates(c, level, false);
+        for (const DomainCandidate& dc : Candidates(c, level, e)) {
+          sub.only_nodes.clear();
+          for (int32_t n : c.topo->domain_nodes[level][dc.domain]) {
+            if (c.allowed.empty() || c.allowed[n]) sub.only_nodes.push_back(n);
+          }
+          if (sub.only_nodes.empty()) continue;
+          PlaceResult r = PlacePerGroup(sub);
+          if (r.ok()) return r;
+          last = std::move(r);
+          last.reason = c.topo->levels[level] + " " + c.topo->domain_label[level][dc.domain] + ": " + last.reason;
+        }
+      }
+      if (c.required >= 0) return last;
+    }
+    sub.only_nodes = c.req->only_nodes;
+    return PlacePerGroup(sub);
   }
 
   bool Search(Ctx& c) {

@@ -165,6 +165,7 @@ struct TopologyConstraint {
   std::string slice_level;
   int32_t slice_size = 0;
   bool empty() const { return required_level.empty() && preferred_level.empty() && slice_size == 0; }
+  bool operator==(const TopologyConstraint&) const = default;
 };
 
 // Reads Kueue (kueue.x-k8s.io/podset-required-topology, -preferred-,
@@ -189,9 +190,14 @@ struct GangRequest {
   std::string topology;  // name given to Cluster::AddTopology; empty = none
   TopologyConstraint constraint;
   // When not empty (one per group): each group is placed on its own, in
-  // order, under its own constraint (`constraint` is ignored), as Kueue fits
-  // each PodSet's topology request separately. All groups or none.
+  // order, under its own constraint, all groups or none. Without a gang
+  // `constraint` the groups go anywhere (Kueue fits each PodSet's topology
+  // request separately); with one, the gang first takes one domain of that
+  // constraint and every group is placed inside it (KAI subgroups within
+  // their PodGroup's domain).
   std::vector<TopologyConstraint> group_constraints;
+  // When not empty: the only nodes (indices) this gang may use.
+  std::vector<int32_t> only_nodes;
   ScorePolicy score = ScorePolicy::kBinpack;
 };
 
