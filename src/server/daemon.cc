@@ -897,7 +897,20 @@ void Daemon::Cycle(bool schedule) {
         if (r.type == store::RecordType::kEvictionCompleted) again = true;
       }
     }
-    (void)AppendAndApply(std::move(recs));
+    std::vector<std::string> expired_logs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      expired_logs.swap(logs_to_remove_);
+    }
+    if (AppendAndApply(std::move(recs)).ok()) {
+      // The deletion is journaled: the pods' logs go too. A name submitted
+      // again cannot have started pods yet (launches come after this).
+      for (const std::string& key : expired_logs) {
+        std::error_code ec;
+        fs::remove_all(fs::path(log_dir_) / key, ec);
+        if (ec) log_->Warn("could not delete logs", {{"workload", key}, {"error", ec.message()}});
+      }
+    }
   }
   int64_t now = WallMs();
   for (const auto& k : stop) {
@@ -943,6 +956,7 @@ void Daemon::CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs
     r.payload = Json{{"reason", "retention"}, {"finishedMs", journaled}}.dump();
     recs->push_back(std::move(r));
     EmitLocked("Deleted", key, {{"reason", "retention"}});
+    logs_to_remove_.push_back(key);
     wl_.erase(it);
   }
   if (!expired.empty()) {

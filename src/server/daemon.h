@@ -211,6 +211,7 @@ class Daemon {
   std::unique_ptr<runtime::GpuDiscovery> discovery_;
   std::string gpu_mode_;
   std::string log_dir_;
+  std::vector<std::string> logs_to_remove_;  // workloads deleted by retention, logs still on disk (mu_)
 
   // Held shared by every journal append + model update, exclusively by a
   // snapshot, so that a snapshot's `upto_seq` matches the model exactly.

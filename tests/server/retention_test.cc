@@ -35,9 +35,13 @@ TEST(RetentionTest, FinishedWorkloadsAreDeletedAfterRetention) {
   ASSERT_EQ(d.Post("/api/v1/namespaces/team-b/workloads/gone/cancel", "").status, 200);
   // Visible while within the retention, then deleted.
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "short") == "Succeeded"; }, 20000)) << d.log();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/data/logs/team-a/short/main-0.log"));
   ASSERT_TRUE(WaitFor([&] { return d.Get("/api/v1/namespaces/team-a/workloads/short").status == 404; }, 20000))
       << d.Phase("team-a", "short");
   ASSERT_TRUE(WaitFor([&] { return d.Get("/api/v1/namespaces/team-b/workloads/gone").status == 404; }, 20000));
+  // Their pod logs are deleted with them.
+  EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(dir + "/data/logs/team-a/short"); }, 10000));
+  EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(dir + "/data/logs/team-b/gone"); }, 10000));
   EXPECT_NE(d.log().find("deleted finished workloads past retention"), std::string::npos);
   // A restart replays the deletion.
   ASSERT_TRUE(d.Stop());
