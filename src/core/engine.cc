@@ -384,6 +384,14 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   for (WlId id = 0; id < wls.size(); ++id) {
     Wl& w = wls[id];
     if (w.info.state == WorkloadState::kFinished) continue;
+    // A WorkloadPriorityClass whose value changed re-prioritises the
+    // workloads that use it (Kueue's WorkloadPriorityClass controller); a
+    // class that is gone leaves the priority as it was.
+    if (!w.info.spec.priority && w.info.spec.priority_class) {
+      if (auto pc = priority_classes.find(*w.info.spec.priority_class); pc != priority_classes.end()) {
+        w.info.priority = pc->second;
+      }
+    }
     w.lq = FindLq(w.ns, w.info.spec.queue);
     if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
       // Keep the admission under the ClusterQueue that admitted it.

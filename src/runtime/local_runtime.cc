@@ -326,6 +326,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
         if (argv.size() < 5 || argv[0] != kShell || argv[2] != kWrapper) continue;
         if (argv[3].rfind(prefix, 0) != 0 || argv[4].rfind(own_dir, 0) != 0) continue;
         if (!ProcessAlive(static_cast<int>(pid))) continue;
+        // The wrapper leads its process group (setsid). A child it forked
+        // for the command shows the same cmdline until it execs: skip it.
+        if (getpgid(static_cast<pid_t>(pid)) != static_cast<pid_t>(pid)) continue;
         RunningPod rp;
         rp.pod = argv[3].substr(prefix.size());
         rp.pid = static_cast<int>(pid);

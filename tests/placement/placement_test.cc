@@ -483,6 +483,7 @@ TEST(TopologyTest, PerGroupConstraintsPlaceEachGroupOnItsOwn) {
   EXPECT_NE(c.Place(r).outcome, PlaceOutcome::kPlaced);
   TopologyConstraint host;
   host.required_level = kHostnameLabel;
+  r.constraint = {};  // no gang constraint: each group anywhere, under its own
   r.group_constraints = {host, host};
   const int64_t free_before = c.FreeWholeGpus();
   PlaceResult p = c.Place(r);
