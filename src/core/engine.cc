@@ -270,7 +270,6 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
         if (r == "pods") rt.pods_res = res;
         if (r == "nvidia.com/gpu") rt.gpu_res = res;
-        if (IsSlicingHint(r)) rt.covers_hint = true;
       }
       for (const auto& fq : g.flavors) {
         grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
@@ -799,12 +798,10 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
     for (const auto& [k, v] : ps.annotations) annotations.emplace(k, v);
     g.groups.push_back(std::move(*pg));
   }
+  // The merged annotations make one gang constraint; when the pod sets turn
+  // out to carry their own (below), a conflict in the merge does not matter.
   auto tc = placement::TopologyFromAnnotations(annotations);
-  if (!tc.ok()) {
-    bad.reason = tc.status().message();
-    return bad;
-  }
-  g.constraint = *tc;
+  if (tc.ok()) g.constraint = *tc;
   // Volcano networkTopology (mapped by the manifest layer to annotations):
   // tiers of the named topology; without highestTierAllowed, tier 1.
   auto topo = annotations.find("artel.dev/topology");
@@ -881,6 +878,10 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
         g.constraint = *gang;
       }
     }
+  }
+  if (!tc.ok() && g.group_constraints.empty()) {
+    bad.reason = tc.status().message();
+    return bad;
   }
   const placement::TopologyConstraint* named = &g.constraint;
   for (const auto& gc : g.group_constraints) {
@@ -960,13 +961,16 @@ namespace {
 //   artel.dev/gpu-memory with artel.dev/gpu-compute C: C rounded up to
 //     sevenths; without gpu-compute: one GPU.
 // So a team without GPU quota gets no GPU through a slice.
-Amount ImplicitGpu(const PodSetSpec& ps, const PodSetReq& r, const Interner& resources) {
+Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources) {
   bool hinted = !ps.annotations.empty();
   for (const auto& [res, amt] : r.per_pod) {
     if (amt == 0) continue;
     const std::string& name = resources.Name(res);
     if (name == "nvidia.com/gpu") return 0;  // charged as requested
-    hinted = hinted || IsSlicingHint(name);
+    if (IsSlicingHint(name)) {
+      hinted = true;
+      r.hint_res.push_back(res);
+    }
   }
   if (!hinted) return 0;
   Result<placement::GpuRequest> g = placement::ParseGpuRequest(ps.requests, ps.annotations);
@@ -981,6 +985,16 @@ Amount ImplicitGpu(const PodSetSpec& ps, const PodSetReq& r, const Interner& res
     default:
       return 0;
   }
+}
+
+// Whether a restored admission charged pod set `r` an implicit GPU: it did if
+// its recorded usage of nvidia.com/gpu is above zero (the pod set requests no
+// nvidia.com/gpu itself when it has an implicit charge). Returns the id or -1.
+int32_t RecordedImplicitGpu(const EngineImpl& e, const PodSetReq& r, const PodSetAssignment& a) {
+  if (r.implicit_gpu <= 0) return -1;
+  auto u = a.resource_usage.find("nvidia.com/gpu");
+  if (u == a.resource_usage.end() || u->second <= 0 || !a.flavors.count("nvidia.com/gpu")) return -1;
+  return e.resources.Find("nvidia.com/gpu");
 }
 
 
@@ -1010,7 +1024,7 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
     psa.name = w.info.spec.pod_sets[i].name;
     psa.count = a.pod_sets[i].count;
     for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
-    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.cqs[w.cq].ImplicitGpuRes(), [&](int32_t res, Amount per_pod) {
+    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.ImplicitGpuRes(e.cqs[w.cq], w.pod_sets[i]), [&](int32_t res, Amount per_pod) {
       Amount total = per_pod * psa.count;
       psa.resource_usage[e.resources.Name(res)] = total;
       bool merged = false;
@@ -1172,7 +1186,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (shrunk) {
             FrAmounts usage;
             for (size_t i = 0; i < a.pod_sets.size(); ++i) {
-              ForEachPerPod(w.pod_sets[i], cq.pods_res, cq.ImplicitGpuRes(), [&](int32_t res, Amount per_pod) {
+              ForEachPerPod(w.pod_sets[i], cq.pods_res, ImplicitGpuRes(cq, w.pod_sets[i]), [&](int32_t res, Amount per_pod) {
                 int32_t f = -1;
                 for (const auto& [r, fl] : a.pod_sets[i].flavors) {
                   if (r == res) f = fl;
@@ -1594,8 +1608,9 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     if (ps.count < 1 || ps.count > w.pod_sets[i].count)
       return InvalidArgument("pod set " + ps.name + ": admitted count out of range");
     // `pods` is charged when the admission gave it a flavor (its queue covered it).
+    // `pods` and an implicit GPU are charged when the admission recorded them.
     const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
-    const int32_t gpu_res = ps.flavors.count("nvidia.com/gpu") ? e.resources.Find("nvidia.com/gpu") : -1;
+    const int32_t gpu_res = RecordedImplicitGpu(e, w.pod_sets[i], ps);
     Status bad;
     ForEachPerPod(w.pod_sets[i], pods_res, gpu_res, [&](int32_t res_name, Amount per_pod) {
       if (!bad.ok()) return;
@@ -1678,7 +1693,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     for (size_t i = 0; i < w.pod_sets.size(); ++i) {
       if (w.info.spec.pod_sets[i].name != ps.name) continue;
       const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
-      const int32_t gpu_res = ps.flavors.count("nvidia.com/gpu") ? e.resources.Find("nvidia.com/gpu") : -1;
+      const int32_t gpu_res = RecordedImplicitGpu(e, w.pod_sets[i], ps);
       ForEachPerPod(w.pod_sets[i], pods_res, gpu_res,
                     [&](int32_t res, Amount per_pod) { ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count; });
     }

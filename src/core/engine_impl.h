@@ -110,6 +110,7 @@ struct PodSetReq {
   // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
   // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
   Amount implicit_gpu = 0;
+  std::vector<int32_t> hint_res;  // slicing-hint resources it requests (> 0), ids
   std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
 };
 
@@ -225,11 +226,9 @@ struct CqRt {
   // The id of `pods` when a resource group covers it: each pod set then
   // requests one `pods` per pod (Kueue's FlavorAssigner.Assign).
   int32_t pods_res = -1;
-  // Where slicing hints are charged: the id of nvidia.com/gpu when covered
-  // and no group covers a slicing hint itself (then the hint is the quota).
+  // The id of nvidia.com/gpu when a group covers it: where GPU slices are
+  // charged (EngineImpl::ImplicitGpuRes).
   int32_t gpu_res = -1;
-  bool covers_hint = false;
-  int32_t ImplicitGpuRes() const { return covers_hint ? -1 : gpu_res; }
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
   int32_t queued = 0;          // workloads in the heaps of its LocalQueues
@@ -389,6 +388,16 @@ class EngineImpl {
   // Rebuilds info.placements (names, UUIDs) from the committed placement.
   void FillPlacementInfo(WlId id);
   void SetStrictFifoReasons();
+  // Where pod set `ps` pays for its GPU slices in `cq`: nvidia.com/gpu's id,
+  // or -1 when it asks for none or the queue covers a slicing resource the
+  // pod set requests (then that resource is its quota).
+  int32_t ImplicitGpuRes(const CqRt& cq, const PodSetReq& ps) const {
+    if (ps.implicit_gpu <= 0) return -1;
+    for (int32_t h : ps.hint_res) {
+      if (GroupOf(cq, h) >= 0) return -1;
+    }
+    return cq.gpu_res;
+  }
   int32_t GroupOf(const CqRt& cq, int32_t res) const {
     return res >= 0 && static_cast<size_t>(res) < cq.group_of_res.size() ? cq.group_of_res[res] : -1;
   }

@@ -160,6 +160,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       // A zero request needs nothing, but gets a flavor where a group covers
       // it (Kueue: "zero resource request defined in clusterQueue").
       if (per_pod == 0 && group < 0) continue;
+      if (per_pod == 0 && res == cq.gpu_res && ps.implicit_gpu > 0) continue;  // the slice's charge stands for it
       if (group < 0 && IsSlicingHint(e.resources.Name(res))) {
         continue;  // a GPU-slice need, read by placement; not quota unless a group covers it
       }
@@ -175,7 +176,9 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       reqs.push_back({group, res, per_pod * counts[i]});
     }
     if (cq.pods_res >= 0) reqs.push_back({e.GroupOf(cq, cq.pods_res), cq.pods_res, Amount{1000} * counts[i]});
-    if (ps.implicit_gpu > 0 && !cq.covers_hint) {
+    bool hint_is_quota = false;  // the queue covers a slicing resource this pod set requests
+    for (int32_t h : ps.hint_res) hint_is_quota = hint_is_quota || e.GroupOf(cq, h) >= 0;
+    if (ps.implicit_gpu > 0 && !hint_is_quota) {
       // A GPU slice is GPU quota (see ImplicitGpu in engine.cc).
       if (cq.gpu_res < 0) {
         a.mode = Mode::kNoFit;

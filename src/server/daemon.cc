@@ -910,7 +910,7 @@ void Daemon::Cycle(bool schedule) {
         fs::remove_all(fs::path(log_dir_) / key, ec);
         if (ec) log_->Warn("could not delete logs", {{"workload", key}, {"error", ec.message()}});
       }
-    }
+    }  // else not journaled: after a restart the records come back and are collected again, logs and all
   }
   int64_t now = WallMs();
   for (const auto& k : stop) {

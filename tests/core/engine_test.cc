@@ -435,3 +435,64 @@ TEST(EngineRestoreTest, PlacementIsRestoredAsIsOrRefused) {
 
 }  // namespace
 }  // namespace artel::core
+
+// GPU slices and `pods` are charged by admission and charged the same by a
+// restore of that admission (the daemon's journal replay).
+namespace artel::core {
+namespace {
+
+Amount UsageOf(const Engine& e, const std::string& cq, const std::string& res) {
+  for (const QuotaUsage& u : e.Usage()) {
+    if (!u.is_cohort && u.node == cq && u.resource == res) return u.usage;
+  }
+  return -1;
+}
+
+TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
+  Config c;
+  c.flavors.push_back({"a100"});
+  ClusterQueueSpec q = Cq("team-a", "", 4 * kGpu);
+  q.resource_groups[0].covered_resources = {"nvidia.com/gpu", "artel.dev/gpu-memory", "pods"};
+  q.resource_groups[0].flavors[0].resources.push_back({"artel.dev/gpu-memory", Amount{1} << 50, std::nullopt, std::nullopt});
+  q.resource_groups[0].flavors[0].resources.push_back({"pods", 100 * kGpu, std::nullopt, std::nullopt});
+  c.cluster_queues.push_back(q);
+  c.local_queues.push_back({"team-a", "default", "team-a"});
+  auto job = [](const std::string& name, std::map<std::string, Amount> req, std::map<std::string, std::string> ann) {
+    WorkloadSpec w;
+    w.ns = "team-a";
+    w.name = name;
+    w.queue = "default";
+    PodSetSpec ps;
+    ps.count = 2;
+    ps.requests = std::move(req);
+    ps.annotations = std::move(ann);
+    w.pod_sets.push_back(ps);
+    return w;
+  };
+  // A KAI half GPU per pod (1 GPU for two pods) and a memory need charged as memory, with a
+  // zero nvidia.com/gpu request that must stay zero.
+  const Amount mem = Amount{10} * (Amount{1} << 30) * 1000;  // 10 GiB in milli-bytes
+  Engine a;
+  ASSERT_TRUE(a.Configure(c).ok());
+  ASSERT_TRUE(a.Submit(job("frac", {}, {{"gpu-fraction", "0.5"}}), 0).ok());
+  ASSERT_TRUE(a.Submit(job("need", {{"nvidia.com/gpu", 0}, {"artel.dev/gpu-memory", mem}}, {}), 0).ok());
+  Settle(a, 0);
+  ASSERT_EQ(a.Find("team-a/frac")->state, WorkloadState::kAdmitted);
+  ASSERT_EQ(a.Find("team-a/need")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(UsageOf(a, "team-a", "nvidia.com/gpu"), 1 * kGpu);
+  EXPECT_EQ(UsageOf(a, "team-a", "pods"), 4 * kGpu);
+  EXPECT_EQ(UsageOf(a, "team-a", "artel.dev/gpu-memory"), 2 * mem);
+  Engine b;
+  ASSERT_TRUE(b.Configure(c).ok());
+  for (const char* name : {"frac", "need"}) {
+    const WorkloadInfo* w = a.Find(std::string("team-a/") + name);
+    ASSERT_TRUE(b.Submit(w->spec, 0).ok());
+    ASSERT_TRUE(b.Restore(w->key, "team-a", w->admission, 0).ok()) << name;
+  }
+  EXPECT_EQ(UsageOf(b, "team-a", "nvidia.com/gpu"), 1 * kGpu);
+  EXPECT_EQ(UsageOf(b, "team-a", "pods"), 4 * kGpu);
+  EXPECT_EQ(UsageOf(b, "team-a", "artel.dev/gpu-memory"), 2 * mem);
+}
+
+}  // namespace
+}  // namespace artel::core

@@ -1436,6 +1436,8 @@ class ClusterImpl {
           PlaceResult r = PlacePerGroup(sub);
           if (r.ok()) return r;
           last = std::move(r);
+          // Judged inside one domain: another (or this one, emptier) may do.
+          if (last.outcome == PlaceOutcome::kInfeasible) last.outcome = PlaceOutcome::kUnschedulable;
           last.reason = c.topo->levels[level] + " " + c.topo->domain_label[level][dc.domain] + ": " + last.reason;
         }
       }
