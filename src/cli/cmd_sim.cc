@@ -41,6 +41,7 @@ struct SimArgs {
   std::vector<std::string> compare;
   bool auto_queues = false;
   int64_t gpus = 0;
+  bool gpus_given = false;
   std::vector<std::string> map;
   std::string default_queue;
   std::string interval = "1s";
@@ -50,6 +51,8 @@ struct SimArgs {
   std::string until;
   bool fair_sharing = false;
   int64_t limit = 0;
+  bool limit_given = false;
+  std::string time_unit = "s";
   std::string out;
   bool no_png = false;
   bool quiet = false;
@@ -59,17 +62,6 @@ int64_t WallNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// Picks a preset from the header line when --preset is auto.
-sim::TracePreset DetectPreset(const std::string& path) {
-  std::ifstream in(path);
-  std::string header;
-  std::getline(in, header);
-  auto has = [&](const char* col) { return header.find(col) != std::string::npos; };
-  if (has("timestamp") && has("num_gpus") && has("cluster")) return sim::TracePreset::kPhilly;
-  if (has("submission_time") && has("num_gpu") && has("cluster")) return sim::TracePreset::kItp;
-  return sim::TracePreset::kGeneric;
 }
 
 Result<core::Config> LoadConfig(const std::vector<std::string>& paths) {
@@ -119,18 +111,31 @@ int RunSim(const SimArgs& a) {
     std::cerr << "artel sim: " << msg << "\n";
     return 2;
   };
+  // 0. Option values that cannot mean anything are errors, not silently
+  // replaced by a default.
+  if (a.gpus_given && a.gpus <= 0) {
+    return fail(fmt::format("--gpus: expected a positive number of GPUs, got {}", a.gpus));
+  }
+  if (a.gpus_given && !a.auto_queues) {
+    return fail(
+        "--gpus sets the cluster size of --auto-queues; with -k or --compare the capacity is the "
+        "config's quota (drop --gpus, or use --auto-queues)");
+  }
+  if (a.limit_given && a.limit <= 0) {
+    return fail(fmt::format("--limit: expected a positive number of jobs, got {}", a.limit));
+  }
+
   // 1. The workload.
   sim::Trace trace;
   if (!a.trace.empty() && !a.synthetic.empty()) return fail("give --trace or --synthetic, not both");
   if (!a.trace.empty()) {
     sim::TraceFormat format;
-    if (a.preset == "auto") {
-      format.preset = DetectPreset(a.trace);
-    } else {
-      Result<sim::TracePreset> p = sim::ParseTracePreset(a.preset);
-      if (!p.ok()) return fail(p.status().message());
-      format.preset = *p;
-    }
+    Result<sim::TracePreset> p = sim::ParseTracePreset(a.preset);
+    if (!p.ok()) return fail(p.status().message());
+    format.preset = *p;
+    Result<double> unit = sim::ParseTimeUnit(a.time_unit);
+    if (!unit.ok()) return fail(unit.status().message());
+    format.time_unit_ms = *unit;
     if (Status s = sim::ParseColumnMapping(a.columns, &format); !s.ok()) return fail(s.message());
     format.header = !a.no_header;
     if (!(a.gpu_scale > 0) || a.gpu_scale > 1e6) return fail("--gpu-scale: expected a number > 0");
@@ -157,13 +162,25 @@ int RunSim(const SimArgs& a) {
   } else {
     return fail("no workload: give --trace FILE or --synthetic SPEC");
   }
-  if (a.limit > 0 && static_cast<int64_t>(trace.jobs.size()) > a.limit) trace.jobs.resize(a.limit);
-  if (trace.jobs.empty()) return fail("the workload has no jobs");
+  // What went wrong with the rows comes first: when every row was
+  // malformed, it is the explanation of the empty workload below.
+  for (const std::string& n : trace.notes) std::cerr << "artel sim: note: " << n << "\n";
   if (trace.skipped > 0) {
     std::cerr << fmt::format("artel sim: skipped {} malformed rows of {} (use --strict to fail):\n",
                              trace.skipped, trace.rows);
     for (const std::string& p : trace.problems) std::cerr << "  " << p << "\n";
+    if (trace.skipped > static_cast<int64_t>(trace.problems.size())) {
+      std::cerr << fmt::format("  ... and {} more\n",
+                               trace.skipped - static_cast<int64_t>(trace.problems.size()));
+    }
   }
+  if (trace.jobs.empty()) {
+    if (trace.rows > 0 && trace.skipped == trace.rows) {
+      return fail(fmt::format("the workload has no jobs: all {} rows are malformed", trace.rows));
+    }
+    return fail("the workload has no jobs");
+  }
+  sim::KeepEarliest(&trace, a.limit);
 
   // 2. Options.
   sim::ReplayOptions ro;
@@ -258,7 +275,8 @@ int RunSim(const SimArgs& a) {
                                    std::pair{html_path, sim::ReportHtml(meta, runs)}}) {
     if (Status s = sim::WriteTextFile(path, text); !s.ok()) return fail(s.message());
   }
-  if (Status s = sim::WriteCsvReports(runs, trace.jobs, a.out); !s.ok()) return fail(s.message());
+  std::vector<std::string> csv_files;
+  if (Status s = sim::WriteCsvReports(runs, trace.jobs, a.out, &csv_files); !s.ok()) return fail(s.message());
   double report_seconds = static_cast<double>(WallNs() - t0) / 1e9;
 
   for (const sim::SimRun& run : runs) {
@@ -267,15 +285,16 @@ int RunSim(const SimArgs& a) {
         "{}: {} jobs over {} simulated; utilization {:.1f}% (bound {:.1f}%), Jain {:.3f}, {} preemptions\n",
         run.label, c.jobs, sim::HumanDuration(static_cast<double>(c.end) / 1000.0), 100 * c.utilization,
         100 * c.bound, c.jain, c.preemptions);
-    std::cout << fmt::format("  {:<16} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}\n", "tenant", "guarantee",
-                             "GPU-h", "borrowed", "held", "wait p50", "wait p95", "preempt");
+    std::cout << fmt::format("  {:<16} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6}\n", "tenant",
+                             "guarantee", "GPU-h", "borrowed", "held", "wait p50", "wait p95", "preempt",
+                             "never");
     for (const sim::TenantReport& t : run.result.tenants) {
       std::cout << fmt::format(
-          "  {:<16} {:>9g} {:>10.1f} {:>10.1f} {:>9} {:>9} {:>9} {:>7}\n", t.binding.tenant,
+          "  {:<16} {:>9g} {:>10.1f} {:>10.1f} {:>9} {:>9} {:>9} {:>7} {:>6}\n", t.binding.tenant,
           static_cast<double>(t.binding.guarantee) / core::kMilli, t.gpu_hours, t.gpu_hours_borrowed,
           t.guarantee_satisfaction < 0 ? std::string("n/a")
                                        : fmt::format("{:.1f}%", 100 * t.guarantee_satisfaction),
-          sim::HumanDuration(t.wait.p50), sim::HumanDuration(t.wait.p95), t.preemptions);
+          sim::HumanDuration(t.wait.p50), sim::HumanDuration(t.wait.p95), t.preemptions, t.never_admitted);
     }
     for (const std::string& w : run.result.warnings) std::cout << "  warning: " << w << "\n";
     std::cout << fmt::format(
@@ -284,10 +303,8 @@ int RunSim(const SimArgs& a) {
         c.events, c.wall_seconds, c.events_per_second, c.decisions, c.schedule_calls, c.schedule_seconds,
         c.decisions_per_second);
   }
-  std::cout << fmt::format(
-      "wrote {}/report.json, report.html, tenants.csv, cluster.csv, timeseries.csv, jobs.csv "
-      "({:.2f} s)\n",
-      a.out, report_seconds);
+  std::cout << fmt::format("wrote {}/report.json, report.html, {} ({:.2f} s)\n", a.out,
+                           fmt::join(csv_files, ", "), report_seconds);
   if (!a.no_png) {
     std::string chromium = sim::FindChromium();
     if (chromium.empty()) {
@@ -318,7 +335,11 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option(
       "--columns", a->columns,
-      "Column mapping KEY=COLUMN,... (keys: submit, interval, duration, start, end, gpus, tenant, user, id, status)");
+      "Column mapping KEY=COLUMN,... (keys: submit, interval, duration, start, end, gpus, instances, "
+      "tenant, user, id, status)");
+  cmd->add_option("--time-unit", a->time_unit,
+                  "Unit of numeric times and durations: s, ms or us (timestamps are not affected)")
+      ->capture_default_str();
   cmd->add_flag("--no-header", a->no_header, "The trace has no header line (columns are 1-based numbers)");
   cmd->add_option("--delimiter", a->delimiter, "Field separator: one character, or \"tab\"")->capture_default_str();
   cmd->add_option("--gpu-scale", a->gpu_scale,
@@ -334,8 +355,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->expected(1, -1);
   cmd->add_flag("--auto-queues", a->auto_queues,
                 "Derive one queue per tenant, guarantees proportional to its GPU-hours");
-  cmd->add_option("--gpus", a->gpus,
-                  "Cluster size for --auto-queues (default: the 99th percentile over time of the trace's demand)");
+  CLI::Option* gpus = cmd->add_option(
+      "--gpus", a->gpus,
+      "Cluster size for --auto-queues (default: the 99th percentile over time of the trace's demand)");
   cmd->add_option("--map", a->map, "Tenant binding TENANT=NAMESPACE[/QUEUE] (repeatable)");
   cmd->add_option("--default-queue", a->default_queue, "NAMESPACE/QUEUE for tenants without a binding");
   cmd->add_option("--interval", a->interval, "Scheduling interval (0s = after every event batch)")
@@ -343,11 +365,16 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--grace", a->grace, "Eviction grace period")->capture_default_str();
   cmd->add_option("--until", a->until, "Stop at this virtual time (default: when every job is done)");
   cmd->add_flag("--fair-sharing", a->fair_sharing, "Turn on fair sharing in the engine");
-  cmd->add_option("--limit", a->limit, "Use only the first N jobs of the trace");
+  CLI::Option* limit =
+      cmd->add_option("--limit", a->limit, "Use only the N earliest jobs of the trace (by submission time)");
   cmd->add_option("--out", a->out, "Output directory")->required();
   cmd->add_flag("--no-png", a->no_png, "Do not render PNG charts");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress line");
-  cmd->callback([a, exit_code] { *exit_code = RunSim(*a); });
+  cmd->callback([a, exit_code, gpus, limit] {
+    a->gpus_given = gpus->count() > 0;
+    a->limit_given = limit->count() > 0;
+    *exit_code = RunSim(*a);
+  });
 }
 
 }  // namespace artel::cli

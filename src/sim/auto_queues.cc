@@ -59,7 +59,7 @@ int64_t DefaultGpus(const std::vector<TraceJob>& jobs) {
 Result<AutoQueues> BuildAutoQueues(const std::vector<TraceJob>& jobs, int64_t gpus,
                                    const std::string& resource) {
   if (jobs.empty()) return InvalidArgument("--auto-queues: the trace has no jobs");
-  std::map<std::string, double> gpu_ms;
+  std::map<std::string, double> gpu_ms;  // milli-GPU milliseconds per tenant
   int64_t largest = 0;  // whole GPUs of the largest job, rounded up
   for (const TraceJob& j : jobs) {
     gpu_ms[j.tenant] += static_cast<double>(j.gpus) * static_cast<double>(j.duration);
@@ -99,6 +99,11 @@ Result<AutoQueues> BuildAutoQueues(const std::vector<TraceJob>& jobs, int64_t gp
     std::string base = name;
     for (int k = 2; used_names.count(name); ++k) name = fmt::format("{}-{}", base.substr(0, 58), k);
     used_names.insert(name);
+    // A tenant read from a multi-line quoted CSV field must not end the
+    // comment line and spill into the YAML.
+    std::string shown = order[i].first;
+    std::replace_if(
+        shown.begin(), shown.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     y += fmt::format(
         "---\n# tenant {} : {:.1f} GPU-hours ({:.2f}%)\n"
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {}\n"
@@ -109,7 +114,7 @@ Result<AutoQueues> BuildAutoQueues(const std::vector<TraceJob>& jobs, int64_t gp
         "          resources:\n            - name: \"{}\"\n              nominalQuota: {}\n"
         "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\n"
         "  namespace: {}\nspec:\n  clusterQueue: {}\n",
-        order[i].first, order[i].second / 1000.0 / 3600.0,
+        shown, order[i].second / core::kMilli / (3600.0 * 1000.0),
         total_ms > 0 ? 100.0 * order[i].second / total_ms : 0.0, name, name, resource, resource, quota[i],
         name, name);
     out.tenants.push_back({order[i].first, name, "default", quota[i] * core::kMilli});

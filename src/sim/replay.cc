@@ -175,6 +175,25 @@ class Simulator {
       result_.warnings.push_back(
           fmt::format("tenant {} has no queue binding: {} jobs skipped", tenant, count));
     }
+    // Such a job would sit pending to the end without a word; say why.
+    int64_t too_large = 0;
+    for (size_t j = 0; j < n && capacity_ > 0; ++j) {
+      if (state_[j] == JobState::kSkipped || jobs_[j].gpus <= capacity_) continue;
+      ++result_.tenants[tenant_of_[j]].too_large;
+      if (++too_large > static_cast<int64_t>(kMaxTooLargeWarnings)) continue;
+      const TraceJob& job = jobs_[j];
+      result_.warnings.push_back(fmt::format(
+          "job {}{} of tenant {} asks for {:g} GPUs, more than the cluster's {:g}: it can never be admitted",
+          job.id,
+          job.line > 0 && job.id != fmt::format("line{}", job.line) ? fmt::format(" (line {})", job.line)
+                                                                    : std::string(),
+          job.tenant, static_cast<double>(job.gpus) / core::kMilli,
+          static_cast<double>(capacity_) / core::kMilli));
+    }
+    if (too_large > static_cast<int64_t>(kMaxTooLargeWarnings)) {
+      result_.warnings.push_back(fmt::format("... and {} more jobs larger than the cluster",
+                                             too_large - static_cast<int64_t>(kMaxTooLargeWarnings)));
+    }
     result_.cluster.jobs = static_cast<int64_t>(n);
     arrivals_total_ = static_cast<int64_t>(n);
 

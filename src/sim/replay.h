@@ -79,6 +79,7 @@ struct TenantReport {
   int64_t admitted = 0;  // admitted at least once
   int64_t completed = 0;
   int64_t never_admitted = 0;          // still pending at the end
+  int64_t too_large = 0;               // asking for more GPUs than the capacity: never admissible
   double gpu_hours = 0;                // GPU-hours held (running and evicting)
   double gpu_hours_borrowed = 0;       // GPU-hours held above the guarantee
   double demand_hours = 0;             // hours in which demand >= guarantee (guarantee > 0)
@@ -139,6 +140,9 @@ struct ClusterReport {
   double decisions_per_second = 0;
 };
 
+// How many jobs larger than the cluster are named one by one in the warnings.
+inline constexpr size_t kMaxTooLargeWarnings = 10;
+
 struct ReplayResult {
   std::vector<TenantReport> tenants;
   ClusterReport cluster;
@@ -151,7 +155,10 @@ struct ReplayResult {
 // Replays `jobs` (any order; sorted stably by submission) against `config`.
 // Each job goes to the binding of its tenant; jobs of unbound tenants are
 // counted in a warning and skipped. `capacity` is the GPU capacity the
-// utilization is measured against (milli-GPUs).
+// utilization is measured against (milli-GPUs); a job asking for more can
+// never be admitted: it is still submitted (it stays pending and counts as
+// never admitted), counted in its tenant's `too_large` and named in a warning
+// (the first `kMaxTooLargeWarnings`, then one line with the rest).
 // Fails when the engine rejects the config.
 Result<ReplayResult> Replay(const core::Config& config, const std::vector<TenantBinding>& tenants,
                             const std::vector<TraceJob>& jobs, core::Amount capacity,

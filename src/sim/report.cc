@@ -88,6 +88,7 @@ json RunJson(const SimRun& run, bool with_series) {
         {"admitted", t.admitted},
         {"completed", t.completed},
         {"neverAdmitted", t.never_admitted},
+        {"tooLarge", t.too_large},
         {"gpuHours", Round(t.gpu_hours)},
         {"gpuHoursBorrowed", Round(t.gpu_hours_borrowed)},
         {"guaranteeSatisfaction",
@@ -145,16 +146,17 @@ std::string TenantTable(const ReplayResult& r) {
       "<table><thead><tr><th>tenant</th><th>queue</th><th>guarantee</th><th>jobs</th><th>GPU-h</th>"
       "<th>borrowed GPU-h</th><th>guarantee held</th><th>wait p50</th><th>p95</th><th>p99</th>"
       "<th>completion p50</th><th>preemptions</th><th>GPU-h lost</th><th>reclaim max</th>"
-      "<th>never admitted</th></tr></thead><tbody>";
+      "<th>never admitted</th><th>larger than the cluster</th></tr></thead><tbody>";
   for (const TenantReport& t : r.tenants) {
     h += fmt::format(
         "<tr><td>{}</td><td>{}/{}</td><td>{:g}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td></tr>",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{}</"
+        "td></tr>",
         HtmlEscape(t.binding.tenant), HtmlEscape(t.binding.ns), HtmlEscape(t.binding.queue),
         Gpus(t.binding.guarantee), t.jobs, t.gpu_hours, t.gpu_hours_borrowed, Pct(t.guarantee_satisfaction),
         HumanDuration(t.wait.p50), HumanDuration(t.wait.p95), HumanDuration(t.wait.p99),
         HumanDuration(t.jct.p50), t.preemptions, t.gpu_hours_lost,
-        HumanDuration(static_cast<double>(t.reclaim_latency_max) / 1000.0), t.never_admitted);
+        HumanDuration(static_cast<double>(t.reclaim_latency_max) / 1000.0), t.never_admitted, t.too_large);
   }
   return h + "</tbody></table>";
 }
@@ -403,26 +405,42 @@ Status WriteTextFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJob>& jobs,
-                       const std::string& dir) {
+                       const std::string& dir, std::vector<std::string>* written) {
+  auto write = [&](const std::string& name, const std::string& text) -> Status {
+    if (Status s = WriteTextFile(dir + "/" + name, text); !s.ok()) return s;
+    if (written != nullptr) written->push_back(name);
+    return Status::Ok();
+  };
   for (size_t ri = 0; ri < runs.size(); ++ri) {
     const ReplayResult& r = runs[ri].result;
     std::string suffix = runs.size() > 1 ? fmt::format("-{}", ri + 1) : "";
     std::string t =
         "tenant,namespace,queue,guarantee_gpus,jobs,admitted,completed,never_admitted,gpu_hours,"
         "gpu_hours_borrowed,guarantee_satisfaction,wait_p50_s,wait_p95_s,wait_p99_s,wait_mean_s,"
-        "jct_p50_s,jct_p95_s,jct_mean_s,preemptions,gpu_hours_lost,reclaim_latency_max_s\n";
+        "jct_p50_s,jct_p95_s,jct_mean_s,preemptions,gpu_hours_lost,reclaim_latency_max_s,too_large\n";
     for (const TenantReport& x : r.tenants) {
       t += fmt::format(
           "{},{},{},{:g},{},{},{},{},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:."
-          "3f},{:.3f}\n",
-          x.binding.tenant, x.binding.ns, x.binding.queue, Gpus(x.binding.guarantee), x.jobs, x.admitted,
-          x.completed, x.never_admitted, x.gpu_hours, x.gpu_hours_borrowed,
+          "3f},{:.3f},{}\n",
+          CsvField(x.binding.tenant), CsvField(x.binding.ns), CsvField(x.binding.queue),
+          Gpus(x.binding.guarantee), x.jobs, x.admitted, x.completed, x.never_admitted, x.gpu_hours,
+          x.gpu_hours_borrowed,
           x.guarantee_satisfaction < 0 ? std::string() : fmt::format("{:.6f}", x.guarantee_satisfaction),
           x.wait.p50, x.wait.p95, x.wait.p99, x.wait.mean, x.jct.p50, x.jct.p95, x.jct.mean, x.preemptions,
-          x.gpu_hours_lost, static_cast<double>(x.reclaim_latency_max) / 1000.0);
+          x.gpu_hours_lost, static_cast<double>(x.reclaim_latency_max) / 1000.0, x.too_large);
     }
-    if (Status s = WriteTextFile(dir + "/tenants" + suffix + ".csv", t); !s.ok()) return s;
+    if (Status s = write("tenants" + suffix + ".csv", t); !s.ok()) return s;
     const ClusterReport& c = r.cluster;
     std::string cl = fmt::format(
         "capacity_gpus,jobs,events,decisions,schedule_calls,simulated_seconds,utilization,utilization_bound,"
@@ -431,10 +449,11 @@ Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJ
         Gpus(c.capacity), c.jobs, c.events, c.decisions, c.schedule_calls,
         static_cast<double>(c.end) / 1000.0, c.utilization, c.bound, c.jain, c.preemptions, c.gpu_hours_lost,
         c.wall_seconds, c.events_per_second, c.decisions_per_second);
-    if (Status s = WriteTextFile(dir + "/cluster" + suffix + ".csv", cl); !s.ok()) return s;
+    if (Status s = write("cluster" + suffix + ".csv", cl); !s.ok()) return s;
     std::string ts = "t_seconds,used_gpus,bound_gpus";
-    for (const TenantReport& x : r.tenants)
-      ts += fmt::format(",held:{},pending:{}", x.binding.tenant, x.binding.tenant);
+    for (const TenantReport& x : r.tenants) {
+      ts += "," + CsvField("held:" + x.binding.tenant) + "," + CsvField("pending:" + x.binding.tenant);
+    }
     ts += "\n";
     for (size_t i = 0; i < r.series.t.size(); ++i) {
       ts += fmt::format("{:.3f},{:.3f},{:.3f}", r.series.t[i], r.series.used[i], r.series.bound[i]);
@@ -443,7 +462,7 @@ Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJ
       }
       ts += "\n";
     }
-    if (Status s = WriteTextFile(dir + "/timeseries" + suffix + ".csv", ts); !s.ok()) return s;
+    if (Status s = write("timeseries" + suffix + ".csv", ts); !s.ok()) return s;
     std::string js = "id,tenant,line,submit_s,gpus,duration_s,first_admit_s,finish_s,wait_s,evictions\n";
     js.reserve(jobs.size() * 64);
     for (size_t j = 0; j < jobs.size() && j < r.outcomes.size(); ++j) {
@@ -452,12 +471,13 @@ Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJ
       auto opt = [](core::Time v) {
         return v < 0 ? std::string() : fmt::format("{:.3f}", static_cast<double>(v) / 1000.0);
       };
-      js += fmt::format("{},{},{},{:.3f},{:g},{:.3f},{},{},{},{}\n", job.id, job.tenant, job.line,
-                        static_cast<double>(job.submit) / 1000.0, static_cast<double>(job.gpus) / core::kMilli,
+      js += fmt::format("{},{},{},{:.3f},{:g},{:.3f},{},{},{},{}\n", CsvField(job.id), CsvField(job.tenant),
+                        job.line, static_cast<double>(job.submit) / 1000.0,
+                        static_cast<double>(job.gpus) / core::kMilli,
                         static_cast<double>(job.duration) / 1000.0, opt(o.first_admit), opt(o.finish),
                         o.first_admit < 0 ? std::string() : opt(o.first_admit - job.submit), o.evictions);
     }
-    if (Status s = WriteTextFile(dir + "/jobs" + suffix + ".csv", js); !s.ok()) return s;
+    if (Status s = write("jobs" + suffix + ".csv", js); !s.ok()) return s;
   }
   return Status::Ok();
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -52,10 +53,17 @@ std::vector<std::string> ChartIds(size_t run);
 std::string ReportJson(const SimMeta& meta, const std::vector<SimRun>& runs);
 std::string ReportHtml(const SimMeta& meta, const std::vector<SimRun>& runs);
 
-// Writes tenants.csv, cluster.csv, timeseries.csv (first run; one file per run
-// with a suffix when there are several) and jobs.csv into `dir`.
+// Writes tenants.csv, cluster.csv, timeseries.csv and jobs.csv into `dir`
+// (one of each per run, suffixed -1, -2, ... when there are several). Text
+// fields (tenants, ids, namespaces, and the tenant names in timeseries.csv's
+// header) are quoted per RFC 4180 when needed. When `written` is given, the
+// file names written are appended to it, in order.
 Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJob>& jobs,
-                       const std::string& dir);
+                       const std::string& dir, std::vector<std::string>* written = nullptr);
+
+// One CSV field: as is, or in double quotes with each quote doubled when it
+// holds a comma, a quote or a line break (RFC 4180).
+std::string CsvField(std::string_view text);
 
 Status WriteTextFile(const std::string& path, const std::string& text);
 

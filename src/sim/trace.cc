@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -19,8 +20,17 @@ namespace {
 
 constexpr size_t kMaxProblems = 20;
 
-constexpr std::array<std::string_view, 10> kKeys = {"submit", "interval", "duration", "start", "end",
-                                                    "gpus",   "tenant",   "user",     "id",    "status"};
+constexpr std::array<std::string_view, 11> kKeys = {
+    "submit", "interval", "duration", "start", "end", "gpus", "instances", "tenant", "user", "id", "status"};
+
+// Bounds on what a row may say, in milliseconds and GPUs: far beyond any real
+// trace, and small enough that the sums of a replay cannot overflow.
+constexpr double kMaxTimeMs = 9e15;      // about the year 287,000
+constexpr double kMaxDurationMs = 1e14;  // about 3,000 years
+constexpr double kMaxGpus = 1e6;
+// A numeric time above this many seconds is past the year 5000: almost surely
+// milliseconds (or microseconds) read as seconds.
+constexpr double kImplausibleSeconds = 1e11;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -28,51 +38,125 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Splits one CSV record. Supports double-quoted fields with "" escapes; a
-// record never spans lines (traces do not need it).
-bool SplitCsv(std::string_view line, char delim, std::vector<std::string_view>* fields,
-              std::vector<std::string>* unquoted) {
-  fields->clear();
-  unquoted->clear();
-  size_t i = 0;
-  for (;;) {
-    if (i < line.size() && line[i] == '"') {
-      std::string value;
-      ++i;
-      bool closed = false;
-      while (i < line.size()) {
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            value += '"';
-            i += 2;
-            continue;
+// Spaces and tabs around a field are dropped, unless they are the delimiter.
+bool IsPadding(char c, char delim) { return (c == ' ' || c == '\t') && c != delim; }
+
+// Reads CSV records (RFC 4180, leniently) one at a time from a whole text.
+// A quoted field may span lines and holds "" as one quote; padding around a
+// field, also before an opening quote, is dropped; records end at LF, CRLF or
+// a lone CR. `fields` point into the text, or into reused scratch strings for
+// quoted fields with escapes, and stay valid until the next call: a row costs
+// no allocation once the buffers have grown.
+class CsvReader {
+ public:
+  CsvReader(std::string_view text, char delim) : text_(text), delim_(delim) {}
+
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  int64_t line() const { return line_; }  // 1-based line where the last record starts
+  const std::vector<std::string_view>& fields() const { return fields_; }
+
+  // A record of one empty field: an empty or all-blank line.
+  bool Blank() const { return fields_.size() == 1 && fields_[0].empty(); }
+
+  // Reads the next record. Returns nullptr, or why the record is malformed;
+  // reading then resumes on the line after the record's first line, so that
+  // one stray quote costs one row rather than the rest of the file.
+  const char* Next() {
+    fields_.clear();
+    fixups_.clear();
+    line_ = next_line_;
+    const size_t start = pos_;
+    const size_t n = text_.size();
+    size_t used = 0;  // scratch strings used by this record
+    int64_t breaks = 0;
+    size_t i = pos_;
+    for (;;) {
+      size_t f = i;
+      while (f < n && IsPadding(text_[f], delim_)) ++f;
+      if (f < n && text_[f] == '"') {
+        size_t close = std::string_view::npos;
+        bool escaped = false;
+        int64_t inner_breaks = 0;
+        for (size_t q = f + 1; q < n; ++q) {
+          const char c = text_[q];
+          if (c == '"') {
+            if (q + 1 < n && text_[q + 1] == '"') {
+              escaped = true;
+              ++q;
+              continue;
+            }
+            close = q;
+            break;
           }
-          ++i;
-          closed = true;
-          break;
+          if (c == '\n' || (c == '\r' && (q + 1 >= n || text_[q + 1] != '\n'))) ++inner_breaks;
         }
-        value += line[i++];
+        if (close == std::string_view::npos) return Resume(start, "unterminated quote");
+        std::string_view raw = text_.substr(f + 1, close - f - 1);
+        if (escaped) {
+          if (used == scratch_.size()) scratch_.emplace_back();
+          std::string& s = scratch_[used];
+          s.clear();
+          for (size_t k = 0; k < raw.size(); ++k) {
+            s += raw[k];
+            if (raw[k] == '"') ++k;  // the second quote of ""
+          }
+          fixups_.emplace_back(fields_.size(), used++);
+          fields_.emplace_back();
+        } else {
+          fields_.push_back(raw);
+        }
+        breaks += inner_breaks;
+        i = close + 1;
+        while (i < n && IsPadding(text_[i], delim_)) ++i;
+        if (i < n && text_[i] != delim_ && text_[i] != '\n' && text_[i] != '\r') {
+          return Resume(start, "text after a closing quote");
+        }
+      } else {
+        size_t e = i;
+        while (e < n && text_[e] != delim_ && text_[e] != '\n' && text_[e] != '\r') ++e;
+        fields_.push_back(Trim(text_.substr(i, e - i)));
+        i = e;
       }
-      if (!closed) return false;
-      unquoted->push_back(std::move(value));
-      fields->push_back({});  // placeholder, fixed below
-      if (i < line.size() && line[i] != delim) return false;
-    } else {
-      size_t end = line.find(delim, i);
-      if (end == std::string_view::npos) end = line.size();
-      fields->push_back(Trim(line.substr(i, end - i)));
-      i = end;
+      if (i < n && text_[i] == delim_) {
+        ++i;
+        continue;
+      }
+      EndAt(i, breaks);
+      break;
     }
-    if (i >= line.size()) break;
-    ++i;  // the delimiter
+    // Scratch strings may have moved while the vector grew; point at them now.
+    for (const auto& [field, s] : fixups_) fields_[field] = scratch_[s];
+    return nullptr;
   }
-  // Point quoted placeholders at their unquoted storage (stable now).
-  size_t q = 0;
-  for (size_t f = 0; f < fields->size(); ++f) {
-    if ((*fields)[f].data() == nullptr) (*fields)[f] = (*unquoted)[q++];
+
+ private:
+  // Ends the record at the line break at `at` (or the end of the text).
+  void EndAt(size_t at, int64_t breaks) {
+    if (at < text_.size()) {
+      at += text_[at] == '\r' && at + 1 < text_.size() && text_[at + 1] == '\n' ? 2 : 1;
+      ++breaks;
+    }
+    pos_ = at;
+    next_line_ = line_ + breaks;
   }
-  return true;
-}
+
+  const char* Resume(size_t start, const char* why) {
+    size_t e = start;
+    while (e < text_.size() && text_[e] != '\n' && text_[e] != '\r') ++e;
+    EndAt(e, 0);
+    fields_.clear();
+    return why;
+  }
+
+  std::string_view text_;
+  char delim_;
+  size_t pos_ = 0;
+  int64_t line_ = 0;
+  int64_t next_line_ = 1;
+  std::vector<std::string_view> fields_;
+  std::vector<std::string> scratch_;
+  std::vector<std::pair<size_t, size_t>> fixups_;  // (field, scratch string)
+};
 
 Result<double> ParseNumber(std::string_view text) {
   text = Trim(text);
@@ -96,6 +180,15 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
+// DaysFromCivil would quietly normalise 2020-02-30 to March 1st; a trace
+// with such a date is broken, so the date must exist.
+bool ValidDate(int64_t y, int64_t m, int64_t d) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1) return false;
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return d <= kDays[m - 1] + (m == 2 && leap ? 1 : 0);
+}
+
 bool ReadDigits(std::string_view s, size_t* i, size_t n, int64_t* out) {
   if (*i + n > s.size()) return false;
   int64_t v = 0;
@@ -109,59 +202,11 @@ bool ReadDigits(std::string_view s, size_t* i, size_t n, int64_t* out) {
   return true;
 }
 
-int64_t ToMillis(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1000.0)); }
-
-const std::map<std::string, std::string>& PresetColumns(TracePreset preset) {
-  static const std::map<std::string, std::string> kPhilly = {
-      {"submit", "timestamp"}, {"duration", "duration"}, {"gpus", "num_gpus"}, {"tenant", "cluster"}};
-  static const std::map<std::string, std::string> kItp = {{"submit", "submission_time"},
-                                                          {"duration", "duration"},
-                                                          {"gpus", "num_gpu"},
-                                                          {"tenant", "cluster"},
-                                                          {"id", "job_id"}};
-  static const std::map<std::string, std::string> kNone;
-  switch (preset) {
-    case TracePreset::kPhilly: return kPhilly;
-    case TracePreset::kItp: return kItp;
-    case TracePreset::kGeneric: break;
-  }
-  return kNone;
-}
-
-}  // namespace
-
-Result<TracePreset> ParseTracePreset(std::string_view name) {
-  if (name == "philly") return TracePreset::kPhilly;
-  if (name == "itp") return TracePreset::kItp;
-  if (name == "generic") return TracePreset::kGeneric;
-  return InvalidArgument("unknown trace preset \"" + std::string(name) +
-                         "\" (expected philly, itp or generic)");
-}
-
-Status ParseColumnMapping(std::string_view text, TraceFormat* format) {
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = Trim(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      return InvalidArgument("--columns: expected KEY=COLUMN, got \"" + std::string(item) + "\"");
-    }
-    std::string key(Trim(item.substr(0, eq)));
-    std::string column(Trim(item.substr(eq + 1)));
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-      return InvalidArgument("--columns: unknown key \"" + key +
-                             "\" (keys: submit, interval, duration, start, end, gpus, tenant, user, id, status)");
-    }
-    if (column.empty()) return InvalidArgument("--columns: empty column for key " + key);
-    format->columns[key] = column;
-  }
-  return Status::Ok();
-}
-
-Result<core::Time> ParseTraceTime(std::string_view text) {
+// Parses a trace time (see ParseTraceTime). `*numeric` is set to the number
+// as written when the text is a number, else to -1.
+Result<core::Time> ParseTime(std::string_view text, double unit_ms, double* numeric) {
   text = Trim(text);
+  *numeric = -1;
   // A timestamp starts with a 4-digit year and a dash.
   if (text.size() >= 10 && text[4] == '-') {
     size_t i = 0;
@@ -174,6 +219,7 @@ Result<core::Time> ParseTraceTime(std::string_view text) {
         i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &d)) {
       return bad();
     }
+    if (!ValidDate(y, mo, d)) return bad();
     int64_t frac_ms = 0;
     if (i < text.size()) {
       if (text[i] != ' ' && text[i] != 'T') return bad();
@@ -211,30 +257,177 @@ Result<core::Time> ParseTraceTime(std::string_view text) {
         offset_min = sign * (oh * 60 + om);
       }
       if (i != text.size()) return bad();
-      if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return bad();
+      if (h > 23 || mi > 59 || s > 60) return bad();  // 60: a leap second
       int64_t days = DaysFromCivil(y, mo, d);
       return ((days * 24 + h) * 60 + mi - offset_min) * 60 * 1000 + s * 1000 + frac_ms;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31) return bad();
     int64_t days = DaysFromCivil(y, mo, d);
     return days * 24 * 60 * 60 * 1000;
   }
   Result<double> v = ParseNumber(text);
   if (!v.ok()) return v.status();
   if (*v < 0) return InvalidArgument("negative time " + std::string(text));
-  if (*v > 9e12) return InvalidArgument("time out of range: " + std::string(text));
-  return ToMillis(*v);
+  if (*v * unit_ms > kMaxTimeMs) {
+    return InvalidArgument(
+        "time out of range: " + std::string(text) +
+        (unit_ms >= 1000 ? " (if the times are milliseconds or microseconds, give --time-unit ms or us)"
+                         : ""));
+  }
+  *numeric = *v;
+  return static_cast<core::Time>(std::llround(*v * unit_ms));
+}
+
+const std::map<std::string, std::string>& PresetColumns(TracePreset preset) {
+  static const std::map<std::string, std::string> kPhilly = {
+      {"submit", "timestamp"}, {"duration", "duration"}, {"gpus", "num_gpus"}, {"tenant", "cluster"}};
+  static const std::map<std::string, std::string> kItp = {{"submit", "submission_time"},
+                                                          {"duration", "duration"},
+                                                          {"gpus", "num_gpu"},
+                                                          {"tenant", "cluster"},
+                                                          {"id", "job_id"}};
+  static const std::map<std::string, std::string> kNone;
+  switch (preset) {
+    case TracePreset::kPhilly: return kPhilly;
+    case TracePreset::kItp: return kItp;
+    case TracePreset::kAuto:
+    case TracePreset::kGeneric: break;
+  }
+  return kNone;
+}
+
+// The preset whose columns the header has (by exact name), else generic.
+TracePreset DetectPreset(const std::vector<std::string>& header) {
+  auto has = [&](std::string_view c) { return std::find(header.begin(), header.end(), c) != header.end(); };
+  if (has("timestamp") && has("num_gpus") && has("cluster")) return TracePreset::kPhilly;
+  if (has("submission_time") && has("num_gpu") && has("cluster")) return TracePreset::kItp;
+  return TracePreset::kGeneric;
+}
+
+// A header that is one field holding another likely separator was split with
+// the wrong delimiter.
+std::string DelimiterHint(const std::vector<std::string>& header, char delim) {
+  if (header.size() != 1) return "";
+  if (delim != '\t' && header[0].find('\t') != std::string::npos) {
+    return " (the header is one field with tabs in it: use --delimiter tab)";
+  }
+  for (char c : {';', '|'}) {
+    if (c != delim && header[0].find(c) != std::string::npos) {
+      return fmt::format(" (the header is one field with '{}' in it: use --delimiter '{}')", c, c);
+    }
+  }
+  return "";
+}
+
+// Files that are plainly not CSV fail with one clear line instead of a
+// screenful of malformed rows.
+Status SniffNotCsv(std::string_view text, const std::string& source) {
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f &&
+      static_cast<unsigned char>(text[1]) == 0x8b) {
+    return InvalidArgument(source +
+                           ": looks like gzip; artel sim reads CSV (decompress it first: gunzip -k FILE)");
+  }
+  size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i < text.size() && (text[i] == '{' || text[i] == '[')) {
+    return InvalidArgument(source + ": looks like JSON; artel sim reads CSV");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TracePreset> ParseTracePreset(std::string_view name) {
+  if (name == "auto") return TracePreset::kAuto;
+  if (name == "philly") return TracePreset::kPhilly;
+  if (name == "itp") return TracePreset::kItp;
+  if (name == "generic") return TracePreset::kGeneric;
+  return InvalidArgument("unknown trace preset \"" + std::string(name) +
+                         "\" (expected auto, philly, itp or generic)");
+}
+
+Result<double> ParseTimeUnit(std::string_view name) {
+  if (name == "s") return 1000.0;
+  if (name == "ms") return 1.0;
+  if (name == "us") return 0.001;
+  return InvalidArgument("--time-unit: expected s, ms or us, got \"" + std::string(name) + "\"");
+}
+
+Status ParseColumnMapping(std::string_view text, TraceFormat* format) {
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = Trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return InvalidArgument("--columns: expected KEY=COLUMN, got \"" + std::string(item) + "\"");
+    }
+    std::string key(Trim(item.substr(0, eq)));
+    std::string column(Trim(item.substr(eq + 1)));
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      return InvalidArgument(
+          fmt::format("--columns: unknown key \"{}\" (keys: {})", key, fmt::join(kKeys, ", ")));
+    }
+    if (column.empty()) return InvalidArgument("--columns: empty column for key " + key);
+    format->columns[key] = column;
+  }
+  return Status::Ok();
+}
+
+Result<core::Time> ParseTraceTime(std::string_view text) { return ParseTraceTime(text, 1000.0); }
+
+Result<core::Time> ParseTraceTime(std::string_view text, double time_unit_ms) {
+  double numeric = 0;
+  return ParseTime(text, time_unit_ms, &numeric);
 }
 
 Result<Trace> ParseTrace(std::string_view text, const std::string& source, const TraceFormat& format) {
-  std::map<std::string, std::string> mapping = PresetColumns(format.preset);
+  // Editors on Windows start UTF-8 files with a byte order mark, which would
+  // otherwise become part of the first column's name (or first value).
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  if (Status s = SniffNotCsv(text, source); !s.ok()) return s;
+
+  CsvReader csv(text, format.delimiter);
+  std::vector<std::string> header;
+  int64_t header_line = 0;
+  if (format.header) {
+    while (!csv.AtEnd()) {
+      if (const char* why = csv.Next()) {
+        return InvalidArgument(fmt::format("{}:{}: malformed header: {}", source, csv.line(), why));
+      }
+      if (csv.Blank()) continue;
+      header.assign(csv.fields().begin(), csv.fields().end());
+      header_line = csv.line();
+      break;
+    }
+    if (header_line == 0) return InvalidArgument(source + ": empty trace (no header line)");
+  }
+
+  TracePreset preset = format.preset;
+  if (preset == TracePreset::kAuto) preset = format.header ? DetectPreset(header) : TracePreset::kGeneric;
+  std::map<std::string, std::string> mapping = PresetColumns(preset);
   for (const auto& [k, v] : format.columns) mapping[k] = v;
+
+  const std::string delimiter_hint = DelimiterHint(header, format.delimiter);
+  // A key the mapping lacks: name the file and what its header offers.
+  auto missing = [&](const std::string& what, const std::string& usage) -> Status {
+    if (!format.header)
+      return InvalidArgument(fmt::format("{}: trace format: no {} column; use {}", source, what, usage));
+    if (format.preset == TracePreset::kAuto && preset == TracePreset::kGeneric) {
+      return InvalidArgument(
+          fmt::format("{}: no {} column: the header matches no preset (philly, itp); its columns are: {}{}. "
+                      "Map them with "
+                      "--columns, e.g. --columns submit=COLUMN,duration=COLUMN,gpus=COLUMN,tenant=COLUMN",
+                      source, what, fmt::join(header, ", "), delimiter_hint));
+    }
+    return InvalidArgument(fmt::format("{}: trace format: no {} column; use {} (header columns: {}){}",
+                                       source, what, usage, fmt::join(header, ", "), delimiter_hint));
+  };
   if (mapping.count("submit") && mapping.count("interval")) {
     return InvalidArgument("--columns: give either submit or interval, not both");
   }
   if (!mapping.count("submit") && !mapping.count("interval")) {
-    return InvalidArgument(
-        "trace format: no submit (or interval) column; use --preset or --columns submit=COLUMN");
+    return missing("submit (or interval)", "--preset or --columns submit=COLUMN");
   }
   // The run time: a duration column, or an end time (minus the start time
   // when the trace has one, else minus the submission).
@@ -242,8 +435,7 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
     return InvalidArgument("--columns: give either duration or end, not both");
   }
   if (!mapping.count("duration") && !mapping.count("end")) {
-    return InvalidArgument(
-        "trace format: no duration column; use --columns duration=COLUMN (or end=COLUMN, with start=COLUMN)");
+    return missing("duration", "--columns duration=COLUMN (or end=COLUMN, with start=COLUMN)");
   }
   if (mapping.count("start") && !mapping.count("end")) {
     return InvalidArgument("--columns: start is only used with end (the run time is end - start)");
@@ -251,68 +443,72 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
   if (mapping.count("end") && !mapping.count("start") && !mapping.count("submit")) {
     return InvalidArgument("--columns: end needs start or submit to measure the run time from");
   }
-  if (!mapping.count("gpus")) {
-    return InvalidArgument("trace format: no gpus column; use --columns gpus=COLUMN");
+  if (!mapping.count("gpus")) return missing("gpus", "--columns gpus=COLUMN");
+
+  // key -> 0-based column index. A header name wins over a column number.
+  std::map<std::string, size_t> index;
+  size_t width = format.header ? header.size() : 0;
+  for (const auto& [key, column] : mapping) {
+    std::vector<size_t> named;
+    for (size_t c = 0; c < header.size(); ++c) {
+      if (header[c] == column) named.push_back(c);
+    }
+    // The last of two equal names used to win silently, and that is often
+    // the wrong one (pandas exports, joined tables).
+    if (named.size() > 1) {
+      std::vector<size_t> numbers;
+      for (size_t c : named) numbers.push_back(c + 1);
+      std::string list = fmt::format("{}", fmt::join(numbers.begin(), numbers.end() - 1, ", "));
+      return InvalidArgument(fmt::format(
+          "{}:{}: {}: column \"{}\" appears {} in the header (columns {} and {}); map it by number", source,
+          header_line, key, column,
+          named.size() == 2 ? std::string("twice") : fmt::format("{} times", named.size()), list,
+          numbers.back()));
+    }
+    std::optional<size_t> found;
+    if (!named.empty()) found = named[0];
+    if (!found && column.size() <= 6 && std::all_of(column.begin(), column.end(), ::isdigit)) {
+      const size_t n = std::stoul(column);
+      if (n == 0) return InvalidArgument(fmt::format("--columns {}=0: column numbers start at 1", key));
+      // Caught here once, rather than as "expected N columns" on every row.
+      if (format.header && n > header.size()) {
+        return InvalidArgument(fmt::format("{}:{}: --columns {}={}: the header has only {} columns", source,
+                                           header_line, key, column, header.size()));
+      }
+      found = n - 1;
+    }
+    if (!found) {
+      return InvalidArgument(fmt::format(
+          "{}:{}: no column \"{}\" for {} (columns: {}){}", source, format.header ? header_line : 1, column,
+          key, format.header ? fmt::format("{}", fmt::join(header, ", ")) : "none", delimiter_hint));
+    }
+    index[key] = *found;
+    width = std::max(width, *found + 1);
   }
+  auto column_of = [&](const char* key) -> int {
+    auto it = index.find(key);
+    return it == index.end() ? -1 : static_cast<int>(it->second);
+  };
+  const int c_submit = column_of("submit"), c_interval = column_of("interval"), c_start = column_of("start"),
+            c_end = column_of("end"), c_duration = column_of("duration"), c_gpus = column_of("gpus"),
+            c_instances = column_of("instances"), c_tenant = column_of("tenant"), c_user = column_of("user"),
+            c_id = column_of("id"), c_status = column_of("status");
 
   Trace trace;
   trace.source = source;
-  std::vector<std::string_view> fields;
-  std::vector<std::string> unquoted;
-  // key -> 0-based column index
-  std::map<std::string, size_t> index;
-  size_t width = 0;
-
-  auto resolve = [&](const std::vector<std::string_view>* header) -> Status {
-    width = header ? header->size() : 0;
-    for (const auto& [key, column] : mapping) {
-      std::optional<size_t> found;
-      if (header) {
-        for (size_t c = 0; c < header->size(); ++c) {
-          if ((*header)[c] == column) found = c;
-        }
-      }
-      if (!found && !column.empty() && std::all_of(column.begin(), column.end(), ::isdigit)) {
-        size_t n = std::stoul(column);
-        if (n >= 1) found = n - 1;
-      }
-      if (!found) {
-        return InvalidArgument(fmt::format("{}:1: no column \"{}\" for {} (columns: {})", source, column, key,
-                                           header ? fmt::format("{}", fmt::join(*header, ", ")) : "none"));
-      }
-      index[key] = *found;
-      width = std::max(width, *found + 1);
-    }
-    return Status::Ok();
-  };
-
-  int64_t line_no = 0;
-  bool need_header = format.header;
-  if (!need_header) {
-    if (Status s = resolve(nullptr); !s.ok()) return s;
-  }
+  const double unit = format.time_unit_ms;
   core::Time prev_submit = 0;
   core::Time min_submit = std::numeric_limits<core::Time>::max();
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (Trim(line).empty()) continue;
-    if (need_header) {
-      if (!SplitCsv(line, format.delimiter, &fields, &unquoted)) {
-        return InvalidArgument(fmt::format("{}:{}: malformed header", source, line_no));
-      }
-      std::vector<std::string_view> header = fields;
-      std::vector<std::string> keep(header.begin(), header.end());
-      std::vector<std::string_view> views(keep.begin(), keep.end());
-      if (Status s = resolve(&views); !s.ok()) return s;
-      need_header = false;
-      continue;
-    }
+  // The first absolute time written as a number that is implausibly large in
+  // the time unit, for a hint.
+  double big_time = -1;
+  int64_t big_time_line = 0;
+  std::string big_time_key;
+  while (!csv.AtEnd()) {
+    const char* broken = csv.Next();
+    if (broken == nullptr && csv.Blank()) continue;
+    const int64_t line_no = csv.line();
+    const std::vector<std::string_view>& fields = csv.fields();
     ++trace.rows;
     auto fail = [&](const std::string& why) -> Status {
       std::string msg = fmt::format("{}:{}: {}", source, line_no, why);
@@ -320,8 +516,19 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
       if (trace.problems.size() < kMaxProblems) trace.problems.push_back(msg);
       return InvalidArgument(msg);
     };
+    auto get = [&](int c) -> std::string_view { return c < 0 ? std::string_view() : fields[c]; };
+    auto time_of = [&](int c, const char* key) -> Result<core::Time> {
+      double numeric = -1;
+      Result<core::Time> t = ParseTime(get(c), unit, &numeric);
+      if (t.ok() && big_time < 0 && numeric * unit / 1000.0 > kImplausibleSeconds) {
+        big_time = numeric;
+        big_time_line = line_no;
+        big_time_key = key;
+      }
+      return t;
+    };
     Status row_status = [&]() -> Status {
-      if (!SplitCsv(line, format.delimiter, &fields, &unquoted)) return fail("unterminated quote");
+      if (broken != nullptr) return fail(broken);
       if (format.header && fields.size() != width) {
         return fail(fmt::format("expected {} columns, got {}", width, fields.size()));
       }
@@ -329,27 +536,25 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         return fail(fmt::format("expected at least {} columns, got {}", width, fields.size()));
       TraceJob job;
       job.line = line_no;
-      auto get = [&](const char* key) -> std::string_view {
-        auto it = index.find(key);
-        return it == index.end() ? std::string_view() : fields[it->second];
-      };
-      if (index.count("submit")) {
-        Result<core::Time> t = ParseTraceTime(get("submit"));
+      if (c_submit >= 0) {
+        Result<core::Time> t = time_of(c_submit, "submit");
         if (!t.ok()) return fail("submit: " + t.status().message());
         job.submit = *t;
       } else {
-        Result<double> iv = ParseNumber(get("interval"));
+        Result<double> iv = ParseNumber(get(c_interval));
         if (!iv.ok()) return fail("interval: " + iv.status().message());
-        if (*iv < 0) return fail("interval: negative");
-        job.submit = prev_submit + ToMillis(*iv);
+        if (*iv < 0) return fail(fmt::format("interval: negative: {}", Trim(get(c_interval))));
+        if (*iv * unit > kMaxTimeMs)
+          return fail(fmt::format("interval: out of range: {}", Trim(get(c_interval))));
+        job.submit = prev_submit + static_cast<core::Time>(std::llround(*iv * unit));
       }
-      if (index.count("end")) {
-        Result<core::Time> end = ParseTraceTime(get("end"));
+      if (c_end >= 0) {
+        Result<core::Time> end = time_of(c_end, "end");
         if (!end.ok()) return fail("end: " + end.status().message());
         core::Time from = job.submit;
         const char* from_key = "submit";
-        if (index.count("start")) {
-          Result<core::Time> start = ParseTraceTime(get("start"));
+        if (c_start >= 0) {
+          Result<core::Time> start = time_of(c_start, "start");
           if (!start.ok()) return fail("start: " + start.status().message());
           from = *start;
           from_key = "start";
@@ -357,23 +562,42 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         if (*end < from) return fail(fmt::format("end: before {}", from_key));
         job.duration = *end - from;
       } else {
-        Result<double> dur = ParseNumber(get("duration"));
+        Result<double> dur = ParseNumber(get(c_duration));
         if (!dur.ok()) return fail("duration: " + dur.status().message());
-        if (*dur < 0) return fail("duration: negative");
-        if (*dur > 1e11) return fail("duration: out of range");
-        job.duration = ToMillis(*dur);
+        if (*dur < 0) return fail(fmt::format("duration: negative: {}", Trim(get(c_duration))));
+        if (*dur * unit > kMaxDurationMs)
+          return fail(fmt::format("duration: out of range: {}", Trim(get(c_duration))));
+        job.duration = static_cast<core::Time>(std::llround(*dur * unit));
       }
-      Result<double> g = ParseNumber(get("gpus"));
-      if (!g.ok()) return fail("gpus: " + g.status().message());
-      const double scaled = *g * format.gpu_scale;
-      if (!(scaled >= 0) || scaled > 1e6) return fail("gpus: expected a number of GPUs >= 0");
+      // An empty GPU field is a CPU-only job (Helios, Alibaba PAI), not a
+      // broken row.
+      double gpus = 0;
+      if (std::string_view text = Trim(get(c_gpus)); !text.empty()) {
+        Result<double> g = ParseNumber(text);
+        if (!g.ok()) return fail("gpus: " + g.status().message());
+        gpus = *g;
+      }
+      double instances = 1;
+      if (std::string_view text = Trim(get(c_instances)); !text.empty()) {
+        Result<double> n = ParseNumber(text);
+        if (!n.ok()) return fail("instances: " + n.status().message());
+        if (*n < 0 || *n != std::floor(*n)) {
+          return fail(fmt::format("instances: expected a whole number >= 0, got {}", text));
+        }
+        instances = *n;
+      }
+      const double scaled = gpus * format.gpu_scale * instances;
+      if (!(scaled >= 0)) return fail("gpus: expected a number of GPUs >= 0");
+      if (scaled > kMaxGpus) {
+        return fail(fmt::format("gpus: too large: {:.0f} GPUs (at most {:.0f})", scaled, kMaxGpus));
+      }
       job.gpus = static_cast<core::Amount>(std::llround(scaled * core::kMilli));
       if (job.gpus == 0 && scaled > 0) return fail("gpus: less than a thousandth of a GPU");
-      job.user = std::string(get("user"));
-      job.tenant = std::string(get("tenant"));
+      job.user = std::string(get(c_user));
+      job.tenant = std::string(get(c_tenant));
       if (job.tenant.empty()) job.tenant = job.user.empty() ? "default" : job.user;
-      job.status = std::string(get("status"));
-      job.id = std::string(get("id"));
+      job.status = std::string(get(c_status));
+      job.id = std::string(get(c_id));
       if (job.id.empty()) job.id = fmt::format("line{}", line_no);
       prev_submit = job.submit;
       min_submit = std::min(min_submit, job.submit);
@@ -382,7 +606,13 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
     }();
     if (!row_status.ok() && format.strict) return row_status;
   }
-  if (need_header) return InvalidArgument(source + ": empty trace (no header line)");
+  if (big_time >= 0) {
+    trace.notes.push_back(fmt::format(
+        "{}:{}: read as {}, the {} time {:.0f} is past the year 5000; if the trace's times are {}, give "
+        "--time-unit {}",
+        source, big_time_line, unit >= 1000 ? "seconds" : "milliseconds", big_time_key, big_time,
+        unit >= 1000 ? "milliseconds" : "microseconds", unit >= 1000 ? "ms" : "us"));
+  }
   if (!trace.jobs.empty()) {
     trace.origin = min_submit;
     for (TraceJob& j : trace.jobs) j.submit -= min_submit;
@@ -391,12 +621,32 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
 }
 
 Result<Trace> LoadTrace(const std::string& path, const TraceFormat& format) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgument(path + ": is a directory; --trace takes a CSV file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open trace file");
   std::stringstream buf;
   buf << in.rdbuf();
+  if (in.bad()) return InvalidArgument(path + ": read error");
   std::string text = buf.str();
   return ParseTrace(text, path, format);
+}
+
+void KeepEarliest(Trace* trace, int64_t n) {
+  std::vector<TraceJob>& jobs = trace->jobs;
+  if (n <= 0 || static_cast<int64_t>(jobs.size()) <= n) return;
+  std::vector<std::pair<core::Time, size_t>> keyed(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) keyed[j] = {jobs[j].submit, j};
+  std::nth_element(keyed.begin(), keyed.begin() + (n - 1), keyed.end());
+  std::vector<size_t> keep(static_cast<size_t>(n));
+  for (size_t k = 0; k < keep.size(); ++k) keep[k] = keyed[k].second;
+  std::sort(keep.begin(), keep.end());  // file order
+  std::vector<TraceJob> out;
+  out.reserve(keep.size());
+  for (size_t j : keep) out.push_back(std::move(jobs[j]));
+  jobs = std::move(out);
 }
 
 // ---- synthetic ----

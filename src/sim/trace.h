@@ -4,12 +4,15 @@
 // A trace is a list of `TraceJob`s: who submitted (tenant, user), when, how
 // many GPUs, and how long the job ran. Readers map CSV columns to these keys:
 //
-//   submit    absolute submission time: seconds (integer or decimal) or a
-//             timestamp `YYYY-MM-DD HH:MM:SS` (also `T`-separated, optional
-//             fraction and `Z`), read as UTC
-//   interval  seconds since the previous row's submission (instead of submit)
-//   duration  run time in seconds
-//   gpus      GPUs the job requests
+//   submit    absolute submission time: a number (seconds, or the unit of
+//             `time_unit_ms`) or a timestamp `YYYY-MM-DD HH:MM:SS` (also
+//             `T`-separated, optional fraction and `Z` or an offset), read as UTC
+//   interval  time since the previous row's submission (instead of submit)
+//   duration  run time (a number in the time unit)
+//   start/end run start and end times (like submit); the run time is end -
+//             start, or end - submit without start
+//   gpus      GPUs the job requests (per instance with `instances`); empty = 0
+//   instances how many instances of that size the job has; empty = 1
 //   tenant    who owns the job (a virtual cluster, a team); falls back to
 //             `user`, then to "default"
 //   user      who submitted it
@@ -18,12 +21,19 @@
 //
 // Presets name the columns of the public traces in ../shared/traces: `philly`
 // (timestamp,duration,num_gpus,gpu_time,cluster) and `itp`
-// (cluster,job_id,submission_time,duration,num_gpu). Rows need not be sorted;
-// the reader keeps file order and the replay sorts stably by submission time.
-// Exact duplicate rows are kept. A malformed row (wrong column count, a value
-// that does not parse, a negative duration or GPU count) is an error naming
-// file:line in strict mode, and is otherwise skipped and counted, with the
-// first few messages kept for the report.
+// (cluster,job_id,submission_time,duration,num_gpu); `auto` picks one of them
+// from the header. Rows need not be sorted; the reader keeps file order and
+// the replay sorts stably by submission time. Exact duplicate rows are kept.
+//
+// The CSV dialect is RFC 4180 with leniencies: a quoted field may span lines,
+// `""` inside quotes is one quote, spaces around a field (also before an
+// opening quote) are dropped, records end at LF, CRLF or a lone CR, and a
+// UTF-8 byte order mark is ignored. A malformed row (wrong column count, a
+// value that does not parse, a negative duration or GPU count) is an error
+// naming file:line in strict mode, and is otherwise skipped and counted, with
+// the first few messages kept for the report. A mapping that cannot work
+// (a column that is not in the header, a header name that appears twice, a
+// column number past the header's width) fails before any row is read.
 //
 // The synthetic generator draws Poisson arrivals and size/duration
 // distributions per tenant from its own seeded PRNG (splitmix64), so a seed
@@ -61,9 +71,11 @@ struct Trace {
   int64_t rows = 0;                   // data rows read (good and bad)
   int64_t skipped = 0;                // malformed rows skipped
   std::vector<std::string> problems;  // the first malformed rows, as "file:line: message"
+  std::vector<std::string> notes;     // hints for the user, e.g. about the time unit
 };
 
-enum class TracePreset { kGeneric, kPhilly, kItp };
+// kAuto picks kPhilly or kItp when the header has their columns, else kGeneric.
+enum class TracePreset { kAuto, kGeneric, kPhilly, kItp };
 
 struct TraceFormat {
   TracePreset preset = TracePreset::kGeneric;
@@ -76,10 +88,17 @@ struct TraceFormat {
   // Multiplies the gpus column: 0.01 reads a percentage (Alibaba PAI's
   // plan_gpu 50 = half a GPU).
   double gpu_scale = 1.0;
+  // Milliseconds per unit of the numeric times (submit, interval, start, end,
+  // duration): 1000 = seconds, 1 = milliseconds, 0.001 = microseconds.
+  // Timestamps such as 2020-04-01T00:00:00Z are not affected.
+  double time_unit_ms = 1000.0;
 };
 
-// Parses a preset name: "philly", "itp" or "generic".
+// Parses a preset name: "auto", "philly", "itp" or "generic".
 Result<TracePreset> ParseTracePreset(std::string_view name);
+
+// Parses a time unit "s", "ms" or "us" into milliseconds per unit.
+Result<double> ParseTimeUnit(std::string_view name);
 
 // Parses `--columns KEY=COLUMN,...` into format->columns. Unknown keys are errors.
 Status ParseColumnMapping(std::string_view text, TraceFormat* format);
@@ -90,11 +109,21 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
 // Reads a CSV trace file.
 Result<Trace> LoadTrace(const std::string& path, const TraceFormat& format);
 
+// Keeps the `n` earliest jobs by submission time (ties: the earlier row), in
+// file order; `n <= 0` keeps everything. The earliest job stays, so the
+// rebased times stay valid.
+void KeepEarliest(Trace* trace, int64_t n);
+
 // Parses an absolute time: decimal seconds, or a `YYYY-MM-DD[ HH:MM[:SS[.fff]]]`
 // timestamp (`T` also separates date and time) in UTC, or with `Z` or an
 // offset `+HH:MM` / `+HHMM` / `+HH` (or `-`), which is subtracted to get UTC.
 // Returns milliseconds since the Unix epoch (or since 0 for plain seconds).
+// Dates and times must exist (no 2020-02-30, no hour 24; second 60 is a leap
+// second).
 Result<core::Time> ParseTraceTime(std::string_view text);
+
+// The same with numbers in another unit (`time_unit_ms` milliseconds each).
+Result<core::Time> ParseTraceTime(std::string_view text, double time_unit_ms);
 
 // ---- synthetic workloads ----
 
