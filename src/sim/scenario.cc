@@ -122,6 +122,47 @@ Status ReadTolerations(const Field& f, std::vector<core::Toleration>* out) {
   return Status::Ok();
 }
 
+// nodeAffinity: required node selector terms, as in the API
+// ([{matchExpressions: [{key, operator, values}], matchFields: [...]}]);
+// matchFields supports metadata.name (the node's hostname label).
+Status ReadNodeAffinity(const Field& f, std::vector<core::NodeSelectorTerm>* out) {
+  if (f.IsNull()) return Status::Ok();
+  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  for (const Field& t : f.Items()) {
+    ARTEL_SIM_RETURN_IF_ERROR(t.CheckKeys({"matchExpressions", "matchFields"}));
+    core::NodeSelectorTerm term;
+    for (const char* list_key : {"matchExpressions", "matchFields"}) {
+      if (!t.Has(list_key)) continue;
+      const bool field = std::string_view(list_key) == "matchFields";
+      Field list = t.Key(list_key);
+      ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
+      for (const Field& e : list.Items()) {
+        ARTEL_SIM_RETURN_IF_ERROR(e.CheckKeys({"key", "operator", "values"}));
+        ARTEL_SIM_RETURN_IF_ERROR(e.Require("key"));
+        ARTEL_SIM_RETURN_IF_ERROR(e.Require("operator"));
+        core::NodeSelectorRequirement r;
+        ARTEL_SIM_ASSIGN_OR_RETURN(r.key, e.Key("key").String());
+        ARTEL_SIM_ASSIGN_OR_RETURN(r.op, e.Key("operator").String());
+        if (e.Has("values")) {
+          ARTEL_SIM_ASSIGN_OR_RETURN(r.values, e.Key("values").StringList());
+        }
+        if (field) {
+          if (r.key != "metadata.name") return e.Key("key").Error("matchFields supports only metadata.name");
+          if (r.op != "In" && r.op != "NotIn") return e.Key("operator").Error("matchFields supports In and NotIn");
+          r.key = "kubernetes.io/hostname";
+        }
+        std::string culprit;
+        std::string problem = r.Problem(&culprit);
+        if (!problem.empty()) return (e.Has(culprit) ? e.Key(culprit) : e).Error(problem);
+        term.match_expressions.push_back(std::move(r));
+      }
+    }
+    if (term.match_expressions.empty()) return t.Error("a term needs matchExpressions or matchFields");
+    out->push_back(std::move(term));
+  }
+  return Status::Ok();
+}
+
 Status ReadTaints(const Field& f, std::vector<core::Taint>* out) {
   if (f.IsNull()) return Status::Ok();
   ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
@@ -448,7 +489,7 @@ Status ReadNodes(const Field& f, std::vector<NodeSpec>* nodes) {
 
 Status ReadPodSet(const Field& f, core::PodSetSpec* ps) {
   ARTEL_SIM_RETURN_IF_ERROR(
-      f.CheckKeys({"name", "count", "minCount", "requests", "annotations", "nodeSelector", "tolerations"}));
+      f.CheckKeys({"name", "count", "minCount", "requests", "annotations", "nodeSelector", "nodeAffinity", "tolerations"}));
   if (f.Has("name")) {
     ARTEL_SIM_ASSIGN_OR_RETURN(ps->name, f.Key("name").String());
   }
@@ -469,6 +510,7 @@ Status ReadPodSet(const Field& f, core::PodSetSpec* ps) {
   ARTEL_SIM_ASSIGN_OR_RETURN(ps->annotations, f.Key("annotations").StringMap());
   ARTEL_SIM_ASSIGN_OR_RETURN(ps->node_selector, f.Key("nodeSelector").StringMap());
   ARTEL_SIM_RETURN_IF_ERROR(ReadTolerations(f.Key("tolerations"), &ps->tolerations));
+  ARTEL_SIM_RETURN_IF_ERROR(ReadNodeAffinity(f.Key("nodeAffinity"), &ps->node_affinity));
   return Status::Ok();
 }
 
