@@ -276,6 +276,14 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       }
       rt.groups.push_back(std::move(grt));
     }
+    rt.all_tas = !q.resource_groups.empty();
+    for (const auto& g : q.resource_groups) {
+      for (const auto& fq : g.flavors) {
+        bool tas = false;
+        for (const ResourceFlavorSpec& f : config.flavors) tas = tas || (f.name == fq.flavor && !f.topology_name.empty());
+        rt.all_tas = rt.all_tas && tas;
+      }
+    }
     rt.held = q.stop_policy != StopPolicy::kNone;
     cq_index[q.name] = static_cast<int32_t>(cqs.size());
     cqs.push_back(std::move(rt));

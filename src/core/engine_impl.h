@@ -229,6 +229,9 @@ struct CqRt {
   // The id of nvidia.com/gpu when a group covers it: where GPU slices are
   // charged (EngineImpl::ImplicitGpuRes).
   int32_t gpu_res = -1;
+  // Every flavor of every resource group has a topology (Kueue: a pod set
+  // without a topology request is then placed with an implied one).
+  bool all_tas = false;
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
   int32_t queued = 0;          // workloads in the heaps of its LocalQueues

@@ -88,6 +88,49 @@ bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, std:
   return false;
 }
 
+// Kueue's TAS flavor rule (flavorassigner): a pod set with a Kueue topology
+// request may only use a flavor whose topology (topologyName) has the levels
+// it names; a pod set without one skips flavors with a topology, unless every
+// flavor of the queue has one (then the request is implied). Sets `why`.
+bool TasExcludes(const EngineImpl& e, const CqRt& cq, const ResourceFlavorSpec* flavor, const PodSetSpec& ps,
+                 std::string* why) {
+  auto ann = [&](const char* key) -> const std::string* {
+    auto it = ps.annotations.find(key);
+    return it == ps.annotations.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  const std::string* required = ann("kueue.x-k8s.io/podset-required-topology");
+  const std::string* preferred = ann("kueue.x-k8s.io/podset-preferred-topology");
+  const std::string* slice = ann("kueue.x-k8s.io/podset-slice-required-topology");
+  const std::string* unconstrained = ann("kueue.x-k8s.io/podset-unconstrained-topology");
+  const bool request = required || preferred || slice || (unconstrained && *unconstrained == "true");
+  const bool tas = flavor != nullptr && !flavor->topology_name.empty();
+  if (!request) {
+    if (!tas || cq.all_tas) return false;
+    *why = "a topology flavor (" + flavor->topology_name + "), and the pod set asks for no topology";
+    return true;
+  }
+  if (!tas) {
+    *why = "no topologyName, and the pod set asks for a topology";
+    return true;
+  }
+  const TopologySpec* topo = nullptr;
+  for (const TopologySpec& t : e.config.topologies) {
+    if (t.name == flavor->topology_name) topo = &t;
+  }
+  if (topo == nullptr) {
+    *why = "its topology " + flavor->topology_name + " is not defined";
+    return true;
+  }
+  for (const std::string* level : {required, preferred, slice}) {
+    if (level == nullptr) continue;
+    if (std::find(topo->levels.begin(), topo->levels.end(), *level) == topo->levels.end()) {
+      *why = "its topology " + topo->name + " has no level " + *level;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool CanPreemptWhileBorrowing(const EngineImpl& e, const CqRt& cq) {
   return e.opts.fair_sharing || cq.spec->preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
 }
@@ -204,6 +247,14 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
         if (fspec != nullptr && (!fspec->node_taints.empty() || !fspec->node_labels.empty())) {
           std::string why;
           if (FlavorExcludes(fspec, pss, &why)) {
+            if (!excluded.empty()) excluded += "; ";
+            excluded += "flavor " + e.flavors[f].name + ": " + why;
+            continue;
+          }
+        }
+        if ((fspec != nullptr && !fspec->topology_name.empty()) || !pss.annotations.empty()) {
+          std::string why;
+          if (TasExcludes(e, cq, fspec, pss, &why)) {
             if (!excluded.empty()) excluded += "; ";
             excluded += "flavor " + e.flavors[f].name + ": " + why;
             continue;
