@@ -326,13 +326,14 @@ std::string HtmlEscape(const std::string& text) {
 std::string ReportJson(const SimMeta& meta, const std::vector<SimRun>& runs) {
   json out = {{"meta", MetaJson(meta)}, {"runs", json::array()}};
   for (const SimRun& run : runs) out["runs"].push_back(RunJson(run, true));
-  return out.dump(1) + "\n";
+  // Invalid UTF-8 in a trace's names is replaced, not fatal (nlohmann throws by default).
+  return out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ReportHtml(const SimMeta& meta, const std::vector<SimRun>& runs) {
   json data = {{"meta", MetaJson(meta)}, {"runs", json::array()}};
   for (const SimRun& run : runs) data["runs"].push_back(RunJson(run, true));
-  std::string data_text = data.dump();
+  std::string data_text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // Keep the inlined JSON from closing its <script> element.
   for (size_t p = 0; (p = data_text.find("</", p)) != std::string::npos; p += 3)
     data_text.replace(p, 2, "<\\/");
@@ -406,7 +407,10 @@ Status WriteTextFile(const std::string& path, const std::string& text) {
 }
 
 std::string CsvField(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  // Also quoted: leading or trailing blanks, which readers (Artel's too) trim.
+  const bool padded = !text.empty() && (text.front() == ' ' || text.front() == '\t' || text.back() == ' ' ||
+                                        text.back() == '\t');
+  if (!padded && text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string out = "\"";
   for (char c : text) {
     if (c == '"') out += '"';

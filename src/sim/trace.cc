@@ -544,8 +544,8 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         Result<double> iv = ParseNumber(get(c_interval));
         if (!iv.ok()) return fail("interval: " + iv.status().message());
         if (*iv < 0) return fail(fmt::format("interval: negative: {}", Trim(get(c_interval))));
-        if (*iv * unit > kMaxTimeMs)
-          return fail(fmt::format("interval: out of range: {}", Trim(get(c_interval))));
+        if (*iv * unit > kMaxTimeMs || static_cast<double>(prev_submit) + *iv * unit > kMaxTimeMs)
+          return fail(fmt::format("interval: out of range (cumulative time past the limit): {}", Trim(get(c_interval))));
         job.submit = prev_submit + static_cast<core::Time>(std::llround(*iv * unit));
       }
       if (c_end >= 0) {
@@ -561,6 +561,7 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         }
         if (*end < from) return fail(fmt::format("end: before {}", from_key));
         job.duration = *end - from;
+        if (job.duration > kMaxDurationMs) return fail(fmt::format("end: run time out of range (after {})", from_key));
       } else {
         Result<double> dur = ParseNumber(get(c_duration));
         if (!dur.ok()) return fail("duration: " + dur.status().message());
@@ -575,14 +576,15 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
       if (std::string_view text = Trim(get(c_gpus)); !text.empty()) {
         Result<double> g = ParseNumber(text);
         if (!g.ok()) return fail("gpus: " + g.status().message());
+        if (!(*g >= 0)) return fail(fmt::format("gpus: expected a number of GPUs >= 0, got {}", text));
         gpus = *g;
       }
       double instances = 1;
       if (std::string_view text = Trim(get(c_instances)); !text.empty()) {
         Result<double> n = ParseNumber(text);
         if (!n.ok()) return fail("instances: " + n.status().message());
-        if (*n < 0 || *n != std::floor(*n)) {
-          return fail(fmt::format("instances: expected a whole number >= 0, got {}", text));
+        if (*n < 1 || *n != std::floor(*n)) {
+          return fail(fmt::format("instances: expected a whole number >= 1, got {}", text));
         }
         instances = *n;
       }
@@ -606,7 +608,7 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
     }();
     if (!row_status.ok() && format.strict) return row_status;
   }
-  if (big_time >= 0) {
+  if (big_time >= 0 && unit >= 1) {  // with --time-unit us there is no finer unit to suggest
     trace.notes.push_back(fmt::format(
         "{}:{}: read as {}, the {} time {:.0f} is past the year 5000; if the trace's times are {}, give "
         "--time-unit {}",

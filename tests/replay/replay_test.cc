@@ -231,7 +231,7 @@ TEST(TraceTest, MalformedRowsAreCountedOrFatalWhenStrict) {
   ASSERT_EQ(t->problems.size(), 3u);
   EXPECT_EQ(t->problems[0], "bad.csv:3: duration: not a number: \"sixty\"");
   EXPECT_EQ(t->problems[1], "bad.csv:4: expected 5 columns, got 4");
-  EXPECT_EQ(t->problems[2], "bad.csv:5: gpus: expected a number of GPUs >= 0");
+  EXPECT_EQ(t->problems[2], "bad.csv:5: gpus: expected a number of GPUs >= 0, got -2");
   f.strict = true;
   t = ParseTrace(text, "bad.csv", f);
   ASSERT_FALSE(t.ok());

@@ -157,7 +157,7 @@ TEST(TraceReaderTest, InstancesMultiplyTheGpus) {
   EXPECT_EQ(t->jobs[3].gpus, 8000);  // empty instances = 1
   EXPECT_EQ(t->jobs[1].duration, 3600 * 1000);
   ASSERT_EQ(t->problems.size(), 1u);
-  EXPECT_EQ(t->problems[0], "pai_task_table.csv:5: instances: expected a whole number >= 0, got 1.5");
+  EXPECT_EQ(t->problems[0], "pai_task_table.csv:5: instances: expected a whole number >= 1, got 1.5");
 }
 
 TEST(TraceReaderTest, ValueErrorsSayWhatIsWrong) {
@@ -454,12 +454,41 @@ TEST(ReplayReportTest, JobsLargerThanTheClusterAreReported) {
 
 // ---- CSV reports ----
 
+// Limits hold for derived values too: a cumulative interval, a run time from
+// end - start, a negative GPU count times zero instances.
+TEST(TraceReaderTest, DerivedValuesStayInRange) {
+  TraceFormat iv;
+  ASSERT_TRUE(ParseColumnMapping("interval=gap,duration=duration,gpus=gpus,tenant=tenant", &iv).ok());
+  std::string text = "gap,duration,gpus,tenant\n";
+  for (int i = 0; i < 1100; ++i) text += "9000000000000,60,1,a\n";
+  Result<Trace> t = ParseTrace(text, "gap.csv", iv);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_FALSE(t->problems.empty());
+  EXPECT_NE(t->problems[0].find("interval: out of range (cumulative"), std::string::npos) << t->problems[0];
+  for (const TraceJob& j : t->jobs) EXPECT_GE(j.submit, 0);
+  TraceFormat end;
+  ASSERT_TRUE(ParseColumnMapping("submit=submit,end=end,gpus=gpus,tenant=tenant", &end).ok());
+  t = ParseTrace("submit,end,gpus,tenant\n0,9000000000000,1,a\n0,60,1,a\n", "end.csv", end);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->jobs.size(), 1u);
+  ASSERT_EQ(t->problems.size(), 1u);
+  EXPECT_EQ(t->problems[0], "end.csv:2: end: run time out of range (after submit)");
+  TraceFormat inst = Generic();
+  ASSERT_TRUE(ParseColumnMapping("submit=submit,duration=duration,gpus=gpus,instances=n,tenant=tenant", &inst).ok());
+  t = ParseTrace("submit,duration,gpus,n,tenant\n0,60,-5,0,a\n0,60,1,0,a\n", "neg.csv", inst);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->problems.size(), 2u);
+  EXPECT_EQ(t->problems[0], "neg.csv:2: gpus: expected a number of GPUs >= 0, got -5");
+  EXPECT_EQ(t->problems[1], "neg.csv:3: instances: expected a whole number >= 1, got 0");
+}
+
 TEST(ReplayReportTest, CsvReportsQuoteTextFields) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("team, a"), "\"team, a\"");
   EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
   EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("  pad "), "\"  pad \"");  // readers trim unquoted blanks
 
   std::vector<TraceJob> jobs(2);
   jobs[0].id = "job \"1\", first";
