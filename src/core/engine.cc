@@ -1611,14 +1611,16 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
                            std::to_string(w.pod_sets.size()));
   FrAmounts usage;
   std::vector<std::pair<int32_t, Amount>> ns_usage;
+  // Per pod set, the implicit charges (`pods`, a GPU slice) the admission
+  // recorded: `pods` when it has a flavor, the slice by its recorded usage.
+  std::vector<std::pair<int32_t, int32_t>> implicit(admission.size());
   for (size_t i = 0; i < admission.size(); ++i) {
     const PodSetAssignment& ps = admission[i];
     if (ps.count < 1 || ps.count > w.pod_sets[i].count)
       return InvalidArgument("pod set " + ps.name + ": admitted count out of range");
-    // `pods` is charged when the admission gave it a flavor (its queue covered it).
-    // `pods` and an implicit GPU are charged when the admission recorded them.
     const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
     const int32_t gpu_res = RecordedImplicitGpu(e, w.pod_sets[i], ps);
+    implicit[i] = {pods_res, gpu_res};
     Status bad;
     ForEachPerPod(w.pod_sets[i], pods_res, gpu_res, [&](int32_t res_name, Amount per_pod) {
       if (!bad.ok()) return;
@@ -1696,15 +1698,11 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   w.usage = std::move(usage);
   w.ns_usage = std::move(ns_usage);
   w.info.admission = admission;
-  for (auto& ps : w.info.admission) {
+  for (size_t i = 0; i < w.info.admission.size(); ++i) {  // admission[i] is pod set i (sizes checked above)
+    PodSetAssignment& ps = w.info.admission[i];
     ps.resource_usage.clear();
-    for (size_t i = 0; i < w.pod_sets.size(); ++i) {
-      if (w.info.spec.pod_sets[i].name != ps.name) continue;
-      const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
-      const int32_t gpu_res = RecordedImplicitGpu(e, w.pod_sets[i], ps);
-      ForEachPerPod(w.pod_sets[i], pods_res, gpu_res,
-                    [&](int32_t res, Amount per_pod) { ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count; });
-    }
+    ForEachPerPod(w.pod_sets[i], implicit[i].first, implicit[i].second,
+                  [&](int32_t res, Amount per_pod) { ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count; });
   }
   w.info.state = WorkloadState::kAdmitted;
   w.info.pending = PendingReason{};

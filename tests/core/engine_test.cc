@@ -492,6 +492,10 @@ TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
   EXPECT_EQ(UsageOf(b, "team-a", "nvidia.com/gpu"), 1 * kGpu);
   EXPECT_EQ(UsageOf(b, "team-a", "pods"), 4 * kGpu);
   EXPECT_EQ(UsageOf(b, "team-a", "artel.dev/gpu-memory"), 2 * mem);
+  // A configuration change rebuilds usage from the restored admissions' records.
+  ASSERT_TRUE(b.Configure(c).ok());
+  EXPECT_EQ(UsageOf(b, "team-a", "nvidia.com/gpu"), 1 * kGpu);
+  EXPECT_EQ(UsageOf(b, "team-a", "pods"), 4 * kGpu);
 }
 
 }  // namespace
