@@ -261,6 +261,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     tree.mutable_node(rt.node).fair_weight = q.fair_weight;
     if (!q.cohort.empty()) tree.SetParent(rt.node, cohort(q.cohort));
     apply_groups(rt.node, q.resource_groups);
+    rt.all_tas = !q.resource_groups.empty();
     for (const auto& g : q.resource_groups) {
       GroupRt grt;
       for (const auto& r : g.covered_resources) {
@@ -272,17 +273,12 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         if (r == "nvidia.com/gpu") rt.gpu_res = res;
       }
       for (const auto& fq : g.flavors) {
-        grt.flavors.push_back(flavors_by_name.Find(fq.flavor));
+        const int32_t f = flavors_by_name.Find(fq.flavor);
+        grt.flavors.push_back(f);
+        const ResourceFlavorSpec* fs = f < 0 ? nullptr : flavors[f].spec;
+        rt.all_tas = rt.all_tas && fs != nullptr && !fs->topology_name.empty();
       }
       rt.groups.push_back(std::move(grt));
-    }
-    rt.all_tas = !q.resource_groups.empty();
-    for (const auto& g : q.resource_groups) {
-      for (const auto& fq : g.flavors) {
-        bool tas = false;
-        for (const ResourceFlavorSpec& f : config.flavors) tas = tas || (f.name == fq.flavor && !f.topology_name.empty());
-        rt.all_tas = rt.all_tas && tas;
-      }
     }
     rt.held = q.stop_policy != StopPolicy::kNone;
     cq_index[q.name] = static_cast<int32_t>(cqs.size());
