@@ -764,9 +764,8 @@ Status EngineImpl::RebuildCluster() {
   return Status::Ok();
 }
 
-placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
-  Wl& w = wls[id];
-  placement::GangRequest g;
+placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, placement::GangRequest& g) const {
+  const Wl& w = wls[id];
   placement::PlaceResult bad;
   bad.outcome = placement::PlaceOutcome::kInfeasible;
   std::map<std::string, std::string> annotations = w.info.spec.annotations;
@@ -915,6 +914,16 @@ placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
   }
   auto sp = annotations.find("artel.dev/score");
   if (sp != annotations.end() && sp->second == "spread") g.score = placement::ScorePolicy::kSpread;
+  placement::PlaceResult ok;
+  ok.outcome = placement::PlaceOutcome::kPlaced;
+  return ok;
+}
+
+placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
+  Wl& w = wls[id];
+  placement::GangRequest g;
+  placement::PlaceResult built = BuildGang(id, a, g);
+  if (!built.ok()) return built;
   placement::PlaceResult r = cluster->Place(g);
   if (!r.ok()) return r;
   Status cs = cluster->Commit(w.info.key, r.placement);
@@ -1213,7 +1222,16 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
             BuildAdmission(*this, w, a);
           }
         }
-        if (!pr.ok()) {
+        if (!pr.ok() && pr.outcome == placement::PlaceOutcome::kUnschedulable) {
+          // Placement-aware preemption: victims that free the nodes are
+          // evicted as in quota preemption (the branch below).
+          en.targets = PlacementTargets(*this, en.wl, en.cq, a);
+          if (!en.targets.empty()) {
+            w.info.admission.clear();
+            a.mode = Mode::kPreempt;
+          }
+        }
+        if (!pr.ok() && a.mode == Mode::kFit) {
           w.info.admission.clear();
           w.info.pending = Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
                                   w.info.key + ": quota fits in ClusterQueue " + cq.name + " but the pods do not fit on the nodes: " +
@@ -1226,29 +1244,31 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           continue;
         }
       }
-      // Admit.
-      w.usage = a.usage;
-      Dequeue(en.wl);
-      w.info.state = WorkloadState::kAdmitted;
-      w.info.pending = PendingReason{};
-      w.info.admitted_at = now;
-      w.admit_seq = next_admit_seq++;
-      w.waiting_preemption = false;
-      AdmitUsage(en.wl);
-      if (opts.admission_fair_sharing && w.lq >= 0) {
-        double alpha = 1.0;
-        if (opts.afs.usage_half_life > 0)
-          alpha = 1.0 - std::pow(0.5, static_cast<double>(opts.afs.usage_sampling_interval) /
-                                          static_cast<double>(opts.afs.usage_half_life));
-        for (const auto& [res, amt] : w.ns_usage) lqs[w.lq].afs_penalty[res] += alpha * static_cast<double>(amt) / 1000.0;
+      if (a.mode == Mode::kFit) {
+        // Admit.
+        w.usage = a.usage;
+        Dequeue(en.wl);
+        w.info.state = WorkloadState::kAdmitted;
+        w.info.pending = PendingReason{};
+        w.info.admitted_at = now;
+        w.admit_seq = next_admit_seq++;
+        w.waiting_preemption = false;
+        AdmitUsage(en.wl);
+        if (opts.admission_fair_sharing && w.lq >= 0) {
+          double alpha = 1.0;
+          if (opts.afs.usage_half_life > 0)
+            alpha = 1.0 - std::pow(0.5, static_cast<double>(opts.afs.usage_sampling_interval) /
+                                            static_cast<double>(opts.afs.usage_half_life));
+          for (const auto& [res, amt] : w.ns_usage) lqs[w.lq].afs_penalty[res] += alpha * static_cast<double>(amt) / 1000.0;
+        }
+        if (cq.sticky == en.wl) cq.sticky = kNoWl;
+        pending_count--;
+        admitted_count++;
+        result->admitted.push_back(w.info.key);
+        result->admitted_ids.push_back(en.wl);
+        changed = true;
+        continue;
       }
-      if (cq.sticky == en.wl) cq.sticky = kNoWl;
-      pending_count--;
-      admitted_count++;
-      result->admitted.push_back(w.info.key);
-      result->admitted_ids.push_back(en.wl);
-      changed = true;
-      continue;
     }
     if ((a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) && !en.targets.empty()) {
       bool overlap = false;
@@ -1281,6 +1301,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                              : t.reason == EvictionReason::kInCohortFairSharing
                                  ? "restore the fair share"
                                  : "reclaim quota");
+          if (t.nodes) msg += " (its pods need this workload's nodes)";
           Evict(t.id, t.reason, en.wl, now, &result->evictions, msg + " [" + EvictionReasonName(t.reason) + "]");
           changed = true;
         }

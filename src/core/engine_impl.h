@@ -203,6 +203,7 @@ struct GroupRt {
 struct Target {
   WlId id;
   EvictionReason reason;
+  bool nodes = false;  // chosen to free node capacity (PlacementTargets)
 };
 
 // A memoised preemption answer, valid while `EngineImpl::state_gen` is
@@ -387,6 +388,9 @@ class EngineImpl {
   // Places every admitted pod of `id` per assignment `a`; on success commits
   // and records the placement. Returns the placement outcome.
   placement::PlaceResult PlaceWorkload(WlId id, const Assignment& a);
+  // The gang request PlaceWorkload places: `g` is filled and the result is
+  // kPlaced (an empty placement), or kInfeasible with the reason.
+  placement::PlaceResult BuildGang(WlId id, const Assignment& a, placement::GangRequest& g) const;
   void ReleasePlacement(WlId id);
   // Rebuilds info.placements (names, UUIDs) from the committed placement.
   void FillPlacementInfo(WlId id);
@@ -445,6 +449,14 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmoun
 // !fitted).
 std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
                                        const std::function<bool()>& fits);
+// Placement-aware preemption (Kueue's TAS preemption, KAI's reclaim): for a
+// workload whose quota fits (assignment `a`, mode kFit) but whose pods do not
+// fit on the nodes, the victims that free a placement, chosen by the same
+// candidate rules as GetTargets (withinClusterQueue, reclaimWithinCohort,
+// borrowWithinCohort) among workloads holding pods on nodes the workload may
+// use, preferring victims inside one node or one domain of its required
+// topology level; empty when none. Leaves the tree and the cluster unchanged.
+std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cq, const Assignment& a);
 // True if `request` fits in `cq` now.
 bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
 

@@ -1,6 +1,7 @@
 #include "core/preemption.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace artel::core {
 namespace {
@@ -205,7 +206,9 @@ bool PriorityTooHigh(const Wl& w, const Wl& v, bool same_queue, const Preemption
 }  // namespace
 
 namespace {
-std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request);
+class PlacementSearch;
+std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request,
+                                   PlacementSearch* nodes = nullptr);
 
 // A necessary condition for any preemption to succeed: the request fits
 // (borrowing allowed) once every ClusterQueue that could yield a usable
@@ -348,16 +351,194 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
 
 namespace {
 
-std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request) {
+// Placement-aware preemption (see PlacementTargets in core/engine_impl.h):
+// the quota fits, the nodes do not. Candidates come from ComputeTargets'
+// policy rules, restricted to workloads with a pod on a node the preemptor
+// may use; `Run` finds the victims whose removal lets the gang be placed
+// (and keeps the quota fitting), first inside one domain, then anywhere.
+class PlacementSearch {
+ public:
+  PlacementSearch(EngineImpl& e, const placement::GangRequest& gang)
+      : e_(e), gang_(gang), scope_(e.cluster->PreemptionScopes(gang)) {}
+
+  // May releasing `id` help: it holds a pod on a node the gang may use.
+  bool Relevant(WlId id) const {
+    const Wl& v = e_.wls[id];
+    if (!v.has_placement || !v.placement || !e_.cluster->Holds(v.info.key)) return false;
+    for (const placement::PodPlacement& p : v.placement->pods) {
+      if (p.node >= 0 && static_cast<size_t>(p.node) < scope_.size() && scope_[p.node] >= 0) return true;
+    }
+    return false;
+  }
+
+  std::vector<Target> Run(const Ctx& c, const std::vector<Candidate>& cands, bool allow_borrowing) {
+    // Necessary for every attempt: the gang places once every candidate is
+    // gone. One simulation answers the common hopeless case.
+    if (!checked_) {
+      checked_ = true;
+      std::vector<size_t> all(cands.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      hopeless_ = !PlacesWithout(gang_, cands, all, nullptr);
+    }
+    if (hopeless_) return {};
+    // Domains (scopes) touched by candidates, in the order of their first
+    // candidate; each lists its candidates in preemption order.
+    std::vector<int32_t> scope_ids;
+    std::vector<std::vector<size_t>> members;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      for (const placement::PodPlacement& p : e_.wls[cands[i].c.id].placement->pods) {
+        int32_t s = p.node >= 0 && static_cast<size_t>(p.node) < scope_.size() ? scope_[p.node] : -1;
+        if (s < 0) continue;
+        size_t k = std::find(scope_ids.begin(), scope_ids.end(), s) - scope_ids.begin();
+        if (k == scope_ids.size()) {
+          scope_ids.push_back(s);
+          members.emplace_back();
+        }
+        if (members[k].empty() || members[k].back() != i) members[k].push_back(i);
+      }
+    }
+    // 1. One domain at a time (a node, or a domain of the required level):
+    // victims only from that domain, so they are concentrated where the
+    // gang will land. The best domain frees
+    // the gang with the lowest highest priority among new victims, then the
+    // fewest new victims (victims already being evicted cost nothing), then
+    // the fewest victims, then the earliest last victim in preemption order.
+    std::vector<Target> best;
+    Cost best_cost;
+    size_t tried = 0;
+    for (size_t k = 0; k < scope_ids.size() && tried < kMaxScopes; ++k) {
+      // Only the domain's candidates may go; the gang itself may still use
+      // free capacity anywhere (a gang of several pods without a required
+      // level can combine a freed node with free GPUs elsewhere).
+      // Necessary: the gang places once every candidate of the domain is gone.
+      if (!PlacesWithout(gang_, cands, members[k], nullptr)) continue;
+      ++tried;
+      std::vector<size_t> victims = Minimal(c, cands, members[k], gang_, allow_borrowing);
+      if (victims.empty()) continue;
+      Cost cost = CostOf(cands, victims);
+      if (best.empty() || cost < best_cost) {
+        best_cost = cost;
+        best.clear();
+        for (size_t i : victims) best.push_back({cands[i].c.id, cands[i].c.reason});
+      }
+    }
+    if (!best.empty() || budget_ <= 0) return best;
+    // 2. Anywhere (a gang that spans domains): every candidate in order.
+    std::vector<size_t> all(cands.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::vector<size_t> victims = Minimal(c, cands, all, gang_, allow_borrowing);
+    for (size_t i : victims) best.push_back({cands[i].c.id, cands[i].c.reason});
+    return best;
+  }
+
+ private:
+  // Bounds on the work of one search: domains searched, and placement
+  // simulations (a deterministic count, not a time).
+  static constexpr size_t kMaxScopes = 16;
+  static constexpr int kMaxPlacements = 512;
+
+  struct Cost {
+    int64_t top_priority = 0;
+    size_t fresh = 0, total = 0, last = 0;
+    bool operator<(const Cost& o) const {
+      if (top_priority != o.top_priority) return top_priority < o.top_priority;
+      if (fresh != o.fresh) return fresh < o.fresh;
+      if (total != o.total) return total < o.total;
+      return last < o.last;
+    }
+  };
+
+  Cost CostOf(const std::vector<Candidate>& cands, const std::vector<size_t>& victims) const {
+    Cost k;
+    k.top_priority = std::numeric_limits<int64_t>::min();
+    for (size_t i : victims) {
+      k.total++;
+      k.last = std::max(k.last, i);
+      if (cands[i].c.evicting) continue;
+      k.fresh++;
+      k.top_priority = std::max<int64_t>(k.top_priority, cands[i].c.priority);
+    }
+    return k;
+  }
+
+  // Places `req` on a copy of the cluster without the candidates
+  // `members[j]` for which `out[j]` (all of them when `out` is null).
+  bool PlacesWithout(const placement::GangRequest& req, const std::vector<Candidate>& cands,
+                     const std::vector<size_t>& members, const std::vector<char>* out) {
+    if (budget_-- <= 0) return false;
+    placement::Cluster sim = *e_.cluster;
+    for (size_t j = 0; j < members.size(); ++j) {
+      if (out == nullptr || (*out)[j]) (void)sim.Release(e_.wls[cands[members[j]].c.id].info.key);
+    }
+    return sim.Place(req).ok();
+  }
+
+  // Kueue's minimal-set heuristic with placement in the fit test: remove
+  // valid candidates of `order` until the quota fits and `req` places, then
+  // fill back from the second-to-last. Returns indices into `cands`; the
+  // quota tree is restored.
+  std::vector<size_t> Minimal(const Ctx& c, const std::vector<Candidate>& cands, const std::vector<size_t>& order,
+                              const placement::GangRequest& req, bool allow_borrowing) {
+    QuotaTree& t = e_.tree;
+    auto usage = [&](size_t i, int sign) {
+      t.AddUsage(e_.cqs[cands[i].c.cq].node, e_.wls[cands[i].c.id].usage, sign);
+    };
+    placement::Cluster sim = *e_.cluster;
+    std::vector<size_t> removed;
+    bool fits = false;
+    for (size_t i : order) {
+      if (!Valid(c, cands[i], allow_borrowing)) continue;
+      usage(i, -1);
+      (void)sim.Release(e_.wls[cands[i].c.id].info.key);
+      removed.push_back(i);
+      if (!Fits(c, allow_borrowing)) continue;
+      if (budget_-- <= 0) break;
+      if (sim.Place(req).ok()) {
+        fits = true;
+        break;
+      }
+    }
+    std::vector<char> out(removed.size(), 1);
+    if (fits) {
+      // The last one removed is needed by construction.
+      for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
+        usage(removed[i], +1);
+        out[i] = 0;
+        if (!Fits(c, allow_borrowing) || !PlacesWithout(req, cands, removed, &out)) {
+          usage(removed[i], -1);
+          out[i] = 1;
+        }
+      }
+    }
+    std::vector<size_t> victims;
+    for (size_t j = 0; j < removed.size(); ++j) {
+      if (!out[j]) continue;
+      usage(removed[j], +1);
+      if (fits) victims.push_back(removed[j]);
+    }
+    return victims;
+  }
+
+  EngineImpl& e_;
+  const placement::GangRequest& gang_;
+  std::vector<int32_t> scope_;
+  bool checked_ = false, hopeless_ = false;
+  int budget_ = kMaxPlacements;
+};
+
+std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request,
+                                   PlacementSearch* nodes) {
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& t = e.tree;
   Ctx c{e, wl, cqi, cq.node, request, {}};
   for (const auto& [fr, a] : request) {
-    if (a > t.Available(cq.node, fr)) c.need.push_back(fr);
+    // For placement every requested flavor-resource counts as needed
+    // (Kueue marks the flavor Preempt when its topology assignment fails).
+    if (nodes != nullptr ? a > 0 : a > t.Available(cq.node, fr)) c.need.push_back(fr);
   }
   if (c.need.empty()) return {};
   const PreemptionSpec& pol = cq.spec->preemption;
-  if (e.opts.prune_preemption_search && !MayFitWithoutAllCandidates(c, pol)) return {};
+  if (nodes == nullptr && e.opts.prune_preemption_search && !MayFitWithoutAllCandidates(c, pol)) return {};
   const Wl& w = e.wls[wl];
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
   auto make = [&](WlId id, int32_t vcq, EvictionReason reason) {
@@ -371,12 +552,16 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
   for (WlId id : cq.admitted) {
     const Wl& v = e.wls[id];
     if (id == wl || !UsesAny(v, c.need) || PriorityTooHigh(w, v, true, pol)) continue;
+    if (nodes != nullptr && !nodes->Relevant(id)) continue;
     same.push_back({make(id, cqi, EvictionReason::kInClusterQueue), Variant::kWithinCq, -1});
   }
   // Other queues, level by level up the tree. The preemptor has a
   // hierarchical advantage over a subtree once the request fits within the
   // quota of its queue or of a cohort below the common ancestor.
-  if (t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+  // Under fair sharing, placement preemption stays within the queue (the
+  // cohort's victims are chosen by FairSharingTargets on quota only).
+  const bool cohort = !(nodes != nullptr && e.opts.fair_sharing);
+  if (cohort && t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
     bool advantage = true;
     FrAmounts remaining(request.begin(), request.end());
     {
@@ -406,6 +591,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
         for (WlId id : e.cqs[ocq].admitted) {
           const Wl& v = e.wls[id];
           if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
+          if (nodes != nullptr && !nodes->Relevant(id)) continue;
           if (advantage) {
             hier.push_back({make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
           } else if (!bwc || v.info.priority >= w.info.priority ||
@@ -446,13 +632,33 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
   } else {
     attempts = {true, false};
   }
+  std::vector<Candidate> sorted;
+  if (nodes != nullptr) {
+    for (size_t i = 0; order.At(i) != nullptr; ++i) sorted.push_back(*order.At(i));
+  }
   for (bool allow_borrowing : attempts) {
-    std::vector<Target> targets = Minimal(c, order, allow_borrowing);
+    std::vector<Target> targets =
+        nodes != nullptr ? nodes->Run(c, sorted, allow_borrowing) : Minimal(c, order, allow_borrowing);
     if (!targets.empty()) return targets;
   }
   return {};
 }
 
 }  // namespace
+
+std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cqi, const Assignment& a) {
+  if (!e.cluster) return {};
+  const PreemptionSpec& pol = e.cqs[cqi].spec->preemption;
+  if (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
+      (e.tree.node(e.cqs[cqi].node).parent < 0 || pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever)) {
+    return {};
+  }
+  placement::GangRequest gang;
+  if (!e.BuildGang(wl, a, gang).ok()) return {};
+  PlacementSearch search(e, gang);
+  std::vector<Target> targets = ComputeTargets(e, wl, cqi, a.usage, &search);
+  for (Target& t : targets) t.nodes = true;
+  return targets;
+}
 
 }  // namespace artel::core

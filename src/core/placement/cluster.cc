@@ -1020,6 +1020,85 @@ class ClusterImpl {
     return r;
   }
 
+  // Static filter state of `c` for `req` (classes, hostname pins, host
+  // affinities), shared by Place and PreemptionScopes.
+  void InitFilters(Ctx& c, const GangRequest& req) const {
+    const auto G = static_cast<int32_t>(req.groups.size());
+    c.verdict.assign(G, std::vector<int8_t>(classes_.size(), -1));
+    c.pinned.assign(G, -1);
+    c.host_affinity.assign(G, nullptr);
+    c.unpinned.resize(G);
+    c.filter_group.resize(G);
+    c.filter_gang = &req;
+    if (req.flavor_node_labels.count(kHostnameLabel)) {
+      c.unpinned_gang.flavor_node_labels = req.flavor_node_labels;
+      c.unpinned_gang.flavor_node_labels.erase(kHostnameLabel);
+      c.unpinned_gang.flavor_tolerations = req.flavor_tolerations;
+      c.filter_gang = &c.unpinned_gang;
+    }
+    for (int32_t g = 0; g < G; ++g) {
+      c.filter_group[g] = &req.groups[g];
+      auto pin = [&](const std::string& host) {
+        int32_t node = FindNode(host);
+        if (c.pinned[g] == -1) {
+          c.pinned[g] = node < 0 ? -2 : node;
+        } else if (c.pinned[g] != node) {
+          c.pinned[g] = -2;
+        }
+      };
+      if (c.filter_gang != &req) pin(req.flavor_node_labels.at(kHostnameLabel));
+      if (auto it = req.groups[g].node_selector.find(kHostnameLabel); it != req.groups[g].node_selector.end()) {
+        pin(it->second);
+        c.unpinned[g] = req.groups[g];
+        c.unpinned[g].node_selector.erase(kHostnameLabel);
+        c.filter_group[g] = &c.unpinned[g];
+      }
+      bool names_host = false;
+      for (const NodeSelectorTerm& t : req.groups[g].node_affinity) {
+        for (const NodeSelectorRequirement& r : t.match_expressions) names_host = names_host || r.key == kHostnameLabel;
+      }
+      if (names_host) {
+        if (c.filter_group[g] != &c.unpinned[g]) {
+          c.unpinned[g] = req.groups[g];
+          c.filter_group[g] = &c.unpinned[g];
+        }
+        c.unpinned[g].node_affinity.clear();
+        c.host_affinity[g] = &req.groups[g].node_affinity;
+      }
+    }
+  }
+
+  // See Cluster::PreemptionScopes.
+  std::vector<int32_t> PreemptionScopes(const GangRequest& req) const {
+    std::vector<int32_t> scope(nodes_.size(), -1);
+    if (req.groups.empty()) return scope;
+    Ctx c;
+    c.req = &req;
+    if (!req.only_nodes.empty()) {
+      c.allowed.assign(nodes_.size(), 0);
+      for (int32_t n : req.only_nodes) {
+        if (n >= 0 && n < static_cast<int32_t>(nodes_.size())) c.allowed[n] = 1;
+      }
+    }
+    InitFilters(c, req);
+    const Topo* topo = nullptr;
+    int32_t level = -1;
+    if (!req.topology.empty() && !req.constraint.required_level.empty()) {
+      for (const Topo& t : topos_) {
+        if (t.name == req.topology) topo = &t;
+      }
+      if (topo != nullptr) level = LevelIndex(*topo, req.constraint.required_level);
+    }
+    const auto G = static_cast<int32_t>(req.groups.size());
+    for (int32_t node = 0; node < static_cast<int32_t>(nodes_.size()); ++node) {
+      bool usable = false;
+      for (int32_t g = 0; g < G && !usable; ++g) usable = Eligible(c, g, node);
+      if (!usable) continue;
+      scope[node] = level >= 0 ? topo->node_domain[level][node] : node;
+    }
+    return scope;
+  }
+
   PlaceResult Place(const GangRequest& req) {
     if (!req.group_constraints.empty() && req.constraint.empty()) return PlacePerGroup(req);
     Ctx c;
@@ -1107,48 +1186,7 @@ class ClusterImpl {
     c.scorer = req.score == ScorePolicy::kSpread ? spread_.get() : binpack_.get();
     c.share = req.score == ScorePolicy::kSpread ? share_spread_.get() : share_binpack_.get();
     // 4. Static filters per class.
-    c.verdict.assign(G, std::vector<int8_t>(classes_.size(), -1));
-    c.pinned.assign(G, -1);
-    c.host_affinity.assign(G, nullptr);
-    c.unpinned.resize(G);
-    c.filter_group.resize(G);
-    c.filter_gang = &req;
-    if (req.flavor_node_labels.count(kHostnameLabel)) {
-      c.unpinned_gang.flavor_node_labels = req.flavor_node_labels;
-      c.unpinned_gang.flavor_node_labels.erase(kHostnameLabel);
-      c.unpinned_gang.flavor_tolerations = req.flavor_tolerations;
-      c.filter_gang = &c.unpinned_gang;
-    }
-    for (int32_t g = 0; g < G; ++g) {
-      c.filter_group[g] = &req.groups[g];
-      auto pin = [&](const std::string& host) {
-        int32_t node = FindNode(host);
-        if (c.pinned[g] == -1) {
-          c.pinned[g] = node < 0 ? -2 : node;
-        } else if (c.pinned[g] != node) {
-          c.pinned[g] = -2;
-        }
-      };
-      if (c.filter_gang != &req) pin(req.flavor_node_labels.at(kHostnameLabel));
-      if (auto it = req.groups[g].node_selector.find(kHostnameLabel); it != req.groups[g].node_selector.end()) {
-        pin(it->second);
-        c.unpinned[g] = req.groups[g];
-        c.unpinned[g].node_selector.erase(kHostnameLabel);
-        c.filter_group[g] = &c.unpinned[g];
-      }
-      bool names_host = false;
-      for (const NodeSelectorTerm& t : req.groups[g].node_affinity) {
-        for (const NodeSelectorRequirement& r : t.match_expressions) names_host = names_host || r.key == kHostnameLabel;
-      }
-      if (names_host) {
-        if (c.filter_group[g] != &c.unpinned[g]) {
-          c.unpinned[g] = req.groups[g];
-          c.filter_group[g] = &c.unpinned[g];
-        }
-        c.unpinned[g].node_affinity.clear();
-        c.host_affinity[g] = &req.groups[g].node_affinity;
-      }
-    }
+    InitFilters(c, req);
     // 4b. Early out on aggregates.
     if (whole_needed > free_whole_) {
       // With a required topology, the gang is also infeasible when no domain
@@ -1715,5 +1753,8 @@ int64_t Cluster::FreeWholeGpus() const { return impl_->free_whole_; }
 int64_t Cluster::MigBusySlices() const { return impl_->mig_busy_slices_; }
 int64_t Cluster::MigTotalSlices() const { return impl_->mig_total_slices_; }
 Status Cluster::CheckInvariants() const { return impl_->CheckInvariants(); }
+std::vector<int32_t> Cluster::PreemptionScopes(const GangRequest& request) const {
+  return impl_->PreemptionScopes(request);
+}
 
 }  // namespace artel::core::placement

@@ -309,6 +309,15 @@ class Cluster {
   // Checks internal invariants (tests). Returns the first violation.
   Status CheckInvariants() const;
 
+  // For placement-aware preemption (core/preemption.cc): per node, the scope
+  // in which freeing capacity could help `request`: -1 when no group of the
+  // gang may use the node (readiness, flavor labels, node selector and
+  // affinity, taints, `only_nodes`; capacity is not looked at); otherwise
+  // the node's domain index at the gang's required topology level, or the
+  // node index itself when the gang has no required level. Nodes with equal
+  // scopes form one candidate domain.
+  std::vector<int32_t> PreemptionScopes(const GangRequest& request) const;
+
  private:
   std::unique_ptr<ClusterImpl> impl_;
 };
