@@ -129,5 +129,42 @@ TEST(DaemonPlacementTest, MemorySharesGetLimitsAndShareOneGpu) {
   std::filesystem::remove_all(dir);
 }
 
+// Placement-aware preemption in arteld (issue 10 item 1; docs/semantics.md
+// section 5): the cohort's quota (4 GPUs) is larger than the host (3 GPUs).
+// team-b borrowed: it runs 3 one-GPU pods on a quota of 2. team-a's job fits
+// its quota but no GPU is free: one of team-b's pods is evicted and team-a's
+// job runs on its GPU; team-b keeps its guarantee (2 running).
+TEST(DaemonPlacementTest, OwnerWithinQuotaEvictsBorrowedPodForAGpu) {
+  std::string dir = TempDir("placement-preempt");
+  WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);
+  Arteld d(dir);
+  ASSERT_TRUE(d.Start({"-m", dir + "/cluster.yaml", "--fake-gpus", "3xA100-80GB", "--grace-period", "0"}))
+      << d.log();
+  const std::vector<std::string> names = {"b0", "b1", "b2"};
+  for (const std::string& name : names) {
+    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-b", name, "default", 1, kEchoThenWait).dump()).status, 201);
+  }
+  auto running_b = [&] {
+    int n = 0;
+    for (const std::string& name : names) n += d.Phase("team-b", name) == "Running";
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return running_b() == 3; }, 20000)) << d.log();
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "owner", "default", 1, kEchoThenWait).dump()).status, 201);
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "owner") == "Running"; }, 20000)) << d.log();
+  EXPECT_EQ(running_b(), 2);
+  // The owner's pod sees the GPU the evicted pod had, and no running pod shares it.
+  ASSERT_TRUE(WaitFor([&] { return !PodEnvLine(dir, "team-a/owner").empty(); }, 10000));
+  std::string mine = PodEnvLine(dir, "team-a/owner");
+  mine = mine.substr(0, mine.find('|'));
+  for (const std::string& name : names) {
+    if (d.Phase("team-b", name) != "Running") continue;
+    std::string theirs = PodEnvLine(dir, "team-b/" + name);
+    EXPECT_NE(theirs.substr(0, theirs.find('|')), mine) << name;
+  }
+  EXPECT_TRUE(d.Stop()) << d.log();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace artel::testing
