@@ -399,6 +399,44 @@ TEST(TopologyTest, RequiredRackPendsPreferredRackPlaces) {
   ASSERT_TRUE(c.CheckInvariants().ok());
 }
 
+// Placement-aware preemption reads the scopes: a node's required-level
+// domain (or the node itself), -1 where the gang may not run (taint, not
+// ready, another pool, outside only_nodes); capacity does not matter.
+TEST(TopologyTest, PreemptionScopesFollowFiltersAndRequiredLevel) {
+  Cluster c = TwoRacks();  // n0, n1 in r1; n2, n3 in r2; each half busy
+  NodeSpec tainted = GpuNode("n4", 2, {{"topology/rack", "r2"}});
+  tainted.taints = {{"dedicated", "ml", "NoSchedule"}};
+  ASSERT_TRUE(c.AddNode(tainted).ok());
+  NodeSpec other = GpuNode("n5", 2, {{"topology/rack", "r1"}, {"pool", "cpu"}});
+  ASSERT_TRUE(c.AddNode(other).ok());
+  ASSERT_TRUE(c.SetReady("n3", false).ok());
+  Occupy(c, "full-n0", "n0", 1);  // no free GPU left on n0: still in scope
+
+  GangRequest r = Gang({WholeGpuPods(4, 1)});
+  r.topology = "default";
+  r.constraint.required_level = "topology/rack";
+  std::vector<int32_t> s = c.PreemptionScopes(r);
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_GE(s[0], 0);
+  EXPECT_EQ(s[1], s[0]);  // r1
+  EXPECT_EQ(s[5], s[0]);  // n5 is in r1 too
+  EXPECT_GE(s[2], 0);
+  EXPECT_NE(s[2], s[0]);  // r2
+  EXPECT_EQ(s[3], -1);    // not ready
+  EXPECT_EQ(s[4], -1);    // untolerated taint
+
+  // Without a required level every usable node is its own scope.
+  r.constraint = {};
+  s = c.PreemptionScopes(r);
+  EXPECT_EQ(s, (std::vector<int32_t>{0, 1, 2, -1, -1, 5}));
+  // A node selector and only_nodes narrow the usable nodes.
+  r.groups[0].node_selector = {{"pool", "cpu"}};
+  EXPECT_EQ(c.PreemptionScopes(r), (std::vector<int32_t>{-1, -1, -1, -1, -1, 5}));
+  r.groups[0].node_selector.clear();
+  r.only_nodes = {1, 2};
+  EXPECT_EQ(c.PreemptionScopes(r), (std::vector<int32_t>{-1, 1, 2, -1, -1, -1}));
+}
+
 TEST(TopologyTest, RequiredBestFitDomain) {
   // r1 has 4 free GPUs, r2 has 2: a 2-pod gang goes to r2 (best fit), so
   // that r1 stays whole for a 4-pod gang.
