@@ -1271,6 +1271,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       }
     }
     if ((a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) && !en.targets.empty()) {
+      // With nodes, quota victims that would not free a placement give way
+      // to victims that free both quota and nodes, when there are such.
+      if (cluster && !en.targets[0].nodes && !PlacesWithout(*this, en.wl, a, en.targets)) {
+        std::vector<Target> both = PlacementTargets(*this, en.wl, en.cq, a);
+        if (!both.empty()) en.targets = std::move(both);
+      }
       bool overlap = false;
       for (const Target& t : en.targets) overlap = overlap || is_victim(t.id);
       if (overlap) {

@@ -456,7 +456,12 @@ std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>&
 // borrowWithinCohort) among workloads holding pods on nodes the workload may
 // use, preferring victims inside one node or one domain of its required
 // topology level; empty when none. Leaves the tree and the cluster unchanged.
+// When the quota does not fit either, the same search also requires the quota
+// to fit (Kueue's workloadFits with TAS): the engine uses it when the quota
+// victims alone would not free a placement.
 std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cq, const Assignment& a);
+// Would `wl`'s gang (assignment `a`) place with `victims` gone? True without nodes.
+bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vector<Target>& victims);
 // True if `request` fits in `cq` now.
 bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
 

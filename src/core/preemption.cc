@@ -646,6 +646,18 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
 
 }  // namespace
 
+bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vector<Target>& victims) {
+  if (!e.cluster) return true;
+  placement::GangRequest gang;
+  if (!e.BuildGang(wl, a, gang).ok()) return false;
+  placement::Cluster sim = *e.cluster;
+  for (const Target& t : victims) {
+    const Wl& v = e.wls[t.id];
+    if (v.has_placement) (void)sim.Release(v.info.key);
+  }
+  return sim.Place(gang).ok();
+}
+
 std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cqi, const Assignment& a) {
   if (!e.cluster) return {};
   const PreemptionSpec& pol = e.cqs[cqi].spec->preemption;

@@ -10,8 +10,8 @@
 //    another queue only under reclaimWithinCohort != Never, with a lower
 //    priority under LowerPriority, and only if that queue was above its
 //    quota (borrowing) before the cycle;
-//  - when P preempted for nodes (quota already fit), every victim of a
-//    one-pod P holds a pod on the node P is finally placed on;
+//  - when P's quota already fit (it preempted for nodes only), every victim
+//    of a one-pod P holds a pod on the node P is finally placed on;
 //  - once the evictions for nodes complete, P is admitted (no wasted
 //    preemption).
 // With both policies Never, P never evicts anything.
@@ -100,7 +100,9 @@ int RunCase(uint32_t seed, const Case& policy, int* for_nodes_count = nullptr) {
   for (int i = 0; i < 14; ++i) {
     std::string ns = rng() % 2 ? "team-a" : "team-b";
     std::string name = "fill-" + std::to_string(i);
-    EXPECT_TRUE(e.Submit(Job(ns, name, 1, sizes[rng() % 3], static_cast<int>(rng() % 4)), i).ok());
+    const int gpus = sizes[rng() % 3];
+    const int priority = static_cast<int>(rng() % 4);
+    EXPECT_TRUE(e.Submit(Job(ns, name, 1, gpus, priority), i).ok());
     for (int k = 0; k < 10; ++k) {
       CycleResult r = e.Schedule(i);
       for (const Eviction& ev : r.evictions) EXPECT_TRUE(e.CompleteEviction(ev.victim, i).ok());
@@ -112,10 +114,14 @@ int RunCase(uint32_t seed, const Case& policy, int* for_nodes_count = nullptr) {
       }
     }
   }
-  // Who borrows before P arrives.
+  // Who borrows before P arrives, and how much quota the cohort has left
+  // (no borrowing or lending limits here, so that is what P can get).
   std::map<std::string, bool> borrowing;
+  Amount cohort_left = 0;
   for (const QuotaUsage& u : e.Usage()) {
-    if (!u.is_cohort && u.resource == "nvidia.com/gpu") borrowing[u.node] = u.usage > u.subtree_quota;
+    if (u.resource != "nvidia.com/gpu") continue;
+    if (!u.is_cohort) borrowing[u.node] = u.usage > u.subtree_quota;
+    if (u.is_cohort && u.node == "shared") cohort_left = u.subtree_quota - u.usage;
   }
   std::map<std::string, const WorkloadInfo*> before;
   std::map<std::string, std::set<std::string>> nodes_of;
@@ -128,7 +134,10 @@ int RunCase(uint32_t seed, const Case& policy, int* for_nodes_count = nullptr) {
   const std::string pns = rng() % 2 ? "team-a" : "team-b";
   const int ppods = rng() % 4 == 0 ? 2 : 1;
   const int pprio = static_cast<int>(rng() % 5);
-  EXPECT_TRUE(e.Submit(Job(pns, "p", ppods, sizes[rng() % 3] * (rng() % 2 + 1), pprio), 100).ok());
+  const int psize = sizes[rng() % 3];
+  const int pgpus = psize * static_cast<int>(rng() % 2 + 1);
+  const bool quota_fits = Amount{ppods} * pgpus * kGpu <= cohort_left;
+  EXPECT_TRUE(e.Submit(Job(pns, "p", ppods, pgpus, pprio), 100).ok());
   const std::string pkey = pns + "/p";
   CycleResult r = e.Schedule(100);
   int caused = 0;
@@ -166,7 +175,7 @@ int RunCase(uint32_t seed, const Case& policy, int* for_nodes_count = nullptr) {
   }
   const WorkloadInfo* p = e.Find(pkey);
   EXPECT_EQ(p->state, WorkloadState::kAdmitted) << "seed " << seed << ": the preemption was wasted";
-  if (for_nodes && ppods == 1 && p->state == WorkloadState::kAdmitted && !p->placements.empty()) {
+  if (quota_fits && ppods == 1 && p->state == WorkloadState::kAdmitted && !p->placements.empty()) {
     const std::string& node = p->placements[0].node;
     for (const std::string& v : victims) {
       EXPECT_TRUE(nodes_of[v].count(node)) << "seed " << seed << ": victim " << v << " is not on " << node;
