@@ -246,9 +246,10 @@ void ApiServer::Routes() {
   // `metrics` role (the Prometheus scraper) only.
   http_->Get("/metrics", wrap([this](const Req&, Res& res, const Principal& who) {
                if (!who.can_read_metrics()) {
-                 return SendError(res, Status(StatusCode::kPermissionDenied,
-                                              "user " + who.user +
-                                                  " may not read /metrics: it needs the admin or metrics role"));
+                 return SendError(
+                     res, Status(StatusCode::kPermissionDenied,
+                                 "user " + who.user +
+                                     " may not read /metrics: it needs the admin or metrics role"));
                }
                res.set_content(daemon_->Metrics(), "text/plain; version=0.0.4; charset=utf-8");
              }));
@@ -354,7 +355,8 @@ void ApiServer::Routes() {
   };
   http_->Delete(wl_path, per_wl(cancel));
   http_->Post(wl_path + "/cancel", per_wl(cancel));
-  http_->Get(wl_path + "/why", per_wl([this](const Req&, Res& res, const Principal& who, const std::string& key) {
+  http_->Get(wl_path + "/why",
+             per_wl([this](const Req&, Res& res, const Principal& who, const std::string& key) {
                auto r = daemon_->Why(key, who);
                if (!r.ok()) return SendError(res, r.status());
                SendJson(res, 200, *r);

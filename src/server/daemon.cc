@@ -762,8 +762,8 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
         if (cur != docs_.end() && cur->second.text == o.text) continue;
         return ObjectError(StatusCode::kFailedPrecondition, o,
                            o.display() + " is managed by the startup manifest " + f->second +
-                               " (arteld --manifests), which is applied again at every start; change it there and "
-                               "restart arteld");
+                               " (arteld --manifests), which is applied again at every start; change it "
+                               "there and restart arteld");
       }
     }
     merged = docs_;
@@ -1595,9 +1595,10 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
     }
     if (info->last_eviction) {
       const auto& e = *info->last_eviction;
-      st["lastEviction"] = {{"reason", core::EvictionReasonName(e.reason)},
-                            {"message", red.EvictionMessage(e.message, e.preemptor, e.preemptor_cluster_queue)},
-                            {"time", e.at}};
+      st["lastEviction"] = {
+          {"reason", core::EvictionReasonName(e.reason)},
+          {"message", red.EvictionMessage(e.message, e.preemptor, e.preemptor_cluster_queue)},
+          {"time", e.at}};
       if (!e.preemptor.empty() && red.Visible(e.preemptor)) st["lastEviction"]["preemptor"] = e.preemptor;
       if (!e.preemptor_cluster_queue.empty()) {
         st["lastEviction"]["preemptorClusterQueue"] = e.preemptor_cluster_queue;

@@ -25,9 +25,11 @@ const std::string kRqOther =
     "{apiVersion: v1, kind: ResourceQuota, metadata: {name: gpu-zero, namespace: team-b}, "
     "spec: {hard: {requests.nvidia.com/gpu: '0'}}}";
 const std::string kPcFlow =
-    "{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: evil-pc}, value: 1000000}";
+    "{apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: evil-pc}, value: "
+    "1000000}";
 const std::string kCqFlow =
-    "{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: evil-cq}, spec: {cohortName: shared, "
+    "{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: evil-cq}, spec: {cohortName: "
+    "shared, "
     "resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: a100, resources: [{name: "
     "nvidia.com/gpu, nominalQuota: 48}]}]}]}}";
 
@@ -86,77 +88,94 @@ std::vector<Trick> Corpus() {
   return {
       {"a document on its --- line (flow map)", kLq + "--- " + kRqOther + "\n"},
       {"a document on its --- line (cluster-scoped priority class)", kLq + "--- " + kPcFlow + "\n"},
-      {"--- !!map tag", kLq +
-                            "--- !!map\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
-                            "metadata: {name: evil-pc}\nvalue: 1000000\n"},
+      {"--- !!map tag", kLq + "--- !!map\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+                              "metadata: {name: evil-pc}\nvalue: 1000000\n"},
       {"--- !<tag:yaml.org,2002:map> verbatim tag", kLq + "--- !<tag:yaml.org,2002:map> " + kCqFlow + "\n"},
       {"... document end marker, then a bare document", kLq + "...\n" + kCqFlow + "\n"},
       {"... then --- on the same document", kLq + "...\n--- " + kRqOther + "\n...\n"},
-      {"tags on the kind value", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: !!str ClusterQueue\n"
-                                 "metadata: {name: evil-cq}\nspec: {cohortName: shared}\n"},
+      {"tags on the kind value",
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: !!str ClusterQueue\n"
+       "metadata: {name: evil-cq}\nspec: {cohortName: shared}\n"},
       {"custom tag on the object", "--- !artel " + kCqFlow + "\n"},
       {"anchor and alias for the namespace",
        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: LocalQueue\n"
-       "  metadata: {name: ok-lq, namespace: &n team-a, labels: {x: &o team-b}}\n  spec: {clusterQueue: team-a}\n"
+       "  metadata: {name: ok-lq, namespace: &n team-a, labels: {x: &o team-b}}\n  spec: {clusterQueue: "
+       "team-a}\n"
        "- {apiVersion: v1, kind: ResourceQuota, metadata: {name: gpu-zero, namespace: *o}, spec: {hard: "
        "{requests.nvidia.com/gpu: '0'}}}\n"},
       {"merge key injecting a namespace",
        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  <<: {namespace: team-b}\n  name: gpu-zero\n"
        "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
       {"merge key from an anchored map in a List",
-       "apiVersion: v1\nkind: List\nitems:\n- &base {apiVersion: v1, kind: ResourceQuota, metadata: {name: mine, "
+       "apiVersion: v1\nkind: List\nitems:\n- &base {apiVersion: v1, kind: ResourceQuota, metadata: {name: "
+       "mine, "
        "namespace: team-a}, spec: {hard: {requests.nvidia.com/gpu: '2'}}}\n- <<: *base\n  metadata: {name: "
        "gpu-zero, namespace: team-b}\n"},
       {"byte order mark", bom + kLq + "--- " + kRqOther + "\n"},
-      {"CRLF line ends", crlf(kLq + "---\n" + "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
-                                              "metadata: {name: evil-cq}\nspec: {cohortName: shared}\n")},
+      {"CRLF line ends", crlf(kLq + "---\n" +
+                              "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+                              "metadata: {name: evil-cq}\nspec: {cohortName: shared}\n")},
       {"CRLF with --- {..}", crlf(kLq) + "--- " + kRqOther + "\r\n"},
       {"tab after ---", kLq + "---\t" + kRqOther + "\n"},
       {"%YAML 1.2 directive", "%YAML 1.2\n---\n" + kLq + "--- " + kPcFlow + "\n"},
       {"%YAML directive on the second document", kLq + "...\n%YAML 1.1\n--- " + kPcFlow + "\n"},
       {"%TAG directive", "%TAG !k! tag:yaml.org,2002:\n--- !k!map " + kCqFlow + "\n"},
-      {"JSON body", "{\"apiVersion\": \"v1\", \"kind\": \"ResourceQuota\", \"metadata\": {\"name\": \"gpu-zero\", "
-                    "\"namespace\": \"team-b\"}, \"spec\": {\"hard\": {\"requests.nvidia.com/gpu\": \"0\"}}}"},
-      {"JSON list", "[{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", \"metadata\": "
-                    "{\"name\": \"ok-lq\", \"namespace\": \"team-a\"}, \"spec\": {\"clusterQueue\": \"team-a\"}}, " +
-                        kCqFlow + "]"},
+      {"JSON body",
+       "{\"apiVersion\": \"v1\", \"kind\": \"ResourceQuota\", \"metadata\": {\"name\": \"gpu-zero\", "
+       "\"namespace\": \"team-b\"}, \"spec\": {\"hard\": {\"requests.nvidia.com/gpu\": \"0\"}}}"},
+      {"JSON list",
+       "[{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", \"metadata\": "
+       "{\"name\": \"ok-lq\", \"namespace\": \"team-a\"}, \"spec\": {\"clusterQueue\": \"team-a\"}}, " +
+           kCqFlow + "]"},
       {"very long line before the smuggled document",
        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: ok-lq, namespace: team-a, "
        "annotations: {a: '" +
            long_value + "'}}\nspec: {clusterQueue: team-a}\n--- " + kRqOther + "\n"},
-      {"v1 List with a cluster-scoped item",
-       "apiVersion: v1\nkind: List\nitems:\n- " + std::string("{apiVersion: kueue.x-k8s.io/v1beta2, kind: "
-                                                                "LocalQueue, metadata: {name: ok-lq, namespace: "
-                                                                "team-a}, spec: {clusterQueue: team-a}}\n- ") +
-           kCqFlow + "\n"},
-      {"nested v1 List", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - " +
-                             kRqOther + "\n"},
-      {"omitted namespace", "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero}\n"
-                            "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
-      {"empty namespace", "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero, namespace: ''}\n"
-                          "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
-      {"null namespace", "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero, namespace: ~}\n"
-                         "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
+      {"v1 List with a cluster-scoped item", "apiVersion: v1\nkind: List\nitems:\n- " +
+                                                 std::string("{apiVersion: kueue.x-k8s.io/v1beta2, kind: "
+                                                             "LocalQueue, metadata: {name: ok-lq, namespace: "
+                                                             "team-a}, spec: {clusterQueue: team-a}}\n- ") +
+                                                 kCqFlow + "\n"},
+      {"nested v1 List",
+       "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - " + kRqOther +
+           "\n"},
+      {"omitted namespace",
+       "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero}\n"
+       "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
+      {"empty namespace",
+       "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero, namespace: ''}\n"
+       "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
+      {"null namespace",
+       "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero, namespace: ~}\n"
+       "spec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
       {"cluster-scoped kind with the tenant's namespace",
-       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: evil-cq, namespace: team-a}\n"
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: evil-cq, namespace: "
+       "team-a}\n"
        "spec: {cohortName: shared}\n"},
-      {"Namespace object", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {artel.dev/team: "
-                           "team-b}}\n"},
-      {"ResourceFlavor", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: evil-rf}\n"},
+      {"Namespace object",
+       "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {artel.dev/team: "
+       "team-b}}\n"},
+      {"ResourceFlavor",
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: evil-rf}\n"},
       {"Cohort", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: evil-cohort}\n"},
-      {"Topology", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: evil-topo}\n"
-                   "spec: {levels: [{nodeLabel: kubernetes.io/hostname}]}\n"},
+      {"Topology",
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: evil-topo}\n"
+       "spec: {levels: [{nodeLabel: kubernetes.io/hostname}]}\n"},
       {"Volcano queue (becomes a ClusterQueue)",
        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: evil-q, namespace: team-a}\n"
        "spec: {weight: 1, capability: {nvidia.com/gpu: 48}}\n"},
-      {"LocalQueue in another namespace", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: "
-                                          "{name: evil-lq, namespace: team-b}\nspec: {clusterQueue: team-a}\n"},
-      {"quoted and complex keys", "\"apiVersion\": kueue.x-k8s.io/v1beta2\n? kind\n: WorkloadPriorityClass\n"
-                                  "metadata: {name: evil-pc}\nvalue: 1000000\n"},
-      {"duplicate kind key", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nkind: ClusterQueue\n"
-                             "metadata: {name: evil-cq, namespace: team-a}\nspec: {clusterQueue: team-a}\n"},
-      {"duplicate namespace key", "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero, namespace: "
-                                  "team-a, namespace: team-b}\nspec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
+      {"LocalQueue in another namespace",
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: "
+       "{name: evil-lq, namespace: team-b}\nspec: {clusterQueue: team-a}\n"},
+      {"quoted and complex keys",
+       "\"apiVersion\": kueue.x-k8s.io/v1beta2\n? kind\n: WorkloadPriorityClass\n"
+       "metadata: {name: evil-pc}\nvalue: 1000000\n"},
+      {"duplicate kind key",
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nkind: ClusterQueue\n"
+       "metadata: {name: evil-cq, namespace: team-a}\nspec: {clusterQueue: team-a}\n"},
+      {"duplicate namespace key",
+       "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-zero, namespace: "
+       "team-a, namespace: team-b}\nspec: {hard: {requests.nvidia.com/gpu: '0'}}\n"},
       {"flow document with a comment on the --- line", kLq + "--- # note\n" + kPcFlow + "\n"},
   };
 }
@@ -204,9 +223,10 @@ TEST_F(ApplyAuthzTest, LegalFormsAreAppliedAsWritten) {
       "{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: second, namespace: team-a}, "
       "spec: {clusterQueue: team-a}}";
   // The tenant's own objects, in the forms of the corpus: each is applied.
-  HttpResult r = Apply("\xEF\xBB\xBF" + crlf(kLq) + "--- " + lq2 + "\r\n--- !!map\napiVersion: v1\nkind: "
-                                                            "ResourceQuota\nmetadata: {name: cap, namespace: "
-                                                            "team-a}\nspec: {hard: {requests.nvidia.com/gpu: '2'}}\n",
+  HttpResult r = Apply("\xEF\xBB\xBF" + crlf(kLq) + "--- " + lq2 +
+                           "\r\n--- !!map\napiVersion: v1\nkind: "
+                           "ResourceQuota\nmetadata: {name: cap, namespace: "
+                           "team-a}\nspec: {hard: {requests.nvidia.com/gpu: '2'}}\n",
                        kTeamAToken);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json().value("changed", 0), 3) << r.body;
@@ -223,30 +243,33 @@ TEST_F(ApplyAuthzTest, LegalFormsAreAppliedAsWritten) {
   }
   EXPECT_EQ(second, 1);
   // A v1 List of the tenant's own objects.
-  r = Apply("apiVersion: v1\nkind: List\nitems:\n- " + lq2 + "\n- {apiVersion: kueue.x-k8s.io/v1beta2, kind: "
-                                                             "LocalQueue, metadata: {name: third, namespace: "
-                                                             "team-a}, spec: {clusterQueue: team-a}}\n",
+  r = Apply("apiVersion: v1\nkind: List\nitems:\n- " + lq2 +
+                "\n- {apiVersion: kueue.x-k8s.io/v1beta2, kind: "
+                "LocalQueue, metadata: {name: third, namespace: "
+                "team-a}, spec: {clusterQueue: team-a}}\n",
             kTeamAToken);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json().value("changed", -1), 1) << r.body;  // `second` is unchanged
   EXPECT_TRUE(Objects().count("LocalQueue/team-a/third"));
   // Submitting through the new queue works: the engine has it.
-  EXPECT_EQ(d_->Post("/api/v1/workloads", Workload("team-a", "via-third", "third", 0).dump(), kTeamAToken).status,
-            201);
+  EXPECT_EQ(
+      d_->Post("/api/v1/workloads", Workload("team-a", "via-third", "third", 0).dump(), kTeamAToken).status,
+      201);
 }
 
 TEST_F(ApplyAuthzTest, ConfigListsEveryAppliedObject) {
   // The admin may apply cluster-scoped objects in any YAML form; each one is
   // listed (the smuggled ones used to be missing from `objects`).
-  HttpResult r = Apply(kLq + "--- " + kPcFlow + "\n--- !!map\napiVersion: kueue.x-k8s.io/v1beta2\nkind: "
-                                                "ResourceFlavor\nmetadata: {name: extra-rf}\n...\n--- " +
+  HttpResult r = Apply(kLq + "--- " + kPcFlow +
+                           "\n--- !!map\napiVersion: kueue.x-k8s.io/v1beta2\nkind: "
+                           "ResourceFlavor\nmetadata: {name: extra-rf}\n...\n--- " +
                            kRqOther + "\n",
                        kAdminToken);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json()["objects"].size(), 4u) << r.body;
   std::set<std::string> objs = Objects();
-  for (const char* k : {"LocalQueue/team-a/ok-lq", "WorkloadPriorityClass//evil-pc", "ResourceFlavor//extra-rf",
-                        "ResourceQuota/team-b/gpu-zero"}) {
+  for (const char* k : {"LocalQueue/team-a/ok-lq", "WorkloadPriorityClass//evil-pc",
+                        "ResourceFlavor//extra-rf", "ResourceQuota/team-b/gpu-zero"}) {
     EXPECT_TRUE(objs.count(k)) << k;
   }
   // The admin's manifests text holds each of them as its own document.
@@ -260,9 +283,12 @@ TEST_F(ApplyAuthzTest, ConfigListsEveryAppliedObject) {
 
 TEST_F(ApplyAuthzTest, StartupManifestObjectsAreRefusedWith409AndApiChangesSurviveRestart) {
   const std::string cq_a =
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-a}\nspec:\n  cohortName: "
-      "shared\n  namespaceSelector: {matchLabels: {artel.dev/team: team-a}}\n  preemption: {reclaimWithinCohort: "
-      "Any, withinClusterQueue: LowerPriority}\n  resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\n      "
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-a}\nspec:\n  "
+      "cohortName: "
+      "shared\n  namespaceSelector: {matchLabels: {artel.dev/team: team-a}}\n  preemption: "
+      "{reclaimWithinCohort: "
+      "Any, withinClusterQueue: LowerPriority}\n  resourceGroups:\n    - coveredResources: "
+      "[nvidia.com/gpu]\n      "
       "flavors:\n        - name: a100\n          resources: [{name: nvidia.com/gpu, nominalQuota: 2}]\n";
   // Re-applying a file-managed object unchanged is fine (GitOps re-apply).
   HttpResult r = Apply(cq_a, kAdminToken);
@@ -276,23 +302,27 @@ TEST_F(ApplyAuthzTest, StartupManifestObjectsAreRefusedWith409AndApiChangesSurvi
   EXPECT_NE(r.json().value("message", "").find(dir_ + "/cluster.yaml"), std::string::npos) << r.body;
   EXPECT_NE(r.json().value("message", "").find("ClusterQueue team-a"), std::string::npos) << r.body;
   // So is a LocalQueue of the files, by its tenant.
-  r = Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: default, namespace: team-a}\n"
-            "spec: {clusterQueue: team-b}\n",
-            kTeamAToken);
+  r = Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: default, namespace: team-a}\n"
+      "spec: {clusterQueue: team-b}\n",
+      kTeamAToken);
   EXPECT_EQ(r.status, 409) << r.body;
   // Objects the files do not define are the API's: applied, acknowledged...
-  r = Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-c}\nspec:\n  "
-            "cohortName: shared\n  resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\n      flavors:\n     "
-            "   - name: a100\n          resources: [{name: nvidia.com/gpu, nominalQuota: 5}]\n",
-            kAdminToken);
+  r = Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-c}\nspec:\n  "
+      "cohortName: shared\n  resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\n      flavors:\n     "
+      "   - name: a100\n          resources: [{name: nvidia.com/gpu, nominalQuota: 5}]\n",
+      kAdminToken);
   ASSERT_EQ(r.status, 200) << r.body;
-  r = Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cap, namespace: team-a}\n"
-            "spec: {hard: {requests.nvidia.com/gpu: '1'}}\n",
-            kTeamAToken);
+  r = Apply(
+      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cap, namespace: team-a}\n"
+      "spec: {hard: {requests.nvidia.com/gpu: '1'}}\n",
+      kTeamAToken);
   ASSERT_EQ(r.status, 200) << r.body;
-  r = Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cap, namespace: team-a}\n"
-            "spec: {hard: {requests.nvidia.com/gpu: '3'}}\n",
-            kTeamAToken);
+  r = Apply(
+      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cap, namespace: team-a}\n"
+      "spec: {hard: {requests.nvidia.com/gpu: '3'}}\n",
+      kTeamAToken);
   ASSERT_EQ(r.status, 200) << r.body;
   const std::string manifests = d_->Get("/api/v1/config").json().value("manifests", "");
   // ... and kept across kill -9 and a restart with the same --manifests.

@@ -124,7 +124,8 @@ TEST_F(NameRedactionTest, TenantsSeeOtherTeamsOnlyAsClusterQueueCounts) {
         victims.clear();
         for (int i = 1; i <= 4; ++i) {
           std::string n = "secret-a" + std::to_string(i);
-          if (Get("/api/v1/namespaces/team-a/workloads/" + n, kAdminToken)["status"].contains("lastEviction")) {
+          if (Get("/api/v1/namespaces/team-a/workloads/" + n, kAdminToken)["status"].contains(
+                  "lastEviction")) {
             victims.push_back(n);
           }
         }
@@ -137,7 +138,8 @@ TEST_F(NameRedactionTest, TenantsSeeOtherTeamsOnlyAsClusterQueueCounts) {
     const Json& le = a_view["status"]["lastEviction"];
     EXPECT_FALSE(le.contains("preemptor")) << le.dump();
     EXPECT_EQ(le.value("preemptorClusterQueue", ""), "team-b") << le.dump();
-    EXPECT_NE(le.value("message", "").find("a workload in ClusterQueue team-b"), std::string::npos) << le.dump();
+    EXPECT_NE(le.value("message", "").find("a workload in ClusterQueue team-b"), std::string::npos)
+        << le.dump();
     EXPECT_TRUE(NamesNone(a_view.dump(), "team-b"));
     Json admin_le = Get(path, kAdminToken)["status"]["lastEviction"];
     EXPECT_EQ(admin_le.value("preemptor", ""), "team-b/secret-b1") << admin_le.dump();
