@@ -196,5 +196,53 @@ TEST_F(NameRedactionTest, TenantsSeeOtherTeamsOnlyAsClusterQueueCounts) {
   EXPECT_TRUE(NamesNone(b_events.dump(), "team-a"));
 }
 
+TEST_F(NameRedactionTest, WhyCountsOtherTeamsCandidatesInsteadOfNamingThem) {
+  // Both teams run at their guarantee; team-b's running work has a higher
+  // priority than team-a's, so team-a's come first among the workloads
+  // that "it would fit if these were preempted" lists for team-b's next one.
+  for (int i = 1; i <= 2; ++i) {
+    ASSERT_EQ(
+        d_->Post("/api/v1/workloads",
+                 Workload("team-a", "hidden-a" + std::to_string(i), "default", 1, {"sleep", "60"}).dump(),
+                 kTeamAToken)
+            .status,
+        201);
+    ASSERT_EQ(
+        d_->Post("/api/v1/workloads",
+                 Workload("team-b", "run-b" + std::to_string(i), "default", 1, {"sleep", "60"}, 100).dump(),
+                 kTeamBToken)
+            .status,
+        201);
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return d_->Phase("team-a", "hidden-a1") == "Running" &&
+               d_->Phase("team-a", "hidden-a2") == "Running" && d_->Phase("team-b", "run-b1") == "Running" &&
+               d_->Phase("team-b", "run-b2") == "Running";
+      },
+      15000))
+      << d_->log();
+  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-b", "next-b", "default", 1, {"sleep", "60"}).dump(),
+                     kTeamBToken)
+                .status,
+            201);
+  const std::string why = "/api/v1/namespaces/team-b/workloads/next-b/why";
+  Json admin;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        admin = Get(why, kAdminToken);
+        return admin.value("message", "").find("it would fit if these were preempted") != std::string::npos;
+      },
+      10000))
+      << admin.dump();
+  ASSERT_NE(admin.dump().find("team-a/hidden-a"), std::string::npos) << admin.dump();
+  Json b = Get(why, kTeamBToken);
+  EXPECT_TRUE(NamesNone(b.dump(), "team-a"));
+  EXPECT_NE(b.value("message", "").find("in ClusterQueue team-a"), std::string::npos) << b.dump();
+  ASSERT_TRUE(b.contains("wouldPreemptOthers")) << b.dump();
+  EXPECT_EQ(b["wouldPreemptOthers"][0].value("clusterQueue", ""), "team-a") << b.dump();
+  EXPECT_TRUE(NamesNone(d_->Get("/api/v1/namespaces/team-b/workloads/next-b", kTeamBToken).body, "team-a"));
+}
+
 }  // namespace
 }  // namespace artel::testing
