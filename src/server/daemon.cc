@@ -760,8 +760,11 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
         if (f == file_managed_.end()) continue;
         auto cur = docs_.find(o.key());
         if (cur != docs_.end() && cur->second.text == o.text) continue;
+        // Admins learn the file; tenants only that there is one (a path of
+        // the daemon's host is not theirs to know).
+        const std::string file = who.is_admin() ? " " + f->second : "";
         return ObjectError(StatusCode::kFailedPrecondition, o,
-                           o.display() + " is managed by the startup manifest " + f->second +
+                           o.display() + " is managed by the startup manifest" + file +
                                " (arteld --manifests), which is applied again at every start; change it "
                                "there and restart arteld");
       }

@@ -307,6 +307,7 @@ TEST_F(ApplyAuthzTest, StartupManifestObjectsAreRefusedWith409AndApiChangesSurvi
       "spec: {clusterQueue: team-b}\n",
       kTeamAToken);
   EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(r.body.find(dir_), std::string::npos) << "a tenant learned a path of the host: " << r.body;
   // Objects the files do not define are the API's: applied, acknowledged...
   r = Apply(
       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-c}\nspec:\n  "
