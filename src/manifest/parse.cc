@@ -579,6 +579,7 @@ Status CollectObject(const Node& root, int depth, std::vector<ManifestObject>* o
   ARTEL_MF_TRY(root.ReadString("kind", &o.kind, kRequired));
   if (o.api_version == "v1" && o.kind == "List") {  // as ParseObject reads it
     if (depth >= 8) return root["items"].Error("Lists nested more than 8 deep are not supported");
+    ARTEL_MF_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
     Node items = root["items"];
     if (!items.present()) return Status::Ok();
     ARTEL_MF_TRY(items.ExpectList());
