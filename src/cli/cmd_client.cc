@@ -323,9 +323,13 @@ void PrintWhy(const Json& w) {
               << Str(w, "level", Str(w, "clusterQueue")) << ": requested " << Str(w, "requested")
               << ", available " << Str(w, "available") << ", missing " << Str(w, "missing") << "\n";
   }
-  if (w.contains("wouldPreempt")) {
+  if (!w.value("wouldPreempt", Json::array()).empty() || w.contains("wouldPreemptOthers")) {
     std::cout << "Would need to preempt:";
-    for (const auto& v : w["wouldPreempt"]) std::cout << " " << v.get<std::string>();
+    for (const auto& v : w.value("wouldPreempt", Json::array())) std::cout << " " << v.get<std::string>();
+    // Other namespaces' workloads, counted per ClusterQueue.
+    for (const auto& o : w.value("wouldPreemptOthers", Json::array())) {
+      std::cout << " " << Str(o, "count") << " in ClusterQueue " << Str(o, "clusterQueue");
+    }
     std::cout << "\n";
   }
 }
@@ -377,7 +381,12 @@ int Describe(const Common& c, const std::string& kind, const std::string& ref) {
   }
   if (st.contains("lastEviction")) {
     const Json& e = st["lastEviction"];
-    std::cout << "Last eviction: " << Str(e, "reason") << " by " << Str(e, "preemptor", "-") << " ("
+    // A tenant sees another namespace's preemptor only by its ClusterQueue.
+    std::string by = Str(e, "preemptor");
+    if (by.empty() && e.contains("preemptorClusterQueue")) {
+      by = "a workload in ClusterQueue " + Str(e, "preemptorClusterQueue");
+    }
+    std::cout << "Last eviction: " << Str(e, "reason") << " by " << (by.empty() ? "-" : by) << " ("
               << Str(st, "evictions") << " in total)\n";
   }
   if (Str(st, "phase") == "Pending") {

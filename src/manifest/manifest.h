@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,6 +129,55 @@ Status ParseInto(std::string_view text, const std::string& source, core::Config*
 // As above, and appends what core::Config cannot hold (HyperNodes) to
 // *extras when it is not null.
 Status ParseInto(std::string_view text, const std::string& source, core::Config* config, Extras* extras);
+
+// ---------------------------------------------------------------- objects
+//
+// The objects of a manifest text exactly as ParseInto reads them: yaml-cpp
+// parses the whole text once (every document, whatever its form: `--- {..}`
+// or `--- !!map` on a separator line, `...` end markers, `%YAML`
+// directives, tags, anchors and aliases, flow or block style), and each
+// document, and each item of a `v1 List` (recursively), becomes one
+// ManifestObject. arteld authorizes these objects one by one and then
+// applies exactly these parsed objects (ParseObjects), never the request
+// text again, so that what is checked is what the engine applies.
+
+namespace yaml {
+class Node;
+}
+
+struct ManifestObject {
+  std::string api_version;
+  std::string kind;
+  std::string ns;    // metadata.namespace of a namespaced kind; "" otherwise
+  std::string name;  // metadata.name
+  // LocalQueue and ResourceQuota live in a namespace; every other kind
+  // (ClusterQueue, Cohort, ResourceFlavor, WorkloadPriorityClass, Namespace,
+  // Topology, AdmissionCheck, Volcano and KAI queues, ...) is cluster-scoped.
+  bool namespaced = false;
+  SourcePos pos;      // where the object starts
+  std::string field;  // "" for a document, "items[2]" (nested: "items[0].items[1]") inside a List
+  // The object alone, emitted again by yaml-cpp as one YAML document
+  // (ending in a newline): what arteld journals and shows.
+  std::string text;
+  std::shared_ptr<const yaml::Node> node;  // the parsed object
+  // "Kind/namespace/name" (namespace empty for cluster-scoped kinds).
+  std::string key() const { return kind + "/" + ns + "/" + name; }
+  // "LocalQueue team-a/default", "ClusterQueue prod" (for messages).
+  std::string display() const { return kind + " " + (ns.empty() ? name : ns + "/" + name); }
+};
+
+// True for the kinds that live in a namespace (LocalQueue, ResourceQuota).
+bool IsNamespacedKind(std::string_view kind);
+
+// Splits `text` into its objects (see above). Empty documents are skipped.
+// Errors: YAML syntax, a document or List item that is not a map, or lacks
+// apiVersion, kind or metadata.name (field and position named).
+Result<std::vector<ManifestObject>> SplitObjects(std::string_view text, const std::string& source);
+
+// Appends the configuration that `objects` describe to *config, as
+// ParseInto does for a text holding these objects (dialect queue trees are
+// built across all of them). On error *config is unchanged.
+Status ParseObjects(const std::vector<const ManifestObject*>& objects, core::Config* config);
 
 // Loads a file or a directory into *config. A directory with
 // kustomization.yaml (or .yml, or Kustomization) reads its `resources:`

@@ -571,7 +571,68 @@ Status ParseObject(const Node& root, core::Config* out, internal::DialectDocs* d
   return entry->parse(Object{root, dialect, kind}, out);
 }
 
+// One object of SplitObjects: a document or a List item, `depth` Lists deep.
+Status CollectObject(const Node& root, int depth, std::vector<ManifestObject>* out) {
+  ARTEL_MF_TRY(root.ExpectMap());
+  ManifestObject o;
+  ARTEL_MF_TRY(root.ReadString("apiVersion", &o.api_version, kRequired));
+  ARTEL_MF_TRY(root.ReadString("kind", &o.kind, kRequired));
+  if (o.api_version == "v1" && o.kind == "List") {  // as ParseObject reads it
+    if (depth >= 8) return root["items"].Error("Lists nested more than 8 deep are not supported");
+    ARTEL_MF_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
+    Node items = root["items"];
+    if (!items.present()) return Status::Ok();
+    ARTEL_MF_TRY(items.ExpectList());
+    for (const Node& item : items.Items()) ARTEL_MF_TRY(CollectObject(item, depth + 1, out));
+    return Status::Ok();
+  }
+  Node meta = root["metadata"];
+  if (!meta.present()) return root.MissingError("metadata");
+  ARTEL_MF_TRY(meta.ExpectMap());
+  ARTEL_MF_TRY(meta.ReadString("name", &o.name, kRequired));
+  if (o.name.empty()) return meta["name"].Error("must not be empty");
+  o.namespaced = IsNamespacedKind(o.kind);
+  if (o.namespaced) {
+    ARTEL_MF_TRY(meta.ReadString("namespace", &o.ns, kRequired));
+    if (o.ns.empty()) return meta["namespace"].Error("must not be empty");
+  }
+  o.pos = root.Pos();
+  o.field = root.path();
+  YAML::Emitter em;
+  em << root.yaml();
+  if (!em.good()) return root.Error("cannot be written back as YAML: " + em.GetLastError());
+  o.text = std::string(em.c_str(), em.size()) + "\n";
+  o.node = std::make_shared<const Node>(root);
+  out->push_back(std::move(o));
+  return Status::Ok();
+}
+
 }  // namespace
+
+bool IsNamespacedKind(std::string_view kind) { return kind == "LocalQueue" || kind == "ResourceQuota"; }
+
+Result<std::vector<ManifestObject>> SplitObjects(std::string_view text, const std::string& source) {
+  Result<std::vector<Node>> docs = yaml::ParseDocuments(text, source);
+  if (!docs.ok()) return docs.status();
+  std::vector<ManifestObject> out;
+  for (const Node& doc : *docs) {
+    if (!doc.present()) continue;  // empty document
+    ARTEL_MF_TRY(CollectObject(doc, 0, &out));
+  }
+  return out;
+}
+
+Status ParseObjects(const std::vector<const ManifestObject*>& objects, core::Config* config) {
+  core::Config parsed;
+  internal::DialectDocs dialect_docs;
+  for (const ManifestObject* o : objects) {
+    if (o == nullptr || !o->node) continue;
+    ARTEL_MF_TRY(ParseObject(*o->node, &parsed, &dialect_docs));
+  }
+  ARTEL_MF_TRY(internal::FinishDialects(&dialect_docs, config, &parsed, nullptr));
+  internal::AppendConfig(std::move(parsed), config);
+  return Status::Ok();
+}
 
 Status ParseInto(std::string_view text, const std::string& source, core::Config* config) {
   return ParseInto(text, source, config, nullptr);

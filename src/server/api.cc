@@ -175,6 +175,13 @@ void ApiServer::Routes() {
         SendError(res, Status(StatusCode::kResourceExhausted, "rate limit exceeded for user " + who.user));
         return;
       }
+      // A metrics token (the Prometheus scraper's) reads /metrics and whoami,
+      // nothing else.
+      if (who.role == Role::kMetrics && req.path != "/metrics" && req.path != "/api/v1/whoami") {
+        SendError(res, Status(StatusCode::kPermissionDenied,
+                              "user " + who.user + " has the metrics role, which may only read /metrics"));
+        return;
+      }
       fn(req, res, who);
     };
   };
@@ -235,7 +242,15 @@ void ApiServer::Routes() {
     if (name.find("..") != std::string::npos) name = "index.html";
     serve_ui(name, res);
   });
-  http_->Get("/metrics", wrap([this](const Req&, Res& res, const Principal&) {
+  // /metrics labels name every team's workloads and pods: admins and the
+  // `metrics` role (the Prometheus scraper) only.
+  http_->Get("/metrics", wrap([this](const Req&, Res& res, const Principal& who) {
+               if (!who.can_read_metrics()) {
+                 return SendError(
+                     res, Status(StatusCode::kPermissionDenied,
+                                 "user " + who.user +
+                                     " may not read /metrics: it needs the admin or metrics role"));
+               }
                res.set_content(daemon_->Metrics(), "text/plain; version=0.0.4; charset=utf-8");
              }));
 
@@ -244,7 +259,7 @@ void ApiServer::Routes() {
         Json ns = Json::array();
         for (const auto& n : who.namespaces) ns.push_back(n);
         SendJson(res, 200,
-                 Json{{"user", who.user}, {"role", who.is_admin() ? "admin" : "tenant"}, {"namespaces", ns}});
+                 Json{{"user", who.user}, {"role", RoleName(who.role)}, {"namespaces", ns}});
       }));
 
   http_->Post("/api/v1/apply", wrap([this](const Req& req, Res& res, const Principal& who) {
@@ -309,7 +324,7 @@ void ApiServer::Routes() {
         return SendError(res, s);
       }
     }
-    SendJson(res, 200, daemon_->ListWorkloads(f));
+    SendJson(res, 200, daemon_->ListWorkloads(f, who));
   };
   http_->Get("/api/v1/workloads",
              wrap([list](const Req& req, Res& res, const Principal& who) { list(req, res, who, ""); }));
@@ -328,8 +343,8 @@ void ApiServer::Routes() {
     });
   };
   const std::string wl_path = R"(/api/v1/namespaces/([a-z0-9-]+)/workloads/([a-z0-9-]+))";
-  http_->Get(wl_path, per_wl([this](const Req&, Res& res, const Principal&, const std::string& key) {
-               auto r = daemon_->GetWorkload(key);
+  http_->Get(wl_path, per_wl([this](const Req&, Res& res, const Principal& who, const std::string& key) {
+               auto r = daemon_->GetWorkload(key, who);
                if (!r.ok()) return SendError(res, r.status());
                SendJson(res, 200, *r);
              }));
@@ -340,8 +355,9 @@ void ApiServer::Routes() {
   };
   http_->Delete(wl_path, per_wl(cancel));
   http_->Post(wl_path + "/cancel", per_wl(cancel));
-  http_->Get(wl_path + "/why", per_wl([this](const Req&, Res& res, const Principal&, const std::string& key) {
-               auto r = daemon_->Why(key);
+  http_->Get(wl_path + "/why",
+             per_wl([this](const Req&, Res& res, const Principal& who, const std::string& key) {
+               auto r = daemon_->Why(key, who);
                if (!r.ok()) return SendError(res, r.status());
                SendJson(res, 200, *r);
              }));
@@ -415,19 +431,19 @@ void ApiServer::Routes() {
                }
                if (req.get_param_value("follow") == "false") {
                  uint64_t next = 0;
-                 Json events = daemon_->EventsAfter(from, 0, scope, &next);
+                 Json events = daemon_->EventsAfter(from, 0, scope, &next, who);
                  return SendJson(res, 200, Json{{"kind", "EventList"}, {"items", events}, {"next", next}});
                }
                auto cursor = std::make_shared<uint64_t>(from);
                res.set_header("Cache-Control", "no-cache");
                res.set_chunked_content_provider(
-                   "text/event-stream", [this, cursor, scope](size_t, httplib::DataSink& sink) {
+                   "text/event-stream", [this, cursor, scope, who](size_t, httplib::DataSink& sink) {
                      if (stopping_.load() || !daemon_->ready()) {
                        sink.done();
                        return true;
                      }
                      uint64_t next = *cursor;
-                     auto events = daemon_->EventsAfter(*cursor, 1000, scope, &next);
+                     auto events = daemon_->EventsAfter(*cursor, 1000, scope, &next, who);
                      std::string out;
                      for (const auto& e : events) {
                        out += "id: " + std::to_string(e.value("seq", uint64_t{0})) +

@@ -29,6 +29,15 @@ Status Bad(const std::string& source, const YAML::Node& n, const std::string& fi
 
 }  // namespace
 
+const char* RoleName(Role r) {
+  switch (r) {
+    case Role::kAdmin: return "admin";
+    case Role::kTenant: return "tenant";
+    case Role::kMetrics: return "metrics";
+  }
+  return "tenant";
+}
+
 Result<std::unique_ptr<TokenTable>> TokenTable::Load(const std::string& path) {
   std::ifstream in(path);
   if (!in) return NotFound("cannot read tokens file " + path);
@@ -67,8 +76,13 @@ Result<std::unique_ptr<TokenTable>> TokenTable::Parse(std::string_view yaml_text
         entry.principal.role = Role::kAdmin;
       } else if (role == "tenant") {
         entry.principal.role = Role::kTenant;
+      } else if (role == "metrics") {
+        entry.principal.role = Role::kMetrics;
       } else {
-        return Bad(source, e["role"] ? e["role"] : e, path + ".role", "must be admin or tenant");
+        return Bad(source, e["role"] ? e["role"] : e, path + ".role", "must be admin, tenant or metrics");
+      }
+      if (const YAML::Node ns = e["namespaces"]; ns && entry.principal.role == Role::kMetrics) {
+        return Bad(source, ns, path + ".namespaces", "a metrics token has no namespaces");
       }
       if (const YAML::Node ns = e["namespaces"]) {
         if (!ns.IsSequence()) return Bad(source, ns, path + ".namespaces", "must be a list");

@@ -11,11 +11,18 @@
 //       user: bob
 //       role: tenant
 //       namespaces: [team-vision]
+//     - token: "s3cr3t-scraper"
+//       user: prometheus
+//       role: metrics
 //
 // An `admin` may do everything. A `tenant` may submit to, read, cancel and
 // watch workloads only in its namespaces, may apply namespaced objects
 // (LocalQueue, ResourceQuota) only in them, and may read the cluster-wide
-// views (queues, cohorts, nodes, GPUs) without the workloads of others.
+// views (queues, cohorts, nodes, GPUs) without the workloads of others:
+// another namespace's workloads appear only as counts per ClusterQueue or
+// cohort, never by name (redact.h). A `metrics` principal (the Prometheus
+// scraper) may read `/metrics` (and whoami) and nothing else; `/metrics`
+// names every team's workloads, so tenants may not read it.
 // Without a tokens file authentication is off and every caller is an admin
 // named "anonymous"; arteld warns about it and binds loopback by default.
 //
@@ -35,7 +42,8 @@
 
 namespace artel::server {
 
-enum class Role { kAdmin, kTenant };
+enum class Role { kAdmin, kTenant, kMetrics };
+const char* RoleName(Role r);
 
 struct Principal {
   std::string user;
@@ -43,6 +51,7 @@ struct Principal {
   std::set<std::string> namespaces;  // tenants only
 
   bool is_admin() const { return role == Role::kAdmin; }
+  bool can_read_metrics() const { return role == Role::kAdmin || role == Role::kMetrics; }
   bool CanUseNamespace(std::string_view ns) const {
     return is_admin() || namespaces.count(std::string(ns)) > 0;
   }

@@ -394,10 +394,12 @@ void Daemon::MaybeSnapshot(bool force) {
 // ---------------------------------------------------------------------------
 // Recovery
 
-Status Daemon::ConfigureFromDocsLocked(const std::map<std::string, std::string>& docs,
-                                       core::Config* out) const {
+Status Daemon::ConfigureFromDocsLocked(const Docs& docs, core::Config* out) const {
   core::Config cfg;
-  if (Status s = manifest::ParseInto(DocsToText(docs), "config", &cfg); !s.ok()) return s;
+  std::vector<const manifest::ManifestObject*> objs;
+  objs.reserve(docs.size());
+  for (const auto& [k, o] : docs) objs.push_back(&o);
+  if (Status s = manifest::ParseObjects(objs, &cfg); !s.ok()) return s;
   if (Status s = manifest::Validate(cfg); !s.ok()) return s;
   core::Engine probe(options_.engine);
   if (Status s = probe.Configure(cfg); !s.ok()) return s;
@@ -406,9 +408,9 @@ Status Daemon::ConfigureFromDocsLocked(const std::map<std::string, std::string>&
   return Status::Ok();
 }
 
-std::string Daemon::DocsToText(const std::map<std::string, std::string>& docs) {
+std::string Daemon::DocsToText(const Docs& docs) {
   std::string text;
-  for (const auto& [k, t] : docs) text += "---\n" + t;
+  for (const auto& [k, o] : docs) text += "---\n" + o.text;
   return text;
 }
 
@@ -442,9 +444,15 @@ Status Daemon::Recover() {
               {"workloads", std::to_string(model_.size())}});
 
   if (!model_config_.empty()) {
-    auto docs = SplitDocuments(model_config_);
+    // The journal holds each applied object as its own document; a journal
+    // written before objects were split that way is read the same way (by
+    // the parser, so every object it held is now listed).
+    auto docs = manifest::SplitObjects(model_config_, "journal");
     if (!docs.ok()) return docs.status();
-    for (auto& d : *docs) docs_[d.key()] = d.text;
+    for (auto& d : *docs) {
+      std::string key = d.key();
+      docs_[key] = std::move(d);
+    }
     core::Config cfg;
     if (Status s = ConfigureFromDocsLocked(docs_, &cfg); !s.ok()) return s;
     if (Status s = engine_.Configure(cfg); !s.ok()) return s;
@@ -606,16 +614,38 @@ Status Daemon::Recover() {
 
 Status Daemon::ApplyStartupManifests() {
   if (options_.manifests.empty()) return Status::Ok();
-  std::string text;
+  // Each file is parsed on its own, so that errors name it and every object
+  // remembers the file that manages it.
+  std::vector<manifest::ManifestObject> objects;
+  std::map<std::string, std::string> files;  // key -> file
   for (const auto& path : options_.manifests) {
-    auto t = ReadManifestText(path);
-    if (!t.ok()) return t.status();
-    text += *t;
+    auto fl = ReadManifestFiles(path);
+    if (!fl.ok()) return fl.status();
+    for (const auto& f : *fl) {
+      auto objs = manifest::SplitObjects(f.text, f.path);
+      if (!objs.ok()) return objs.status();
+      for (auto& o : *objs) {
+        std::string key = o.key();
+        auto [it, inserted] = files.emplace(key, f.path);
+        if (!inserted) {
+          // The later file wins, as when the texts were joined.
+          log_->Warn("startup manifests define an object twice; the later one is applied",
+                     {{"object", o.display()}, {"first", it->second}, {"second", f.path}});
+          it->second = f.path;
+          objects.erase(std::remove_if(objects.begin(), objects.end(),
+                                       [&](const manifest::ManifestObject& x) { return x.key() == key; }),
+                        objects.end());
+        }
+        objects.push_back(std::move(o));
+      }
+    }
   }
+  if (objects.empty()) return Status::Ok();
   Principal admin{"arteld", Role::kAdmin, {}};
-  auto r = Apply(text, admin);
+  auto r = ApplyObjects(std::move(objects), admin, &files);
   if (!r.ok()) return r.status();
-  log_->Info("applied startup manifests", {{"changed", std::to_string(r->value("changed", 0))}});
+  log_->Info("applied startup manifests", {{"changed", std::to_string(r->value("changed", 0))},
+                                           {"fileManaged", std::to_string(files.size())}});
   return Status::Ok();
 }
 
@@ -633,39 +663,125 @@ void Daemon::Wake() {
   wake_cv_.notify_one();
 }
 
+namespace {
+
+// A PermissionDenied, InvalidArgument, ... naming `o` with its position.
+Status ObjectError(StatusCode code, const manifest::ManifestObject& o, const std::string& msg) {
+  Status s(code, msg);
+  if (!o.field.empty()) s.WithField(o.field);
+  s.WithPos(o.pos);
+  return s;
+}
+
+// True when `cfg` (one object parsed alone) holds exactly the namespaced
+// object `o` names and nothing else.
+bool OnlyThisNamespacedObject(const core::Config& cfg, const manifest::ManifestObject& o) {
+  bool others = !cfg.flavors.empty() || !cfg.cohorts.empty() || !cfg.cluster_queues.empty() ||
+                !cfg.priority_classes.empty() || !cfg.namespaces.empty() || !cfg.topologies.empty();
+  if (others) return false;
+  if (o.kind == "LocalQueue") {
+    return cfg.resource_quotas.empty() && cfg.local_queues.size() == 1 && cfg.local_queues[0].ns == o.ns &&
+           cfg.local_queues[0].name == o.name;
+  }
+  if (o.kind == "ResourceQuota") {
+    return cfg.local_queues.empty() && cfg.resource_quotas.size() == 1 && cfg.resource_quotas[0].ns == o.ns &&
+           cfg.resource_quotas[0].name == o.name;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Json> Daemon::Apply(std::string_view yaml, const Principal& who) {
-  // Per-object checks with positions in the request body.
-  core::Config scratch;
-  if (Status s = manifest::ParseInto(yaml, "request", &scratch); !s.ok()) return s;
-  auto docs = SplitDocuments(yaml);
-  if (!docs.ok()) return docs.status();
-  if (docs->empty()) return InvalidArgument("no manifests in the request body");
-  for (const auto& d : *docs) {
-    if (who.is_admin()) continue;
-    if (!IsNamespacedKind(d.kind)) {
-      return Status(StatusCode::kPermissionDenied,
-                    "only admins may apply cluster-scoped " + d.kind + " " + d.name);
+  // Parsed once, by the parser the engine's configuration is built with.
+  auto objects = manifest::SplitObjects(yaml, "request");
+  if (!objects.ok()) return objects.status();
+  if (objects->empty()) return InvalidArgument("no manifests in the request body");
+  return ApplyObjects(std::move(objects).value(), who, nullptr);
+}
+
+Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects, const Principal& who,
+                                  const std::map<std::string, std::string>* files) {
+  // One apply at a time: each merges over the configuration the previous
+  // one left, so that concurrent applies do not drop each other's objects.
+  std::lock_guard<std::mutex> serial(apply_mu_);
+  std::map<std::string, const manifest::ManifestObject*> seen;
+  for (const auto& o : objects) {
+    // Authorization, per parsed object. Tenants apply only namespaced
+    // objects in their own namespaces.
+    if (!who.is_admin()) {
+      if (!o.namespaced) {
+        return ObjectError(StatusCode::kPermissionDenied, o,
+                           "user " + who.user + " may not apply " + o.display() +
+                               ": only admins may create or change cluster-scoped objects");
+      }
+      if (!who.CanUseNamespace(o.ns)) {
+        return ObjectError(StatusCode::kPermissionDenied, o,
+                           "user " + who.user + " may not apply " + o.display() + ": namespace " + o.ns +
+                               " is not one of the user's");
+      }
+      // What the engine makes of this object alone must be that one object:
+      // a second check, on the parsed configuration itself, that nothing
+      // else rides along (e.g. a dialect kind that creates queues).
+      core::Config one;
+      if (Status s = manifest::ParseObjects({&o}, &one); !s.ok()) return s;
+      if (!OnlyThisNamespacedObject(one, o)) {
+        return ObjectError(StatusCode::kPermissionDenied, o,
+                           "user " + who.user + " may not apply " + o.display() +
+                               ": it defines more than one namespaced object");
+      }
     }
-    if (!who.CanUseNamespace(d.ns)) {
-      return Status(StatusCode::kPermissionDenied, "user " + who.user + " may not act in namespace " + d.ns);
+    auto [it, inserted] = seen.emplace(o.key(), &o);
+    if (!inserted) {
+      return ObjectError(StatusCode::kInvalidArgument, o,
+                         o.display() + " is given twice (also at " + it->second->pos.ToString() + ")");
+    }
+    // What is journaled (o.text) must read back as this very object, or a
+    // restart would apply something else.
+    auto again = manifest::SplitObjects(o.text, "stored");
+    if (!again.ok() || again->size() != 1 || (*again)[0].key() != o.key() ||
+        (*again)[0].api_version != o.api_version) {
+      return ObjectError(StatusCode::kInvalidArgument, o,
+                         o.display() + " cannot be stored faithfully (it does not read back as itself)");
     }
   }
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
-  std::map<std::string, std::string> merged;
+  Docs merged;
   core::Config cfg;
   int changed = 0;
-  Json objects = Json::array();
+  Json out_objects = Json::array();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    merged = docs_;
-    for (const auto& d : *docs) {
-      auto it = merged.find(d.key());
-      bool same = it != merged.end() && it->second == d.text;
-      if (!same) ++changed;
-      merged[d.key()] = d.text;
-      objects.push_back({{"kind", d.kind}, {"namespace", d.ns}, {"name", d.name}, {"changed", !same}});
+    if (files == nullptr) {
+      // A change to an object of the startup manifests would be reverted at
+      // the next start: refuse it up front (re-applying it unchanged is fine).
+      for (const auto& o : objects) {
+        auto f = file_managed_.find(o.key());
+        if (f == file_managed_.end()) continue;
+        auto cur = docs_.find(o.key());
+        if (cur != docs_.end() && cur->second.text == o.text) continue;
+        // Admins learn the file; tenants only that there is one (a path of
+        // the daemon's host is not theirs to know).
+        const std::string file = who.is_admin() ? " " + f->second : "";
+        return ObjectError(StatusCode::kFailedPrecondition, o,
+                           o.display() + " is managed by the startup manifest" + file +
+                               " (arteld --manifests), which is applied again at every start; change it "
+                               "there and restart arteld");
+      }
     }
-    if (changed == 0) return Json{{"changed", 0}, {"objects", objects}};
+    merged = docs_;
+    for (auto& o : objects) {
+      std::string key = o.key();
+      auto it = merged.find(key);
+      bool same = it != merged.end() && it->second.text == o.text;
+      if (!same) ++changed;
+      out_objects.push_back({{"kind", o.kind}, {"namespace", o.ns}, {"name", o.name}, {"changed", !same}});
+      merged[key] = std::move(o);
+    }
+    if (files != nullptr) {
+      for (const auto& [k, f] : *files) file_managed_[k] = f;
+    }
+    if (changed == 0) return Json{{"changed", 0}, {"objects", out_objects}};
     if (Status s = ConfigureFromDocsLocked(merged, &cfg); !s.ok()) return s;
   }
   store::Record r;
@@ -684,7 +800,7 @@ Result<Json> Daemon::Apply(std::string_view yaml, const Principal& who) {
   }
   log_->Info("config applied", {{"user", who.user}, {"changed", std::to_string(changed)}});
   Wake();
-  return Json{{"changed", changed}, {"objects", objects}};
+  return Json{{"changed", changed}, {"objects", out_objects}};
 }
 
 Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate_name,
@@ -758,7 +874,9 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
   wl_[key] = std::move(w);
   EmitLocked("Submitted", key, {{"user", user}});
   log_->Debug("workload submitted", {{"workload", key}, {"queue", wl_[key].spec.queue}, {"user", user}});
-  Json out = WorkloadJsonLocked(key, wl_[key]);
+  // The caller may act in this namespace; it sees no other one's names.
+  const Principal viewer{user, Role::kTenant, {wl_[key].spec.ns}};
+  Json out = WorkloadJsonLocked(key, wl_[key], RedactorLocked(viewer));
   {
     std::lock_guard<std::mutex> l(wake_mu_);
     dirty_ = true;
@@ -800,7 +918,8 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
     w.deferred = false;
     stop = w.running;
     EmitLocked("Cancelled", key, {{"user", user}});
-    out = WorkloadJsonLocked(key, w);
+    const Principal viewer{user, Role::kTenant, {w.spec.ns}};
+    out = WorkloadJsonLocked(key, w, RedactorLocked(viewer));
   }
   log_->Info("workload cancelled", {{"workload", key}, {"user", user}});
   if (stop) runtime_->Stop(key, WallMs());
@@ -1152,7 +1271,8 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     EmitLocked("Evicted", e.victim,
                {{"clusterQueue", e.victim_cluster_queue},
                 {"reason", core::EvictionReasonName(e.reason)},
-                {"preemptor", e.preemptor}});
+                {"preemptor", e.preemptor},
+                {"preemptorClusterQueue", e.preemptor_cluster_queue}});
     log_->Info("workload evicted", {{"workload", e.victim},
                                     {"queue", e.victim_cluster_queue},
                                     {"reason", core::EvictionReasonName(e.reason)},
@@ -1390,7 +1510,8 @@ uint64_t Daemon::LatestEventSeq() const {
 }
 
 std::vector<Json> Daemon::EventsAfter(uint64_t after, int64_t wait_ms,
-                                      const std::optional<std::set<std::string>>& ns, uint64_t* next) const {
+                                      const std::optional<std::set<std::string>>& ns, uint64_t* next,
+                                      const Principal& who) const {
   std::unique_lock<std::mutex> l(ev_mu_);
   ev_cv_.wait_for(l, std::chrono::milliseconds(wait_ms),
                   [&] { return event_seq_ > after || shut_down_.load(); });
@@ -1400,6 +1521,16 @@ std::vector<Json> Daemon::EventsAfter(uint64_t after, int64_t wait_ms,
     if (ns && !e.ns.empty() && !ns->count(e.ns)) continue;
     if (ns && e.ns.empty() && e.body.value("type", "") != "ConfigApplied") continue;
     out.push_back(e.body);
+    if (who.is_admin()) continue;
+    Json& b = out.back();
+    if (b.contains("preemptor")) {
+      std::string p = b.value("preemptor", "");
+      size_t slash = p.find('/');
+      if (!p.empty() && (slash == std::string::npos || !who.CanUseNamespace(p.substr(0, slash)))) {
+        b.erase("preemptor");
+      }
+    }
+    if (b.contains("user") && b.value("user", "") != who.user) b.erase("user");
   }
   *next = std::max(after, event_seq_);
   return out;
@@ -1422,7 +1553,34 @@ std::string Daemon::PhaseLocked(const std::string& key, const Wl& w) const {
   return "Unknown";
 }
 
-Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w) const {
+Redactor Daemon::RedactorLocked(const Principal& who) const {
+  auto cq_of = [this](const std::string& key) -> std::string {
+    if (const core::WorkloadInfo* info = engine_.Find(key); info != nullptr && !info->cluster_queue.empty()) {
+      return info->cluster_queue;
+    }
+    auto it = wl_.find(key);
+    return it == wl_.end() ? "" : it->second.cluster_queue;
+  };
+  auto is_namespace = [this](std::string_view ns) {
+    std::string prefix = std::string(ns) + "/";
+    auto it = wl_.lower_bound(prefix);
+    if (it != wl_.end() && it->first.compare(0, prefix.size(), prefix) == 0) return true;
+    const core::Config& cfg = engine_.config();
+    for (const auto& n : cfg.namespaces) {
+      if (n.name == ns) return true;
+    }
+    for (const auto& lq : cfg.local_queues) {
+      if (lq.ns == ns) return true;
+    }
+    for (const auto& rq : cfg.resource_quotas) {
+      if (rq.ns == ns) return true;
+    }
+    return false;
+  };
+  return Redactor(who, cq_of, is_namespace);
+}
+
+Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redactor& red) const {
   Json j = WorkloadSpecToJson(w.spec);
   j["metadata"]["creationTimestamp"] = w.submitted_ms;
   Json st = {{"phase", PhaseLocked(key, w)}};
@@ -1436,14 +1594,18 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w) const {
     }
     if (info->state == core::WorkloadState::kPending) {
       st["pending"] = {{"reason", core::PendingReasonKindName(info->pending.kind)},
-                       {"message", info->pending.message}};
+                       {"message", red.PendingMessage(info->pending)}};
     }
     if (info->last_eviction) {
       const auto& e = *info->last_eviction;
-      st["lastEviction"] = {{"reason", core::EvictionReasonName(e.reason)},
-                            {"preemptor", e.preemptor},
-                            {"message", e.message},
-                            {"time", e.at}};
+      st["lastEviction"] = {
+          {"reason", core::EvictionReasonName(e.reason)},
+          {"message", red.EvictionMessage(e.message, e.preemptor, e.preemptor_cluster_queue)},
+          {"time", e.at}};
+      if (!e.preemptor.empty() && red.Visible(e.preemptor)) st["lastEviction"]["preemptor"] = e.preemptor;
+      if (!e.preemptor_cluster_queue.empty()) {
+        st["lastEviction"]["preemptorClusterQueue"] = e.preemptor_cluster_queue;
+      }
     }
   }
   if (info == nullptr && !w.cluster_queue.empty()) st["clusterQueue"] = w.cluster_queue;
@@ -1452,7 +1614,7 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w) const {
   if (w.finished_ms >= 0) st["finishedAt"] = w.finished_ms;
   if (w.exit_code) st["exitCode"] = *w.exit_code;
   if (w.retries) st["retries"] = w.retries;
-  if (!w.message.empty()) st["message"] = w.message;
+  if (!w.message.empty()) st["message"] = red.Scrub(w.message);
   if (!w.pods.empty()) {
     Json pods = Json::array();
     for (const auto& p : w.pods) {
@@ -1470,15 +1632,16 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w) const {
   return j;
 }
 
-Result<Json> Daemon::GetWorkload(const std::string& key) const {
+Result<Json> Daemon::GetWorkload(const std::string& key, const Principal& who) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = wl_.find(key);
   if (it == wl_.end()) return NotFound("workload " + key + " not found");
-  return WorkloadJsonLocked(key, it->second);
+  return WorkloadJsonLocked(key, it->second, RedactorLocked(who));
 }
 
-Json Daemon::ListWorkloads(const ListFilter& f) const {
+Json Daemon::ListWorkloads(const ListFilter& f, const Principal& who) const {
   std::lock_guard<std::mutex> lock(mu_);
+  const Redactor red = RedactorLocked(who);
   Json items = Json::array();
   for (const auto& [key, w] : wl_) {
     if (f.namespaces && !f.namespaces->count(w.spec.ns)) continue;
@@ -1499,13 +1662,14 @@ Json Daemon::ListWorkloads(const ListFilter& f) const {
       }
     }
     if (!match) continue;
-    items.push_back(WorkloadJsonLocked(key, w));
+    items.push_back(WorkloadJsonLocked(key, w, red));
   }
   return Json{{"kind", "WorkloadList"}, {"items", items}};
 }
 
-Result<Json> Daemon::Why(const std::string& key) const {
+Result<Json> Daemon::Why(const std::string& key, const Principal& who) const {
   std::lock_guard<std::mutex> lock(mu_);
+  const Redactor red = RedactorLocked(who);
   auto it = wl_.find(key);
   if (it == wl_.end()) return NotFound("workload " + key + " not found");
   Json j = {{"workload", key}, {"phase", PhaseLocked(key, it->second)}};
@@ -1518,7 +1682,7 @@ Result<Json> Daemon::Why(const std::string& key) const {
   if (!r.ok()) return r.status();
   const core::PendingReason& p = *r;
   j["reason"] = core::PendingReasonKindName(p.kind);
-  j["message"] = p.message;
+  j["message"] = red.PendingMessage(p);
   if (p.kind == core::PendingReason::Kind::kNone) {
     const core::WorkloadInfo* info = engine_.Find(key);
     j["message"] = "admitted to ClusterQueue " + info->cluster_queue;
@@ -1534,7 +1698,21 @@ Result<Json> Daemon::Why(const std::string& key) const {
     j["missing"] = core::FormatQuantity(p.missing);
   }
   if (!p.level.empty()) j["level"] = p.level;
-  if (!p.would_preempt.empty()) j["wouldPreempt"] = p.would_preempt;
+  if (!p.would_preempt.empty()) {
+    j["wouldPreempt"] = red.VisibleOnly(p.would_preempt);
+    if (!red.all()) {
+      // The others, counted per ClusterQueue.
+      std::map<std::string, int> others;
+      for (const auto& v : p.would_preempt) {
+        if (red.Visible(v)) continue;
+        const core::WorkloadInfo* vi = engine_.Find(v);
+        ++others[vi != nullptr ? vi->cluster_queue : ""];
+      }
+      Json o = Json::array();
+      for (const auto& [cq, n] : others) o.push_back({{"clusterQueue", cq}, {"count", n}});
+      if (!o.empty()) j["wouldPreemptOthers"] = o;
+    }
+  }
   return j;
 }
 
@@ -1698,13 +1876,16 @@ Json Daemon::Config(const Principal& who) const {
   std::lock_guard<std::mutex> lock(mu_);
   Json objs = Json::array();
   std::string text;
-  for (const auto& [k, t] : docs_) {
-    auto first = k.find('/');
-    auto second = k.find('/', first + 1);
-    std::string ns = k.substr(first + 1, second - first - 1);
-    if (!ns.empty() && !who.CanUseNamespace(ns)) continue;
-    objs.push_back({{"kind", k.substr(0, first)}, {"namespace", ns}, {"name", k.substr(second + 1)}});
-    if (who.is_admin()) text += "---\n" + t;
+  for (const auto& [k, o] : docs_) {
+    if (!o.ns.empty() && !who.CanUseNamespace(o.ns)) continue;
+    Json j = {{"kind", o.kind}, {"namespace", o.ns}, {"name", o.name}};
+    if (who.is_admin()) {
+      j["apiVersion"] = o.api_version;
+      auto f = file_managed_.find(k);
+      if (f != file_managed_.end()) j["file"] = f->second;
+    }
+    objs.push_back(std::move(j));
+    if (who.is_admin()) text += "---\n" + o.text;
   }
   Json j = {{"objects", objs}};
   if (who.is_admin()) j["manifests"] = text;

@@ -38,11 +38,13 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "manifest/manifest.h"
 #include "runtime/runtime.h"
 #include "server/auth.h"
 #include "server/codec.h"
 #include "server/log.h"
 #include "server/prom.h"
+#include "server/redact.h"
 #include "store/store.h"
 
 namespace artel::server {
@@ -91,14 +93,22 @@ class Daemon {
   Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name, const std::string& user);
   Result<Json> Cancel(const std::string& key, const std::string& user);
   // Applies a multi-document YAML body, merged by (kind, namespace, name)
-  // over the current configuration. Tenants may only apply namespaced
-  // kinds in their namespaces (PermissionDenied otherwise).
+  // over the current configuration. The body is parsed once
+  // (manifest::SplitObjects); every object of it is authorized, and exactly
+  // those parsed objects are applied, all or nothing. Tenants may only apply
+  // namespaced kinds (LocalQueue, ResourceQuota) in their namespaces
+  // (PermissionDenied naming the object otherwise). An object that the
+  // startup manifests (`--manifests`) define may not be changed through the
+  // API (FailedPrecondition, 409, naming the file): the files are applied
+  // again at every start and would revert the change.
   Result<Json> Apply(std::string_view yaml, const Principal& who);
 
   // ---- queries ------------------------------------------------------------
-  Result<Json> GetWorkload(const std::string& key) const;
-  Json ListWorkloads(const ListFilter& filter) const;
-  Result<Json> Why(const std::string& key) const;
+  // Workload views are redacted for `who` (redact.h): another namespace's
+  // workloads (a preemptor, victims) appear only as counts per ClusterQueue.
+  Result<Json> GetWorkload(const std::string& key, const Principal& who) const;
+  Json ListWorkloads(const ListFilter& filter, const Principal& who) const;
+  Result<Json> Why(const std::string& key, const Principal& who) const;
   Json ClusterQueues() const;
   Json LocalQueues(const std::optional<std::set<std::string>>& namespaces) const;
   Json Cohorts() const;
@@ -112,8 +122,12 @@ class Daemon {
   // ---- watch ----------------------------------------------------------------
   // Events with seq > `after` in the given namespaces (nullopt = all),
   // waiting up to `wait_ms` for the first one. *next is the seq to pass next.
+  // Redacted for `who`: an Evicted event names its preemptor only when `who`
+  // may see it (its ClusterQueue always), a ConfigApplied event names only
+  // `who`'s own user.
   std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms,
-                                const std::optional<std::set<std::string>>& ns, uint64_t* next) const;
+                                const std::optional<std::set<std::string>>& ns, uint64_t* next,
+                                const Principal& who) const;
   uint64_t LatestEventSeq() const;
 
   // Test hook: number of workloads whose pods are running.
@@ -164,6 +178,11 @@ class Daemon {
   Status Init();
   Status Recover();
   Status ApplyStartupManifests();
+  // Apply's body once parsed. `startup`: the objects come from the
+  // `--manifests` files (`files`: key -> file) and may change file-managed
+  // objects.
+  Result<Json> ApplyObjects(std::vector<manifest::ManifestObject> objects, const Principal& who,
+                            const std::map<std::string, std::string>* files);
 
   int64_t NowLocked();
   void Wake();
@@ -199,10 +218,14 @@ class Daemon {
   // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
   static bool Failpoint(const char* name);
   void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());
-  Json WorkloadJsonLocked(const std::string& key, const Wl& w) const;
+  Json WorkloadJsonLocked(const std::string& key, const Wl& w, const Redactor& r) const;
+  // The redactor for `who` over the current state. REQUIRES: mu_ held while
+  // it is used.
+  Redactor RedactorLocked(const Principal& who) const;
   std::string PhaseLocked(const std::string& key, const Wl& w) const;
-  Status ConfigureFromDocsLocked(const std::map<std::string, std::string>& docs, core::Config* out) const;
-  static std::string DocsToText(const std::map<std::string, std::string>& docs);
+  using Docs = std::map<std::string, manifest::ManifestObject>;  // by ManifestObject::key()
+  Status ConfigureFromDocsLocked(const Docs& docs, core::Config* out) const;
+  static std::string DocsToText(const Docs& docs);
 
   DaemonOptions options_;
   Logger* log_;
@@ -218,12 +241,14 @@ class Daemon {
   mutable std::shared_mutex journal_mu_;
   uint64_t records_since_snapshot_ = 0;  // guarded by mu_
 
+  std::mutex apply_mu_;  // serializes ApplyObjects; taken before journal_mu_ and mu_
   mutable std::mutex mu_;
   core::Engine engine_;
   int64_t last_now_ = 0;
   std::map<std::string, Wl> wl_;
   std::set<std::string> inflight_;
-  std::map<std::string, std::string> docs_;  // "Kind/ns/name" -> YAML document
+  Docs docs_;                                // "Kind/ns/name" -> the applied object
+  std::map<std::string, std::string> file_managed_;  // "Kind/ns/name" -> startup manifest file
   std::map<std::string, Persisted> model_;
   uint64_t model_order_ = 0;
   std::string model_config_;

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "manifest/manifest.h"
+
 namespace artel::server {
 namespace fs = std::filesystem;
 namespace {
@@ -19,7 +21,7 @@ Result<std::string> ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-Status Collect(const fs::path& path, int depth, std::string* out) {
+Status Collect(const fs::path& path, int depth, std::vector<ManifestFile>* out) {
   if (depth > 16) return InvalidArgument("kustomization nesting too deep at " + path.string());
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -46,13 +48,13 @@ Status Collect(const fs::path& path, int depth, std::string* out) {
       auto text = ReadFile(f);
       if (!text.ok()) return text.status();
       if (text->find("kind: Scenario") != std::string::npos) continue;
-      *out += "---\n" + *text + "\n";
+      out->push_back({f.string(), std::move(text).value()});
     }
     return Status::Ok();
   }
   auto text = ReadFile(path);
   if (!text.ok()) return text.status();
-  *out += "---\n" + *text + "\n";
+  out->push_back({path.string(), std::move(text).value()});
   return Status::Ok();
 }
 
@@ -66,13 +68,21 @@ bool IsSeparator(std::string_view line) {
 
 }  // namespace
 
-Result<std::string> ReadManifestText(const std::string& path) {
-  std::string out;
+Result<std::vector<ManifestFile>> ReadManifestFiles(const std::string& path) {
+  std::vector<ManifestFile> out;
   if (Status s = Collect(path, 0, &out); !s.ok()) return s;
   return out;
 }
 
-bool IsNamespacedKind(std::string_view kind) { return kind == "LocalQueue" || kind == "ResourceQuota"; }
+Result<std::string> ReadManifestText(const std::string& path) {
+  auto files = ReadManifestFiles(path);
+  if (!files.ok()) return files.status();
+  std::string out;
+  for (const auto& f : *files) out += "---\n" + f.text + "\n";
+  return out;
+}
+
+bool IsNamespacedKind(std::string_view kind) { return manifest::IsNamespacedKind(kind); }
 
 Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text) {
   std::vector<std::string> chunks(1);

@@ -1,12 +1,16 @@
 // Manifest files as text: what `artel apply -f/-k` sends and what arteld
 // applies at start.
 //
-// `ReadManifestText` reads a file, or a directory the way
+// `ReadManifestFiles` reads a file, or a directory the way
 // `manifest::LoadPath` does (kustomization.yaml `resources:` in order, else
-// every *.yaml/*.yml sorted by name, skipping Scenario documents), and joins
-// the documents with `---`. `SplitDocuments` cuts a multi-document YAML text
-// at its `---` lines and names each document "Kind/namespace/name" (the
-// namespace is empty for cluster-scoped kinds).
+// every *.yaml/*.yml sorted by name, skipping Scenario documents), one entry
+// per file; `ReadManifestText` joins them with `---`. `SplitDocuments` cuts
+// a multi-document YAML text at its `---` lines and names each document
+// "Kind/namespace/name" (the namespace is empty for cluster-scoped kinds).
+// It is a client-side convenience (the CLI sorts workloads from
+// configuration with it) and must never decide what arteld authorizes or
+// applies: a line split does not see documents that start on their `---`
+// line. arteld uses manifest::SplitObjects, the parser's own view.
 //
 // Thread-safety: pure functions (they read files).
 #pragma once
@@ -20,6 +24,11 @@
 
 namespace artel::server {
 
+struct ManifestFile {
+  std::string path;  // the file the text was read from
+  std::string text;
+};
+Result<std::vector<ManifestFile>> ReadManifestFiles(const std::string& path);
 Result<std::string> ReadManifestText(const std::string& path);
 
 struct ManifestDoc {

@@ -1,14 +1,16 @@
 # Shared helpers for the observability tests (sourced, not run).
 # They start the real arteld on a loopback port with fake GPUs, the
-# examples/two-teams configuration and three tokens:
+# examples/two-teams configuration and four tokens:
 #   admin-token-0001   admin
 #   team-a-token-0001  tenant of namespace team-a
 #   team-b-token-0001  tenant of namespace team-b
+#   metrics-token-0001 metrics (the Prometheus scraper: /metrics only)
 # Everything lives under $WORK (a temp dir) and is stopped by obs_cleanup.
 
 ADMIN_TOKEN=admin-token-0001
 TEAM_A_TOKEN=team-a-token-0001
 TEAM_B_TOKEN=team-b-token-0001
+METRICS_TOKEN=metrics-token-0001
 OBS_PIDS=()
 
 obs_skip() { echo "SKIP: $*"; exit 77; }
@@ -55,6 +57,7 @@ tokens:
   - {token: "$ADMIN_TOKEN", user: admin, role: admin}
   - {token: "$TEAM_A_TOKEN", user: alice, role: tenant, namespaces: [team-a]}
   - {token: "$TEAM_B_TOKEN", user: bob, role: tenant, namespaces: [team-b]}
+  - {token: "$METRICS_TOKEN", user: prometheus, role: metrics}
 TOK
   "$arteld" --listen 127.0.0.1:0 --data-dir "$WORK/data" --fake-gpus 8xH100-80GB \
     --tokens "$WORK/tokens.yaml" -m "$root/examples/two-teams" \

@@ -30,8 +30,11 @@ WORK=$(mktemp -d)
 trap obs_cleanup EXIT
 obs_start_arteld "$arteld" "$root"
 
-# /metrics needs a token like every endpoint; it must parse as Prometheus text.
-curl -fsS -H "Authorization: Bearer $ADMIN_TOKEN" "$ARTELD_URL/metrics" >"$WORK/metrics.txt"
+# /metrics needs the admin or the metrics role (tenants get 403); Prometheus
+# scrapes with its metrics token. It must parse as Prometheus text.
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TEAM_A_TOKEN" "$ARTELD_URL/metrics")
+[[ $code == 403 ]] || obs_fail "a tenant token read /metrics (HTTP $code, want 403)"
+curl -fsS -H "Authorization: Bearer $METRICS_TOKEN" "$ARTELD_URL/metrics" >"$WORK/metrics.txt"
 grep -q '^kueue_cluster_queue_nominal_quota{' "$WORK/metrics.txt" || obs_fail "/metrics lacks kueue_cluster_queue_nominal_quota"
 if ! promtool check metrics <"$WORK/metrics.txt" >"$WORK/lint.txt" 2>&1; then
   obs_log "promtool check metrics (lint, informational):"; sort -u "$WORK/lint.txt" | sed 's/^/  /' | head -20
@@ -42,7 +45,7 @@ mkdir -p "$WORK/rules"
 cp "$root/deploy/prometheus/rules/artel-recording.rules.yaml" "$WORK/rules/"
 sed -E 's/^( +for: ).*/\15s/' "$root/deploy/prometheus/rules/artel-alerts.rules.yaml" >"$WORK/rules/artel-alerts.rules.yaml"
 grep -q 'for: 5s' "$WORK/rules/artel-alerts.rules.yaml" || obs_fail "could not shorten for: in the rules copy"
-echo "$ADMIN_TOKEN" >"$WORK/scrape-token"
+echo "$METRICS_TOKEN" >"$WORK/scrape-token"
 cat >"$WORK/prometheus.yml" <<YML
 global:
   scrape_interval: 1s

@@ -74,7 +74,7 @@ TEST_F(ApiTest, AuthorizationMatrix) {
   std::vector<Case> cases = {
       {"GET", "/healthz", {200, 200, 200, 200, 200}},
       {"GET", "/readyz", {200, 200, 200, 200, 200}},
-      {"GET", "/metrics", {200, 200, 200, 401, 401}},
+      {"GET", "/metrics", {200, 403, 403, 401, 401}},  // admin or the metrics role
       {"GET", "/api/v1/whoami", {200, 200, 200, 401, 401}},
       {"GET", "/api/v1/config", {200, 200, 200, 401, 401}},
       {"GET", "/api/v1/workloads", {200, 200, 200, 401, 401}},
