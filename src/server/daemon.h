@@ -41,6 +41,7 @@
 #include "runtime/runtime.h"
 #include "server/auth.h"
 #include "server/codec.h"
+#include "server/inventory.h"
 #include "server/log.h"
 #include "server/prom.h"
 #include "store/store.h"
@@ -63,6 +64,8 @@ struct DaemonOptions {
   // its record is deleted (journaled as WorkloadDeleted); < 0 = forever.
   int64_t finished_retention_ms = 24LL * 3600 * 1000;
   std::string hostname;                 // node name; default gethostname()
+  // Node pools, labels and taints of this host (server/inventory.h).
+  InventoryOptions inventory;
 };
 
 // Filters of a workload list (`GET /api/v1/workloads`).
@@ -230,6 +233,12 @@ class Daemon {
   std::vector<runtime::GpuInfo> gpus_;
   std::vector<std::string> gpu_owner_;  // "ns/name/pod" shown for the GPU, or empty when free
   std::vector<std::vector<std::string>> gpu_users_;  // every pod on the GPU (memory shares)
+  // The host's node pools (placement nodes) and, per host GPU, its pool's
+  // node name; flavors that match no pool, with why (after each Configure).
+  std::vector<HostPool> pools_;
+  std::vector<std::string> gpu_node_;
+  std::map<std::string, std::string> flavors_without_nodes_;
+  void CheckFlavorsLocked();  // recomputes flavors_without_nodes_ and logs each as a warning
   std::set<std::string> pending_launch_;
 
   // Metrics (guarded by mu_).
