@@ -123,6 +123,20 @@ Json PlacementToJson(const core::placement::Placement& p) {
   return {{"pods", pods}, {"placed", p.placed}, {"groupRequests", reqs}};
 }
 
+// The GPU indices a journaled pod placement names (whole GPUs, then MIG
+// instances' and memory shares' GPUs), in that order.
+std::vector<int32_t> PlacedGpus(const Json& pod) {
+  std::vector<int32_t> out;
+  try {
+    for (const Json& g : pod.at("gpus")) out.push_back(g.get<int32_t>());
+    for (const Json& m : pod.at("mig")) out.push_back(m.at("gpu").get<int32_t>());
+    for (const Json& sh : pod.at("shares")) out.push_back(sh.at("gpu").get<int32_t>());
+  } catch (const Json::exception&) {
+    out.push_back(-1);  // malformed: matches nothing
+  }
+  return out;
+}
+
 Result<core::placement::Placement> PlacementFromJson(const Json& j) {
   core::placement::Placement p;
   try {
@@ -259,6 +273,34 @@ Status Daemon::Init() {
   if (Status s = ApplyStartupManifests(); !s.ok()) return s;
   ready_ = true;
   return Status::Ok();
+}
+
+bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placement* p) const {
+  const Json& pods = j["pods"];
+  for (size_t i = 0; i < p->pods.size() && i < pods.size(); ++i) {
+    core::placement::PodPlacement& pod = p->pods[i];
+    if (!pods[i].contains("nodeName")) {
+      // Journaled before node pools: the host was one node of every GPU.
+      if (pools_.size() != 1) return false;
+      continue;
+    }
+    const std::string name = pods[i].value("nodeName", "");
+    int32_t n = -1;
+    for (size_t k = 0; k < pools_.size(); ++k) {
+      if (pools_[k].node.name == name) n = static_cast<int32_t>(k);
+    }
+    if (n < 0) return false;
+    pod.node = n;
+    const auto& gpus = pools_[static_cast<size_t>(n)].node.gpus;
+    const Json uuids = pods[i].value("uuids", Json::array());
+    const std::vector<int32_t> used = PlacedGpus(pods[i]);
+    if (uuids.size() != used.size()) return false;
+    for (size_t k = 0; k < used.size(); ++k) {
+      int32_t g = used[k];
+      if (g < 0 || static_cast<size_t>(g) >= gpus.size() || gpus[static_cast<size_t>(g)].uuid != uuids[k]) return false;
+    }
+  }
+  return true;
 }
 
 void Daemon::CheckFlavorsLocked() {
@@ -567,7 +609,12 @@ Status Daemon::Recover() {
       std::optional<core::placement::Placement> placed;
       if (adm.ok() && p.admission.contains("placement")) {
         auto pl = PlacementFromJson(p.admission["placement"]);
-        if (pl.ok()) placed = std::move(pl).value();
+        if (pl.ok() && PlacementMatchesPoolsLocked(p.admission["placement"], &*pl)) {
+          placed = std::move(pl).value();
+        } else if (pl.ok()) {
+          log_->Warn("journaled placement does not match this start's node pools; placing again",
+                     {{"workload", key}});
+        }
       }
       Status s = adm.ok() ? engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
                                             p.admission.value("admittedAt", now), placed ? &*placed : nullptr)
@@ -1132,7 +1179,22 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.time_ms = WallMs();
     r.key = key;
     Json adm = AdmissionJson(*info, now);
-    if (const core::placement::Placement* pl = engine_.Placement(key)) adm["placement"] = PlacementToJson(*pl);
+    if (const core::placement::Placement* pl = engine_.Placement(key)) {
+      adm["placement"] = PlacementToJson(*pl);
+      // Node pools by name and GPUs by UUID: recovery checks them against
+      // the pools of its own start (the config or inventory may change).
+      for (Json& pj : adm["placement"]["pods"]) {
+        size_t n = pj.value("node", -1);
+        if (n >= pools_.size()) continue;
+        pj["nodeName"] = pools_[n].node.name;
+        Json uuids = Json::array();
+        for (int32_t g : PlacedGpus(pj)) {
+          uuids.push_back(g >= 0 && static_cast<size_t>(g) < pools_[n].node.gpus.size() ? pools_[n].node.gpus[g].uuid
+                                                                                         : std::string());
+        }
+        pj["uuids"] = uuids;
+      }
+    }
     r.payload = adm.dump();
     recs->push_back(std::move(r));
     EmitLocked("Admitted", key, {{"clusterQueue", info->cluster_queue}});

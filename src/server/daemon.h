@@ -239,6 +239,9 @@ class Daemon {
   std::vector<std::string> gpu_node_;
   std::map<std::string, std::string> flavors_without_nodes_;
   void CheckFlavorsLocked();  // recomputes flavors_without_nodes_ and logs each as a warning
+  // Maps a journaled placement's pods to this start's pools by node name and
+  // checks their GPUs by UUID; false when they do not match (place again).
+  bool PlacementMatchesPoolsLocked(const Json& placement, core::placement::Placement* p) const;
   std::set<std::string> pending_launch_;
 
   // Metrics (guarded by mu_).
