@@ -308,5 +308,54 @@ TEST(InventoryTest, CheckInventoryDescribesTheDevClusterPools) {
   }
 }
 
+// A journaled placement names its node pool and GPUs: after a crash and a
+// restart whose config lists the pools in another order, a running pod keeps
+// its GPUs in its own pool, and they are not handed out again.
+TEST(InventoryTest, PlacementsSurviveARestartWithReorderedPools) {
+  std::string dir = TempDir("inventory-restart");
+  WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);  // flavor a100 without nodeLabels: any pool
+  auto config = [&](bool reversed) {
+    std::string a = "  - name: big\n    gpus: {product: A100-80GB}\n";
+    std::string b = "  - name: small\n    gpus: {product: A100-40GB}\n";
+    WriteFile(dir + "/arteld.yaml", "fakeGpus: 2xA100-80GB,2xA100-40GB\nnodePools:\n" + (reversed ? b + a : a + b));
+    return std::vector<std::string>{"--config", dir + "/arteld.yaml", "-m", dir + "/cluster.yaml", "--grace-period", "0"};
+  };
+  auto pinned = [&](const std::string& name, int gpus) {
+    Json w = Workload("team-a", name, "default", gpus, kEchoThenWait);
+    w["spec"]["podSets"][0]["nodeSelector"] = {{"artel.dev/node-pool", "small"}};
+    return w.dump();
+  };
+  Arteld d(dir);
+  ASSERT_TRUE(d.Start(config(false))) << d.log();
+  ASSERT_EQ(d.Post("/api/v1/workloads", pinned("first", 1)).status, 201);
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "first") == "Running"; }, 20000)) << d.log();
+  Json w = d.Get(Path("team-a", "first")).json();
+  const std::string gpu = w["status"]["pods"][0]["gpus"][0];
+  d.Kill(SIGKILL);
+  ASSERT_TRUE(d.Start(config(true))) << d.log();
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "first") == "Running"; }, 20000)) << d.log();
+  w = d.Get(Path("team-a", "first")).json();
+  EXPECT_EQ(w["status"]["pods"][0]["gpus"][0], gpu) << w.dump();
+  EXPECT_EQ(d.log().find("journaled placement does not match"), std::string::npos) << d.log();
+  // The small pool has one free GPU: a 2-GPU job pinned to it waits.
+  ASSERT_EQ(d.Post("/api/v1/workloads", pinned("second", 2)).status, 201);
+  Json why;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        why = d.Get(Path("team-a", "second") + "/why").json();
+        return why.value("reason", "") == "Unschedulable";
+      },
+      10000))
+      << why.dump() << d.log();
+  EXPECT_EQ(d.Phase("team-a", "second"), "Pending");
+  // A 1-GPU job pinned to it gets the other GPU of the pool.
+  ASSERT_EQ(d.Post("/api/v1/workloads", pinned("third", 1)).status, 201);
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "third") == "Running"; }, 20000)) << d.log();
+  Json t = d.Get(Path("team-a", "third")).json();
+  EXPECT_NE(t["status"]["pods"][0]["gpus"][0], gpu) << t.dump();
+  EXPECT_TRUE(d.Stop()) << d.log();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace artel::testing
