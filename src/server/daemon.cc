@@ -276,29 +276,66 @@ Status Daemon::Init() {
 }
 
 bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placement* p) const {
+  // Host GPU index -> (pool, index in the pool's node).
+  std::vector<std::pair<int32_t, int32_t>> where(gpus_.size(), {-1, -1});
+  for (size_t k = 0; k < pools_.size(); ++k) {
+    for (size_t i = 0; i < pools_[k].gpus.size(); ++i) {
+      where[static_cast<size_t>(pools_[k].gpus[i])] = {static_cast<int32_t>(k), static_cast<int32_t>(i)};
+    }
+  }
+  // Before node pools the host was one node of its offered GPUs, in order.
+  std::vector<int> old_node;
+  for (size_t g = 0; g < gpus_.size(); ++g) {
+    if (!gpus_[g].mig_enabled || gpu_mode_ == "fake") old_node.push_back(static_cast<int>(g));
+  }
   const Json& pods = j["pods"];
-  for (size_t i = 0; i < p->pods.size() && i < pods.size(); ++i) {
+  if (pods.size() != p->pods.size()) return false;
+  for (size_t i = 0; i < p->pods.size(); ++i) {
     core::placement::PodPlacement& pod = p->pods[i];
-    if (!pods[i].contains("nodeName")) {
-      // Journaled before node pools: the host was one node of every GPU.
-      if (pools_.size() != 1) return false;
-      continue;
-    }
-    const std::string name = pods[i].value("nodeName", "");
-    int32_t n = -1;
-    for (size_t k = 0; k < pools_.size(); ++k) {
-      if (pools_[k].node.name == name) n = static_cast<int32_t>(k);
-    }
-    if (n < 0) return false;
-    pod.node = n;
-    const auto& gpus = pools_[static_cast<size_t>(n)].node.gpus;
-    const Json uuids = pods[i].value("uuids", Json::array());
     const std::vector<int32_t> used = PlacedGpus(pods[i]);
-    if (uuids.size() != used.size()) return false;
-    for (size_t k = 0; k < used.size(); ++k) {
-      int32_t g = used[k];
-      if (g < 0 || static_cast<size_t>(g) >= gpus.size() || gpus[static_cast<size_t>(g)].uuid != uuids[k]) return false;
+    // The host GPUs the pod uses: by UUID, or by the old single node's order.
+    std::vector<int> host;
+    if (pods[i].contains("uuids")) {
+      const Json uuids = pods[i]["uuids"];
+      if (!uuids.is_array() || uuids.size() != used.size()) return false;
+      for (const Json& u : uuids) {
+        int found = -1;
+        for (size_t g = 0; g < gpus_.size(); ++g) {
+          if (u.is_string() && gpus_[g].uuid == u.get<std::string>()) found = static_cast<int>(g);
+        }
+        if (found < 0) return false;
+        host.push_back(found);
+      }
+    } else {
+      if (pod.node != 0) return false;
+      for (int32_t g : used) {
+        if (g < 0 || static_cast<size_t>(g) >= old_node.size()) return false;
+        host.push_back(old_node[static_cast<size_t>(g)]);
+      }
     }
+    // All in one pool; rewrite the node and the in-node GPU indices.
+    int32_t node = -1;
+    std::vector<int32_t> local;
+    for (int h : host) {
+      auto [k, idx] = where[static_cast<size_t>(h)];
+      if (k < 0 || (node >= 0 && k != node)) return false;
+      node = k;
+      local.push_back(idx);
+    }
+    if (node < 0) {
+      // A pod without GPUs: its pool by name (journaled before pools: node 0).
+      if (!pods[i].contains("nodeName")) continue;
+      const std::string name = pods[i].value("nodeName", "");
+      for (size_t k = 0; k < pools_.size(); ++k) {
+        if (pools_[k].node.name == name) node = static_cast<int32_t>(k);
+      }
+      if (node < 0) return false;
+    }
+    pod.node = node;
+    size_t n = 0;
+    for (int32_t& g : pod.gpus) g = local[n++];
+    for (auto& m : pod.mig) m.gpu = local[n++];
+    for (auto& sh : pod.shares) sh.gpu = local[n++];
   }
   return true;
 }

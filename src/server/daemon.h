@@ -239,8 +239,10 @@ class Daemon {
   std::vector<std::string> gpu_node_;
   std::map<std::string, std::string> flavors_without_nodes_;
   void CheckFlavorsLocked();  // recomputes flavors_without_nodes_ and logs each as a warning
-  // Maps a journaled placement's pods to this start's pools by node name and
-  // checks their GPUs by UUID; false when they do not match (place again).
+  // Maps a journaled placement's pods to this start's node pools by their
+  // GPUs' UUIDs (a pod without GPUs by pool name; a placement journaled
+  // before pools by the old one-node GPU order) and rewrites node and GPU
+  // indices; false when that is impossible (the workload is placed again).
   bool PlacementMatchesPoolsLocked(const Json& placement, core::placement::Placement* p) const;
   std::set<std::string> pending_launch_;
 
