@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Artel demo, run by `make demo` after `make build`.
 #
-# Starts arteld on 48 fake A100 GPUs with examples/dev-cluster (three teams,
-# 16 guaranteed GPUs each) and drives the story with real processes:
+# Starts arteld with examples/dev-cluster/arteld.yaml: one fake host with the
+# GPUs of every node pool the flavors name (48 A100-80GB: three teams, 16
+# guaranteed A100-80GB each; plus the A100-40GB, H100 and MIG pools), and
+# drives the story with real processes on the A100-80GB pool:
 #   1. team A (nlp) fills the idle cluster through its regular (research) queue;
 #   2. team B (vision) submits a prod job: A's borrowed work is evicted and
 #      requeued, and B gets its guarantee within seconds;
@@ -47,7 +49,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 START=$(date +%s)
-bold "Artel demo: three teams share a 48-GPU cluster (examples/dev-cluster)"
+bold "Artel demo: three teams share 48 A100-80GB GPUs of a fake host (examples/dev-cluster)"
 "$ARTELD" --config examples/dev-cluster/arteld.yaml --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
   >"$WORK/stdout" 2>"$LOG" &
 ARTELD_PID=$!
@@ -63,7 +65,7 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 [[ -n $URL ]] || { echo "demo: arteld did not start" >&2; cat "$LOG" >&2; exit 1; }
-grep -E 'gpu discovery|local runtime' "$LOG" | sed 's/^/  arteld: /'
+grep -E 'gpu discovery|local runtime|flavor matches no node' "$LOG" | sed 's/^/  arteld: /'
 echo "  arteld is up at $URL (fake GPUs, journal in $WORK/data)"
 
 export ARTEL_SERVER=$URL

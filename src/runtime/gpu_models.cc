@@ -11,6 +11,7 @@ const std::vector<GpuModel>& KnownGpuModels() {
       {"B200-180GB", "B200", 180, "NVIDIA B200"},
       {"H200-141GB", "H200", 141, "NVIDIA H200"},
       {"H100-80GB", "H100", 80, "NVIDIA H100 80GB HBM3"},
+      {"H100-PCIe", "H100", 80, "NVIDIA H100 PCIe"},
       {"H100-94GB", "H100", 94, "NVIDIA H100 NVL"},
       {"A100-80GB", "A100", 80, "NVIDIA A100-SXM4-80GB"},
       {"A100-40GB", "A100", 40, "NVIDIA A100-SXM4-40GB"},
@@ -50,12 +51,16 @@ std::vector<std::string> Tokens(const std::string& s) {
 const GpuModel* FindGpuModel(const std::string& model) {
   std::string want = Upper(model);
   for (const GpuModel& m : KnownGpuModels()) {
-    if (want == m.model) return &m;
+    if (want == Upper(m.model)) return &m;
   }
   return nullptr;
 }
 
 std::string NormalizeGpuModel(const std::string& nvml_name, int64_t memory_bytes) {
+  // A name in the table is that model (H100 PCIe and SXM share a size).
+  for (const GpuModel& m : KnownGpuModels()) {
+    if (Upper(nvml_name) == Upper(m.nvml_name)) return m.model;
+  }
   std::vector<std::string> tokens = Tokens(Upper(nvml_name));
   std::string family;
   for (const std::string& t : tokens) {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <filesystem>
 
 namespace artel::server {
@@ -27,6 +28,111 @@ Status CheckKeys(const std::string& file, const YAML::Node& n, const std::string
     bool ok = false;
     for (const char* a : allowed) ok = ok || k == a;
     if (!ok) return At(file, kv.first, path.empty() ? k : path + "." + k, "unknown field \"" + k + "\"");
+  }
+  return Status::Ok();
+}
+
+std::string Where(const std::string& file, const YAML::Node& n) {
+  return file + ":" + std::to_string(n.Mark().line + 1) + ":" + std::to_string(n.Mark().column + 1);
+}
+
+// A label key or value as Kubernetes allows them (loosely: no spaces or
+// control characters, not empty for keys).
+bool PlainText(const std::string& s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
+  }
+  return true;
+}
+
+Status ParseLabels(const std::string& file, const YAML::Node& n, const std::string& field,
+                   std::map<std::string, std::string>* out) {
+  if (!n.IsMap()) return At(file, n, field, "must be a map of label keys to values");
+  for (const auto& kv : n) {
+    std::string k = kv.first.as<std::string>();
+    if (!kv.second.IsScalar()) return At(file, kv.second, field + "." + k, "a label value must be a string");
+    std::string v = kv.second.as<std::string>();
+    if (k.empty() || !PlainText(k) || !PlainText(v)) {
+      return At(file, kv.first, field + "." + k, "label keys and values may not be empty or hold spaces");
+    }
+    (*out)[k] = v;
+  }
+  return Status::Ok();
+}
+
+Status ParseTaints(const std::string& file, const YAML::Node& n, const std::string& field,
+                   std::vector<core::Taint>* out) {
+  if (!n.IsSequence()) return At(file, n, field, "must be a list of {key, value, effect}");
+  int i = 0;
+  for (const auto& t : n) {
+    std::string at = field + "[" + std::to_string(i++) + "]";
+    if (Status s = CheckKeys(file, t, at, {"key", "value", "effect"}); !s.ok()) return s;
+    core::Taint taint;
+    if (!t["key"] || t["key"].as<std::string>().empty()) return At(file, t, at + ".key", "a taint needs a key");
+    taint.key = t["key"].as<std::string>();
+    if (t["value"]) taint.value = t["value"].as<std::string>();
+    taint.effect = t["effect"] ? t["effect"].as<std::string>() : "";
+    if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
+      return At(file, t["effect"] ? t["effect"] : t, at + ".effect", "must be NoSchedule, PreferNoSchedule or NoExecute");
+    }
+    out->push_back(std::move(taint));
+  }
+  return Status::Ok();
+}
+
+Status ParseInventory(const std::string& file, const YAML::Node& root, InventoryOptions* inv) {
+  if (const YAML::Node l = root["nodeLabels"]) {
+    if (Status s = ParseLabels(file, l, "nodeLabels", &inv->labels); !s.ok()) return s;
+  }
+  if (const YAML::Node t = root["nodeTaints"]) {
+    if (Status s = ParseTaints(file, t, "nodeTaints", &inv->taints); !s.ok()) return s;
+  }
+  const YAML::Node pools = root["nodePools"];
+  if (!pools) return Status::Ok();
+  if (!pools.IsSequence()) return At(file, pools, "nodePools", "must be a list of node pools");
+  int i = 0;
+  for (const auto& p : pools) {
+    std::string at = "nodePools[" + std::to_string(i++) + "]";
+    if (Status s = CheckKeys(file, p, at, {"name", "gpus", "labels", "taints"}); !s.ok()) return s;
+    NodePoolConfig pc;
+    pc.where = Where(file, p);
+    if (!p["name"]) return At(file, p, at + ".name", "a node pool needs a name");
+    pc.name = p["name"].as<std::string>();
+    bool name_ok = !pc.name.empty() && pc.name.size() <= 63;
+    for (char c : pc.name) {
+      name_ok = name_ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+    }
+    if (!name_ok) {
+      return At(file, p["name"], at + ".name", "must be 1-63 letters, digits, '-', '_' or '.'");
+    }
+    for (const NodePoolConfig& other : inv->pools) {
+      if (other.name == pc.name) return At(file, p["name"], at + ".name", "node pool " + pc.name + " is defined twice");
+    }
+    if (const YAML::Node g = p["gpus"]) {
+      pc.has_gpus = true;
+      if (Status s = CheckKeys(file, g, at + ".gpus", {"product", "mig", "indices", "count"}); !s.ok()) return s;
+      if (g["product"]) pc.product = g["product"].as<std::string>();
+      if (g["mig"]) pc.mig = g["mig"].as<bool>();
+      if (const YAML::Node ix = g["indices"]) {
+        if (!ix.IsSequence()) return At(file, ix, at + ".gpus.indices", "must be a list of GPU indices");
+        for (const auto& x : ix) {
+          int v = x.as<int>();
+          if (v < 0) return At(file, x, at + ".gpus.indices", "a GPU index is 0 or more");
+          pc.indices.push_back(v);
+        }
+      }
+      if (g["count"]) {
+        pc.count = g["count"].as<int>();
+        if (pc.count < 1) return At(file, g["count"], at + ".gpus.count", "must be at least 1");
+      }
+    }
+    if (const YAML::Node l = p["labels"]) {
+      if (Status s = ParseLabels(file, l, at + ".labels", &pc.labels); !s.ok()) return s;
+    }
+    if (const YAML::Node t = p["taints"]) {
+      if (Status s = ParseTaints(file, t, at + ".taints", &pc.taints); !s.ok()) return s;
+    }
+    inv->pools.push_back(std::move(pc));
   }
   return Status::Ok();
 }
@@ -88,7 +194,8 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
   try {
     if (Status s = CheckKeys(path, root, "",
                              {"listen", "dataDir", "fakeGpus", "tokensFile", "tls", "manifests", "log",
-                              "limits", "scheduler", "runtime", "http"});
+                              "limits", "scheduler", "runtime", "http", "hostname", "nodeLabels", "nodeTaints",
+                              "nodePools"});
         !s.ok()) {
       return s;
     }
@@ -99,6 +206,8 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
     }
     if (root["dataDir"]) c->daemon.data_dir = resolve(root["dataDir"].as<std::string>());
     if (root["fakeGpus"]) c->daemon.fake_gpus = root["fakeGpus"].as<std::string>();
+    if (root["hostname"]) c->daemon.hostname = root["hostname"].as<std::string>();
+    if (Status s = ParseInventory(path, root, &c->daemon.inventory); !s.ok()) return s;
     if (root["tokensFile"]) c->tokens_file = resolve(root["tokensFile"].as<std::string>());
     if (const YAML::Node t = root["tls"]) {
       if (Status s = CheckKeys(path, t, "tls", {"certFile", "keyFile"}); !s.ok()) return s;

@@ -12,6 +12,14 @@
 //   scheduler: {fairSharing: false, intervalMs: 1000, debounceMs: 2, tickMs: 50}
 //   runtime: {defaultGracePeriodSeconds: 30, cgroupRoot: "", stopWorkloadsOnExit: false}
 //   http: {threads: 64}
+//   hostname: gpu-host-1          # default gethostname()
+//   nodeLabels: {topology.kubernetes.io/zone: zone-a}   # on every node pool
+//   nodeTaints: [{key: k, value: v, effect: NoSchedule}] # on every node pool
+//   nodePools:                    # server/inventory.h; docs/daemon.md
+//     - name: a100-80g
+//       gpus: {product: A100-80GB, mig: false, count: 8, indices: [0, 1]}
+//       labels: {nvidia.com/mig.config: all-disabled}
+//       taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 //
 // Relative paths are resolved against the directory of the file. Unknown
 // keys are errors with file:line:column.

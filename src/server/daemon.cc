@@ -123,6 +123,20 @@ Json PlacementToJson(const core::placement::Placement& p) {
   return {{"pods", pods}, {"placed", p.placed}, {"groupRequests", reqs}};
 }
 
+// The GPU indices a journaled pod placement names (whole GPUs, then MIG
+// instances' and memory shares' GPUs), in that order.
+std::vector<int32_t> PlacedGpus(const Json& pod) {
+  std::vector<int32_t> out;
+  try {
+    for (const Json& g : pod.at("gpus")) out.push_back(g.get<int32_t>());
+    for (const Json& m : pod.at("mig")) out.push_back(m.at("gpu").get<int32_t>());
+    for (const Json& sh : pod.at("shares")) out.push_back(sh.at("gpu").get<int32_t>());
+  } catch (const Json::exception&) {
+    out.push_back(-1);  // malformed: matches nothing
+  }
+  return out;
+}
+
 Result<core::placement::Placement> PlacementFromJson(const Json& j) {
   core::placement::Placement p;
   try {
@@ -166,15 +180,8 @@ Result<core::placement::Placement> PlacementFromJson(const Json& j) {
 
 }  // namespace
 
-namespace {
-core::EngineOptions StandaloneEngineOptions(core::EngineOptions o) {
-  o.placement_matches_labels = false;  // see Init: one host stands for every node pool
-  return o;
-}
-}  // namespace
-
 Daemon::Daemon(const DaemonOptions& options, Logger* log)
-    : options_(options), log_(log), engine_(StandaloneEngineOptions(options.engine)) {}
+    : options_(options), log_(log), engine_(options.engine) {}
 
 Daemon::~Daemon() { Shutdown(); }
 
@@ -220,33 +227,36 @@ Status Daemon::Init() {
   gpu_owner_.assign(gpus_.size(), "");
   gpu_users_.assign(gpus_.size(), {});
   log_->Info("gpu discovery", {{"mode", gpu_mode_}, {"gpus", std::to_string(gpus_.size())}});
-  // The host is one node of the placement library: pods are admitted only
-  // when their GPUs (whole, MIG instance or memory share) are free here, and
+  // The host's GPUs are node pools of the placement library (one placement
+  // node "<host>/<pool>" per pool, labelled like GPU feature discovery plus
+  // the config's labels and taints; server/inventory.h): pods are admitted
+  // only when their GPUs (whole, MIG instance or memory share) are free in a
+  // pool whose labels carry their flavor's nodeLabels and nodeSelector, and
   // start on the GPUs it chose. Without GPUs, admission is quota-only.
+  gpu_node_.assign(gpus_.size(), "");
   if (!gpus_.empty()) {
-    core::placement::NodeSpec host;
-    host.name = options_.hostname;
-    host.labels[core::placement::kGpuProductLabel] = gpus_[0].model;
+    std::vector<std::string> notes;
+    // Creating or destroying MIG instances is not implemented for real
+    // GPUs: offering one would admit pods onto instances nobody makes.
     for (const runtime::GpuInfo& g : gpus_) {
       if (g.mig_enabled && gpu_mode_ != "fake") {
-        // Creating or destroying MIG instances is not implemented for real
-        // GPUs: offering one would admit pods onto instances nobody makes.
         log_->Warn("MIG-mode GPU not offered (MIG reconfiguration is not implemented)",
                    {{"gpu", std::to_string(g.index)}, {"uuid", g.uuid}});
-        continue;
       }
-      core::placement::GpuSpec spec;
-      spec.model = g.model;
-      spec.memory_mib = g.memory_bytes / (1024 * 1024);
-      spec.uuid = g.uuid;
-      spec.mig = g.mig_enabled;
-      for (const runtime::MigInstanceInfo& m : g.mig_instances) spec.mig_layout.push_back({m.profile, m.start_slot});
-      host.gpus.push_back(std::move(spec));
     }
-    if (Status s = engine_.SetNodes({host}); !s.ok()) return s;
-    // Configurations describe node pools of a cluster (flavor nodeLabels,
-    // pod nodeSelectors); this one host stands for all of them, so pods are
-    // placed by capacity and GPU shape, not by labels.
+    auto pools = BuildHostPools(options_.hostname, gpus_, options_.inventory, gpu_mode_ == "fake", &notes);
+    if (!pools.ok()) return pools.status();
+    pools_ = std::move(pools).value();
+    for (const std::string& n : notes) log_->Warn("node pool", {{"detail", n}});
+    std::vector<core::placement::NodeSpec> nodes;
+    for (const HostPool& p : pools_) {
+      for (int g : p.gpus) gpu_node_[static_cast<size_t>(g)] = p.node.name;
+      std::string labels;
+      for (const auto& [k, v] : p.node.labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+      log_->Info("node pool", {{"node", p.node.name}, {"gpus", std::to_string(p.gpus.size())}, {"labels", labels}});
+      nodes.push_back(p.node);
+    }
+    if (Status s = engine_.SetNodes(std::move(nodes)); !s.ok()) return s;
   }
 
   runtime::LocalRuntime::Options ro;
@@ -263,6 +273,84 @@ Status Daemon::Init() {
   if (Status s = ApplyStartupManifests(); !s.ok()) return s;
   ready_ = true;
   return Status::Ok();
+}
+
+bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placement* p) const {
+  // Host GPU index -> (pool, index in the pool's node).
+  std::vector<std::pair<int32_t, int32_t>> where(gpus_.size(), {-1, -1});
+  for (size_t k = 0; k < pools_.size(); ++k) {
+    for (size_t i = 0; i < pools_[k].gpus.size(); ++i) {
+      where[static_cast<size_t>(pools_[k].gpus[i])] = {static_cast<int32_t>(k), static_cast<int32_t>(i)};
+    }
+  }
+  // Before node pools the host was one node of its offered GPUs, in order.
+  std::vector<int> old_node;
+  for (size_t g = 0; g < gpus_.size(); ++g) {
+    if (!gpus_[g].mig_enabled || gpu_mode_ == "fake") old_node.push_back(static_cast<int>(g));
+  }
+  const Json& pods = j["pods"];
+  if (pods.size() != p->pods.size()) return false;
+  for (size_t i = 0; i < p->pods.size(); ++i) {
+    core::placement::PodPlacement& pod = p->pods[i];
+    const std::vector<int32_t> used = PlacedGpus(pods[i]);
+    // The host GPUs the pod uses: by UUID, or by the old single node's order.
+    std::vector<int> host;
+    if (pods[i].contains("uuids")) {
+      const Json uuids = pods[i]["uuids"];
+      if (!uuids.is_array() || uuids.size() != used.size()) return false;
+      for (const Json& u : uuids) {
+        int found = -1;
+        for (size_t g = 0; g < gpus_.size(); ++g) {
+          if (u.is_string() && gpus_[g].uuid == u.get<std::string>()) found = static_cast<int>(g);
+        }
+        if (found < 0) return false;
+        host.push_back(found);
+      }
+    } else {
+      if (pod.node != 0) return false;
+      for (int32_t g : used) {
+        if (g < 0 || static_cast<size_t>(g) >= old_node.size()) return false;
+        host.push_back(old_node[static_cast<size_t>(g)]);
+      }
+    }
+    // All in one pool; rewrite the node and the in-node GPU indices.
+    int32_t node = -1;
+    std::vector<int32_t> local;
+    for (int h : host) {
+      auto [k, idx] = where[static_cast<size_t>(h)];
+      if (k < 0 || (node >= 0 && k != node)) return false;
+      node = k;
+      local.push_back(idx);
+    }
+    if (node < 0) {
+      // A pod without GPUs: its pool by name (journaled before pools: node 0).
+      if (!pods[i].contains("nodeName")) continue;
+      const std::string name = pods[i].value("nodeName", "");
+      for (size_t k = 0; k < pools_.size(); ++k) {
+        if (pools_[k].node.name == name) node = static_cast<int32_t>(k);
+      }
+      if (node < 0) return false;
+    }
+    pod.node = node;
+    size_t n = 0;
+    for (int32_t& g : pod.gpus) g = local[n++];
+    for (auto& m : pod.mig) m.gpu = local[n++];
+    for (auto& sh : pod.shares) sh.gpu = local[n++];
+  }
+  return true;
+}
+
+void Daemon::CheckFlavorsLocked() {
+  if (pools_.empty()) {
+    flavors_without_nodes_.clear();  // no GPUs: admission is quota-only
+    return;
+  }
+  std::vector<core::placement::NodeSpec> nodes;
+  for (const HostPool& p : pools_) nodes.push_back(p.node);
+  flavors_without_nodes_ = FlavorsWithoutNodes(engine_.config(), nodes);
+  for (const auto& [flavor, why] : flavors_without_nodes_) {
+    log_->Warn("flavor matches no node", {{"flavor", flavor}, {"detail", why}});
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -456,6 +544,7 @@ Status Daemon::Recover() {
     core::Config cfg;
     if (Status s = ConfigureFromDocsLocked(docs_, &cfg); !s.ok()) return s;
     if (Status s = engine_.Configure(cfg); !s.ok()) return s;
+    CheckFlavorsLocked();
   }
 
   // Materialize in submission order.
@@ -565,7 +654,12 @@ Status Daemon::Recover() {
       std::optional<core::placement::Placement> placed;
       if (adm.ok() && p.admission.contains("placement")) {
         auto pl = PlacementFromJson(p.admission["placement"]);
-        if (pl.ok()) placed = std::move(pl).value();
+        if (pl.ok() && PlacementMatchesPoolsLocked(p.admission["placement"], &*pl)) {
+          placed = std::move(pl).value();
+        } else if (pl.ok()) {
+          log_->Warn("journaled placement does not match this start's node pools; placing again",
+                     {{"workload", key}});
+        }
       }
       Status s = adm.ok() ? engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
                                             p.admission.value("admittedAt", now), placed ? &*placed : nullptr)
@@ -795,6 +889,7 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
     r.seq = *seq;
     ApplyToModelLocked(r);
     if (Status s = engine_.Configure(cfg); !s.ok()) return s;
+    CheckFlavorsLocked();
     docs_ = std::move(merged);
     EmitLocked("ConfigApplied", "", {{"user", who.user}, {"changed", changed}});
   }
@@ -1240,7 +1335,22 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.time_ms = WallMs();
     r.key = key;
     Json adm = AdmissionJson(*info, now);
-    if (const core::placement::Placement* pl = engine_.Placement(key)) adm["placement"] = PlacementToJson(*pl);
+    if (const core::placement::Placement* pl = engine_.Placement(key)) {
+      adm["placement"] = PlacementToJson(*pl);
+      // Node pools by name and GPUs by UUID: recovery checks them against
+      // the pools of its own start (the config or inventory may change).
+      for (Json& pj : adm["placement"]["pods"]) {
+        size_t n = pj.value("node", -1);
+        if (n >= pools_.size()) continue;
+        pj["nodeName"] = pools_[n].node.name;
+        Json uuids = Json::array();
+        for (int32_t g : PlacedGpus(pj)) {
+          uuids.push_back(g >= 0 && static_cast<size_t>(g) < pools_[n].node.gpus.size() ? pools_[n].node.gpus[g].uuid
+                                                                                         : std::string());
+        }
+        pj["uuids"] = uuids;
+      }
+    }
     r.payload = adm.dump();
     recs->push_back(std::move(r));
     EmitLocked("Admitted", key, {{"clusterQueue", info->cluster_queue}});
@@ -1324,10 +1434,14 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  // The host GPUs behind them (a MIG UUID names its parent GPU's UUID).
+  // The host GPUs behind them, in the pod's node pool only (a MIG UUID is
+  // "MIG-<parent GPU UUID>-<profile>-<start>").
   for (size_t g = 0; g < gpus_.size(); ++g) {
+    if (!pp.node.empty() && g < gpu_node_.size() && gpu_node_[g] != pp.node) continue;
+    const std::string& u = gpus_[g].uuid;
     for (const std::string& d : pl->visible_devices) {
-      if (d == gpus_[g].uuid || (d.rfind("MIG-", 0) == 0 && d.find(gpus_[g].uuid) != std::string::npos)) {
+      if (d == u || (d.size() > 5 + u.size() && d.compare(0, 4, "MIG-") == 0 && d.compare(4, u.size(), u) == 0 &&
+                     d[4 + u.size()] == '-')) {
         pod->gpus.push_back(static_cast<int>(g));
         ClaimGpuLocked(static_cast<int>(g), owner);
         break;
@@ -1747,7 +1861,21 @@ Json Daemon::ClusterQueues() const {
   }
   Json items = Json::array();
   for (const auto& cq : engine_.config().cluster_queues) {
+    // Flavors of this queue that match no node pool of the host: their
+    // quota cannot be used here (docs/daemon.md, "Node pools").
+    Json missing = Json::array(), warnings = Json::array();
+    for (const auto& rg : cq.resource_groups) {
+      for (const auto& fq : rg.flavors) {
+        auto it = flavors_without_nodes_.find(fq.flavor);
+        if (it == flavors_without_nodes_.end() || std::find(missing.begin(), missing.end(), fq.flavor) != missing.end())
+          continue;
+        missing.push_back(fq.flavor);
+        warnings.push_back(it->second);
+      }
+    }
     items.push_back({{"name", cq.name},
+                     {"flavorsWithoutNodes", missing},
+                     {"warnings", warnings},
                      {"cohort", cq.cohort},
                      {"pendingWorkloads", counts[cq.name].first},
                      {"admittedWorkloads", counts[cq.name].second},
@@ -1822,7 +1950,31 @@ Json Daemon::Nodes() const {
             {"gpus", gpus_.size()},      {"gpusInUse", used},
             {"models", models},          {"cgroups", runtime_ ? runtime_->cgroup_status() : ""},
             {"ready", ready_.load()}};
-  return Json{{"kind", "NodeList"}, {"items", Json::array({n})}};
+  if (pools_.empty()) return Json{{"kind", "NodeList"}, {"items", Json::array({n})}};
+  // One item per node pool (a placement node), with its labels and taints.
+  Json items = Json::array();
+  for (const HostPool& p : pools_) {
+    std::map<std::string, int> pm;
+    int pused = 0;
+    for (int g : p.gpus) {
+      ++pm[gpus_[static_cast<size_t>(g)].model];
+      if (!gpu_owner_[static_cast<size_t>(g)].empty()) ++pused;
+    }
+    Json taints = Json::array();
+    for (const core::Taint& t : p.node.taints) taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+    Json j = n;
+    j["name"] = p.node.name;
+    j["host"] = options_.hostname;
+    j["pool"] = p.name;
+    j["gpus"] = p.gpus.size();
+    j["gpuIndices"] = p.gpus;
+    j["gpusInUse"] = pused;
+    j["models"] = pm;
+    j["labels"] = p.node.labels;
+    j["taints"] = taints;
+    items.push_back(j);
+  }
+  return Json{{"kind", "NodeList"}, {"items", items}};
 }
 
 namespace {
@@ -1848,7 +2000,7 @@ Json Daemon::Gpus(const Principal& who) const {
               {"memoryBytes", g.memory_bytes},
               {"migEnabled", g.mig_enabled},
               {"healthy", g.healthy},
-              {"node", options_.hostname}};
+              {"node", i < gpu_node_.size() && !gpu_node_[i].empty() ? gpu_node_[i] : options_.hostname}};
     int util = g.utilization_pct;
     int64_t mem = g.memory_used_bytes;
     if (gpu_mode_ == "fake") {

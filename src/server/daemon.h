@@ -42,6 +42,7 @@
 #include "runtime/runtime.h"
 #include "server/auth.h"
 #include "server/codec.h"
+#include "server/inventory.h"
 #include "server/log.h"
 #include "server/prom.h"
 #include "server/redact.h"
@@ -65,6 +66,8 @@ struct DaemonOptions {
   // its record is deleted (journaled as WorkloadDeleted); < 0 = forever.
   int64_t finished_retention_ms = 24LL * 3600 * 1000;
   std::string hostname;                 // node name; default gethostname()
+  // Node pools, labels and taints of this host (server/inventory.h).
+  InventoryOptions inventory;
 };
 
 // Filters of a workload list (`GET /api/v1/workloads`).
@@ -255,6 +258,17 @@ class Daemon {
   std::vector<runtime::GpuInfo> gpus_;
   std::vector<std::string> gpu_owner_;  // "ns/name/pod" shown for the GPU, or empty when free
   std::vector<std::vector<std::string>> gpu_users_;  // every pod on the GPU (memory shares)
+  // The host's node pools (placement nodes) and, per host GPU, its pool's
+  // node name; flavors that match no pool, with why (after each Configure).
+  std::vector<HostPool> pools_;
+  std::vector<std::string> gpu_node_;
+  std::map<std::string, std::string> flavors_without_nodes_;
+  void CheckFlavorsLocked();  // recomputes flavors_without_nodes_ and logs each as a warning
+  // Maps a journaled placement's pods to this start's node pools by their
+  // GPUs' UUIDs (a pod without GPUs by pool name; a placement journaled
+  // before pools by the old one-node GPU order) and rewrites node and GPU
+  // indices; false when that is impossible (the workload is placed again).
+  bool PlacementMatchesPoolsLocked(const Json& placement, core::placement::Placement* p) const;
   std::set<std::string> pending_launch_;
 
   // Metrics (guarded by mu_).

@@ -81,10 +81,21 @@ TEST(FakeGpusTest, ErrorsNameTheItem) {
   }
 }
 
+TEST(FakeGpusTest, H100PcieIsAModelOfItsOwn) {
+  auto gpus = MustDiscover("1xh100-pcie,1xH100-80GB");
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0].model, "H100-PCIe");
+  EXPECT_EQ(gpus[0].name, "NVIDIA H100 PCIe");
+  EXPECT_EQ(gpus[0].memory_bytes, int64_t{80} << 30);
+  EXPECT_EQ(gpus[1].model, "H100-80GB");
+}
+
 TEST(GpuModelsTest, NormalizesNvmlNames) {
   constexpr int64_t kMiB = int64_t{1} << 20;
   EXPECT_EQ(NormalizeGpuModel("NVIDIA H100 80GB HBM3", 81559 * kMiB), "H100-80GB");
   EXPECT_EQ(NormalizeGpuModel("NVIDIA H100 NVL", 95830 * kMiB), "H100-94GB");
+  // A name in the table is that model: H100 PCIe has the SXM's size.
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA H100 PCIe", 81559 * kMiB), "H100-PCIe");
   EXPECT_EQ(NormalizeGpuModel("NVIDIA H200", 143771 * kMiB), "H200-141GB");
   EXPECT_EQ(NormalizeGpuModel("NVIDIA A100-SXM4-40GB", 40960 * kMiB), "A100-40GB");
   EXPECT_EQ(NormalizeGpuModel("NVIDIA A100 80GB PCIe", 81920 * kMiB), "A100-80GB");

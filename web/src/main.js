@@ -190,11 +190,20 @@ function overview(app, d) {
     card('Pending', count('Pending'), 'workloads waiting'),
     card('Admitted', d.workloads.filter((w) => w.admitted).length, `${count('Running')} running`),
     card('Finished', d.workloads.filter((w) => ['Succeeded', 'Failed', 'Finished', 'Cancelled'].includes(w.phase)).length, 'done or cancelled'),
+    missingFlavorsCard(d),
     d.user ? card('Signed in', d.user.user || '–', d.user.role ? `${d.user.role}${d.user.namespaces ? ` · ${d.user.namespaces.join(', ')}` : ''}` : '') : null,
   );
   ensureSkeleton(app, 'overview', () => [section('overview', 'Cluster overview', cards), section('team-charts', 'GPUs per team: used vs guarantee', h('div', { class: 'charts', id: 'charts' }))]);
   app.querySelector('#overview-cards').replaceWith(cards);
   drawCharts(app.querySelector('#charts'), d);
+}
+function missingFlavorsCard(d) {
+  const missing = [...new Set(d.cqs.flatMap((q) => q.flavorsWithoutNodes))].sort();
+  if (!missing.length) return null;
+  const c = card('Flavors without GPUs', missing.length, `match no node pool: ${missing.join(', ')}`);
+  c.classList.add('warn');
+  c.dataset.flavorsWithoutNodes = missing.join(',');
+  return c;
 }
 function card(title, value, sub) {
   return h('div', { class: 'card' }, h('div', { class: 'card-title', text: title }), h('div', { class: 'card-value', text: value }), h('div', { class: 'card-sub', text: sub }));
@@ -204,7 +213,7 @@ function teams(app, d) {
   const table = h('table', { id: 'teams-table' },
     h('thead', {}, h('tr', {}, ...['Team (ClusterQueue)', 'Cohort', 'GPUs used', 'Guarantee', 'Borrowed', 'Usage', 'Pending', 'Admitted'].map((t) => h('th', { text: t })))),
     h('tbody', {}, ...d.cqs.map((cq) => h('tr', { 'data-team': cq.name },
-      h('td', { text: cq.name }), h('td', { text: cq.cohort || '–' }),
+      h('td', {}, cq.name, flavorWarning(cq)), h('td', { text: cq.cohort || '–' }),
       h('td', { class: 'num', text: fmt(cq.usage, 2) }), h('td', { class: 'num', text: fmt(cq.nominal, 2) }),
       h('td', { class: 'num', text: fmt(cq.borrowed, 2) }),
       h('td', {}, bar(cq.usage, Math.max(cq.usage, cq.nominal, 1), cq.nominal)),
@@ -212,6 +221,14 @@ function teams(app, d) {
   ensureSkeleton(app, 'teams', () => [section('team-charts', 'GPUs per team: used vs guarantee vs borrowed (live)', h('div', { class: 'charts', id: 'charts' })), section('teams', 'Teams', h('table', { id: 'teams-table' }))]);
   app.querySelector('#teams-table').replaceWith(table);
   drawCharts(app.querySelector('#charts'), d);
+}
+
+// A queue's flavors that match no node pool of the host: their quota
+// cannot be used here (arteld warns; docs/daemon.md "Node pools").
+function flavorWarning(cq) {
+  if (!cq.flavorsWithoutNodes.length) return null;
+  return h('div', { class: 'flavor-warning', 'data-flavors-without-nodes': cq.flavorsWithoutNodes.join(','), title: cq.warnings.join('\n'),
+    text: `⚠ no GPUs on this host for flavor${cq.flavorsWithoutNodes.length > 1 ? 's' : ''} ${cq.flavorsWithoutNodes.join(', ')}` });
 }
 
 function ensureSkeleton(app, name, build) {
@@ -280,6 +297,7 @@ function queues(app, d) {
     h('span', { class: 'kind', text: 'ClusterQueue' }), h('strong', { text: cq.name }),
     h('span', { class: 'figs', text: ` ${fmt(cq.usage, 2)} / ${fmt(cq.nominal, 2)} GPUs${cq.borrowed > 0 ? ` (borrowing ${fmt(cq.borrowed, 2)})` : ''} · ${cq.pending} pending · ${cq.admitted} admitted` }),
     bar(cq.usage, Math.max(cq.usage, cq.nominal, 1), cq.nominal),
+    flavorWarning(cq),
     h('ul', {}, ...lqsOf(cq.name).map((l) => h('li', { class: 'lq' }, h('span', { class: 'kind', text: 'LocalQueue' }), `${l.namespace}/${l.name}`,
       h('span', { class: 'figs', text: Number.isFinite(l.pending) ? ` · ${l.pending} pending · ${l.admitted} admitted` : '' })))));
   const cohortNode = (name) => h('li', { class: 'cohort', 'data-cohort': name },

@@ -58,6 +58,9 @@ function normCQ(o) {
     pending: Number(first(o.pending, o.pendingWorkloads, st.pendingWorkloads, 0)),
     admitted: Number(first(o.admitted, o.admittedWorkloads, st.admittedWorkloads, st.reservingWorkloads, 0)),
     resources,
+    // Flavors of this queue that match no node pool of the host (arteld), with why.
+    flavorsWithoutNodes: Array.isArray(o.flavorsWithoutNodes) ? o.flavorsWithoutNodes : [],
+    warnings: Array.isArray(o.warnings) ? o.warnings : [],
   };
 }
 

@@ -198,6 +198,22 @@ await check('nodes and GPUs: 8 GPUs, 4 assigned', async () => {
   assert.equal(await admin.$$eval('.node .gpu.busy', (g) => g.length), 4);
 });
 
+await check('a flavor that matches no node pool is flagged in overview, teams and queues', async () => {
+  const ghost = [
+    'apiVersion: kueue.x-k8s.io/v1beta2', 'kind: ResourceFlavor', 'metadata: {name: ghost}', 'spec:', '  nodeLabels: {artel.dev/node-pool: ghost}', '---',
+    'apiVersion: kueue.x-k8s.io/v1beta2', 'kind: ClusterQueue', 'metadata: {name: ghost-queue}', 'spec:', '  namespaceSelector: {}', '  resourceGroups:',
+    '    - coveredResources: [nvidia.com/gpu]', '      flavors:', '        - name: ghost', '          resources: [{name: nvidia.com/gpu, nominalQuota: 1}]', ''].join('\n');
+  const res = await fetch(`${arteld}/api/v1/apply`, { method: 'POST', headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/yaml' }, body: ghost });
+  assert.equal(res.status, 200, `apply: ${res.status} ${await res.text()}`);
+  await admin.goto(url(null, 'teams'));
+  await admin.waitForSelector('tr[data-team="ghost-queue"] .flavor-warning[data-flavors-without-nodes="ghost"]', { timeout: T });
+  assert.equal(await admin.$$eval('.flavor-warning', (w) => w.length), 1);
+  await admin.goto(url(null, 'queues'));
+  await admin.waitForSelector('li[data-cq="ghost-queue"] .flavor-warning', { timeout: T });
+  await admin.goto(url(null, 'overview'));
+  await admin.waitForSelector('.card.warn[data-flavors-without-nodes="ghost"]', { timeout: T });
+});
+
 await check('admin page: no console errors, page errors or failed requests', async () => {
   assert.deepEqual(admin.problems, []);
 });
