@@ -43,7 +43,7 @@ struct ApiOptions {
   size_t max_body_bytes = 1 << 20;
   double rate_qps = 0;    // per user; 0 = unlimited
   double rate_burst = 0;  // bucket size; 0 = 2 x qps
-  int threads = 16;       // handler threads (HTTPS: one per connection)
+  int threads = 64;       // handler threads (concurrent durable appends group-commit; HTTPS: one per connection)
   // HTTP limits (docs/daemon.md, "HTTP limits"); see HttpLimits.
   size_t max_header_bytes = 32 << 10;
   int header_timeout_ms = 10000;

@@ -30,6 +30,7 @@ constexpr size_t kMaxChunkLine = 1024;
 constexpr size_t kMaxTrailerBytes = 8 << 10;
 constexpr int kLingerMs = 1000;
 constexpr int kTimerTickMs = 50;
+constexpr int64_t kEvictAfterMs = 1000;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -429,16 +430,18 @@ void HttpServer::Accept() {
 }
 
 bool HttpServer::EvictIdle() {
+  // Only a connection that has waited at least kEvictAfterMs for its next
+  // request head, oldest first, so that a client that just connected is not
+  // pushed out by the next one.
+  int64_t cutoff = NowMs() - kEvictAfterMs;
   Conn* victim = nullptr;
-  for (auto& [id, c] : conns_) {
-    if (c->dead || c->st != ConnState::kHead || !c->in.empty()) continue;
-    if (victim == nullptr || c->since < victim->since) victim = c.get();
-  }
-  if (victim == nullptr) {
+  for (bool silent_only : {true, false}) {
     for (auto& [id, c] : conns_) {
-      if (c->dead || c->st != ConnState::kHead) continue;
+      if (c->dead || c->st != ConnState::kHead || c->since > cutoff) continue;
+      if (silent_only && !c->in.empty()) continue;
       if (victim == nullptr || c->since < victim->since) victim = c.get();
     }
+    if (victim != nullptr) break;
   }
   if (victim == nullptr) return false;
   CloseConn(victim);

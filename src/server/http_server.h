@@ -11,8 +11,9 @@
 // - the whole body must arrive within `body_timeout_ms` of the headers (408);
 // - a response must be flushed within `write_timeout_ms`;
 // - at most `max_connections` in all and `max_connections_per_peer` per peer
-//   address (503 and close above; when the total cap is reached the longest
-//   idle connection that has no request in progress is closed first);
+//   address (503 and close above; when the total cap is reached, the
+//   connection that has waited longest, at least 1 s, for a request head is
+//   closed first);
 // - framing is strict: Content-Length and Transfer-Encoding together, two
 //   differing Content-Lengths, a transfer coding other than `chunked`, a bad
 //   chunk size, a folded header or two Authorization headers get 400 and close;

@@ -65,5 +65,52 @@ TEST(HttpOverloadTest, HealthzAnswersWhileIdleAndSlowConnectionsAreHeld) {
   std::filesystem::remove_all(dir);
 }
 
+// At the total cap, the longest idle keep-alive connection makes room for a
+// new one; when none is idle, the new one gets 503 (or is closed).
+TEST(HttpOverloadTest, TotalCapClosesTheLongestIdleConnectionFirst) {
+  std::string dir = TempDir("http-cap");
+  Arteld d(dir);
+  std::string err;
+  ASSERT_TRUE(d.Start({"--fake-gpus", "2xA100-80GB", "--http-max-connections", "10"}, &err)) << err;
+  std::vector<int> idle;
+  for (int i = 0; i < 10; ++i) {
+    int fd = RawConnect(d.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(RawSend(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(RawRead(fd, 5000).status, 200) << i;
+    idle.push_back(fd);
+  }
+  // An 11th connection is served once the others have been idle for 1 s
+  // (503 before); the first (longest idle) one is closed for it.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return RawRequest(d.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000)
+                   .status == 200;
+      },
+      5000));
+  EXPECT_TRUE(RawWaitClosed(idle[0], 3000));
+  // Ten connections each with a request in progress (a partial body): none
+  // is idle, so the next connection is refused.
+  for (int fd : idle) ::close(fd);
+  std::vector<int> busy;
+  for (int i = 0; i < 10; ++i) {
+    int fd = RawConnect(d.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(RawSend(fd, "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{"));
+    busy.push_back(fd);
+  }
+  // The closes above reach the server asynchronously: poll until refused.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        RawResponse over = RawRequest(d.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 1000);
+        return over.status == 503 || (over.status == 0 && over.closed);
+      },
+      3000));
+  for (int fd : busy) ::close(fd);
+  EXPECT_TRUE(WaitFor([&] { return d.Get("/healthz").status == 200; }, 3000));
+  EXPECT_TRUE(d.Stop());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace artel::testing
