@@ -106,7 +106,8 @@ int ReadResponse(int fd, std::string& buf, int timeout_ms) {
         return status;
       }
     }
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
     if (left <= 0) return 0;
     pollfd pf{fd, POLLIN, 0};
     if (::poll(&pf, 1, left) <= 0) continue;
@@ -177,7 +178,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n_idle; ++i) {
     int fd = Connect(port);
     std::string buf;
-    if (fd < 0 || !SendAll(fd, "GET /healthz HTTP/1.1\r\nHost: b\r\n\r\n") || ReadResponse(fd, buf, 5000) != 200) {
+    if (fd < 0 || !SendAll(fd, "GET /healthz HTTP/1.1\r\nHost: b\r\n\r\n") ||
+        ReadResponse(fd, buf, 5000) != 200) {
       std::fprintf(stderr, "bench_http_overload: idle connection %d failed\n", i);
       return 1;
     }
@@ -284,10 +286,12 @@ int main(int argc, char** argv) {
   double rps = static_cast<double>(ok.load()) / elapsed;
   double h50 = Percentile(health, 0.5), h99 = Percentile(health, 0.99),
          hmax = health.empty() ? 0 : *std::max_element(health.begin(), health.end());
-  std::printf("held: %d idle keep-alive (%d still open at the end), %d slowloris (%d reopened after the header timeout)\n",
-              n_idle, idle_alive, n_slow, slow_reopened.load());
-  std::printf("normal traffic: %d clients, %ld ok, %ld failed, %.0f req/s, p50 %.2f ms, p99 %.2f ms\n", clients,
-              ok.load(), failed.load(), rps, Percentile(lat, 0.5), Percentile(lat, 0.99));
+  std::printf(
+      "held: %d idle keep-alive (%d still open at the end), %d slowloris (%d reopened after the header "
+      "timeout)\n",
+      n_idle, idle_alive, n_slow, slow_reopened.load());
+  std::printf("normal traffic: %d clients, %ld ok, %ld failed, %.0f req/s, p50 %.2f ms, p99 %.2f ms\n",
+              clients, ok.load(), failed.load(), rps, Percentile(lat, 0.5), Percentile(lat, 0.99));
   std::printf("/healthz (fresh connection each): %zu ok, %ld failed, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
               health.size(), health_failed, h50, h99, hmax);
   bool pass = h99 < 50 && health_failed == 0 && rps >= 3000;

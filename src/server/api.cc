@@ -100,7 +100,8 @@ ApiServer::ApiServer(ApiOptions options, Daemon* daemon, const TokenTable* token
       SendJson(res, res.status, Json{{"code", CodeForHttp(res.status)}, {"message", msg}});
     }
   };
-  auto exception_handler = [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+  auto exception_handler = [this](const httplib::Request& req, httplib::Response& res,
+                                  std::exception_ptr ep) {
     std::string what = "unknown error";
     try {
       if (ep) std::rethrow_exception(ep);
@@ -155,7 +156,8 @@ ApiServer::~ApiServer() { Stop(); }
 
 Result<int> ApiServer::Bind() {
   if (!options_.tls_cert.empty()) {
-    if (!tls_http_ || !tls_http_->is_valid()) return InvalidArgument("cannot load the TLS certificate or key");
+    if (!tls_http_ || !tls_http_->is_valid())
+      return InvalidArgument("cannot load the TLS certificate or key");
     int port = options_.port;
     if (port == 0) {
       port = tls_http_->bind_to_any_port(options_.host);

@@ -43,7 +43,7 @@ struct ApiOptions {
   size_t max_body_bytes = 1 << 20;
   double rate_qps = 0;    // per user; 0 = unlimited
   double rate_burst = 0;  // bucket size; 0 = 2 x qps
-  int threads = 64;       // handler threads (concurrent durable appends group-commit; HTTPS: one per connection)
+  int threads = 64;  // handler threads (concurrent durable appends group-commit; HTTPS: one per connection)
   // HTTP limits (docs/daemon.md, "HTTP limits"); see HttpLimits.
   size_t max_header_bytes = 32 << 10;
   int header_timeout_ms = 10000;
@@ -76,8 +76,8 @@ class ApiServer {
   Daemon* daemon_;
   const TokenTable* tokens_;
   Logger* log_;
-  std::unique_ptr<HttpServer> http_;            // plain HTTP
-  std::unique_ptr<httplib::Server> tls_http_;   // HTTPS fallback
+  std::unique_ptr<HttpServer> http_;           // plain HTTP
+  std::unique_ptr<httplib::Server> tls_http_;  // HTTPS fallback
   std::atomic<bool> stopping_{false};
 
   struct Bucket {

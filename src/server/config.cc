@@ -171,9 +171,10 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
       }
     }
     if (const YAML::Node h = root["http"]) {
-      if (Status s = CheckKeys(path, h, "http",
-                               {"threads", "headerTimeoutMs", "idleTimeoutMs", "bodyTimeoutMs", "writeTimeoutMs",
-                                "maxConnections", "maxConnectionsPerPeer", "maxStreams", "maxHeaderBytes"});
+      if (Status s =
+              CheckKeys(path, h, "http",
+                        {"threads", "headerTimeoutMs", "idleTimeoutMs", "bodyTimeoutMs", "writeTimeoutMs",
+                         "maxConnections", "maxConnectionsPerPeer", "maxStreams", "maxHeaderBytes"});
           !s.ok())
         return s;
       if (h["threads"]) c->api.threads = h["threads"].as<int>();

@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 namespace artel::server {
@@ -373,8 +373,9 @@ void HttpServer::Accept() {
     std::string peer = host;
     auto refuse = [&](const char* why) {
       std::string msg = std::string("{\"code\":\"Unavailable\",\"message\":\"") + why + "\"}\n";
-      std::string r = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
-                      std::to_string(msg.size()) + "\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + msg;
+      std::string r =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(msg.size()) + "\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + msg;
       [[maybe_unused]] ssize_t w = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       ::shutdown(fd, SHUT_WR);
       ::close(fd);
@@ -539,7 +540,8 @@ bool HttpServer::ParseHead(Conn* c) {
   std::string_view line(head.data(), line_end);
   size_t sp1 = line.find(' ');
   size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != line.npos) {
+  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos ||
+      line.find(' ', sp2 + 1) != line.npos) {
     FinishError(c, 400, "malformed request line");
     return false;
   }
@@ -700,7 +702,8 @@ bool HttpServer::ParseHead(Conn* c) {
     }
   }
   if (too_large) {
-    FinishError(c, 413, "request body too large (limit " + std::to_string(limits_.max_body_bytes) + " bytes)");
+    FinishError(c, 413,
+                "request body too large (limit " + std::to_string(limits_.max_body_bytes) + " bytes)");
     return false;
   }
   bool path_known = false;
@@ -775,10 +778,10 @@ bool HttpServer::ReadBody(Conn* c) {
         }
         uint64_t size = 0;
         for (char ch : hex) {
-          int d = std::isdigit(static_cast<unsigned char>(ch))  ? ch - '0'
-                  : (ch >= 'a' && ch <= 'f')                     ? ch - 'a' + 10
-                  : (ch >= 'A' && ch <= 'F')                     ? ch - 'A' + 10
-                                                                 : -1;
+          int d = std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0'
+                  : (ch >= 'a' && ch <= 'f')                   ? ch - 'a' + 10
+                  : (ch >= 'A' && ch <= 'F')                   ? ch - 'A' + 10
+                                                               : -1;
           if (d < 0) {
             FinishError(c, 400, "malformed chunk size");
             return false;
@@ -935,7 +938,8 @@ std::string HttpServer::Serialize(httplib::Response& res, bool head_only, bool c
   s += "HTTP/1.1 " + std::to_string(res.status) + " " + Reason(res.status) + "\r\n";
   for (const auto& [k, v] : res.headers) {
     if (IEquals(k, "Content-Length") || IEquals(k, "Transfer-Encoding") || IEquals(k, "Connection")) continue;
-    if (k.find_first_of("\r\n") != std::string::npos || v.find_first_of("\r\n") != std::string::npos) continue;
+    if (k.find_first_of("\r\n") != std::string::npos || v.find_first_of("\r\n") != std::string::npos)
+      continue;
     s += k + ": " + v + "\r\n";
   }
   bool no_body = res.status == 204 || res.status == 304 || (res.status >= 100 && res.status < 200);
@@ -972,7 +976,8 @@ void HttpServer::FinishError(Conn* c, int status, const std::string& message) {
     if (ch == '"' || ch == '\\') msg += '\\';
     if (static_cast<unsigned char>(ch) >= 0x20) msg += ch;
   }
-  res.set_content(std::string("{\"code\":\"") + code + "\",\"message\":\"" + msg + "\"}\n", "application/json");
+  res.set_content(std::string("{\"code\":\"") + code + "\",\"message\":\"" + msg + "\"}\n",
+                  "application/json");
   if (status == 503) res.set_header("Retry-After", "1");
   c->req.reset();
   Respond(c, res, false, true);
@@ -1124,8 +1129,8 @@ void HttpServer::RunStream(int fd, std::shared_ptr<httplib::Response> res, bool 
       if (chunked) {
         char hex[32];
         int hn = std::snprintf(hex, sizeof hex, "%zx\r\n", n);
-        ok = WriteAll(fd, hex, static_cast<size_t>(hn), wt, stopping_) && WriteAll(fd, data, n, wt, stopping_) &&
-             WriteAll(fd, "\r\n", 2, wt, stopping_);
+        ok = WriteAll(fd, hex, static_cast<size_t>(hn), wt, stopping_) &&
+             WriteAll(fd, data, n, wt, stopping_) && WriteAll(fd, "\r\n", 2, wt, stopping_);
       } else {
         ok = WriteAll(fd, data, n, wt, stopping_);
       }

@@ -64,15 +64,16 @@ struct HttpLimits {
   int write_timeout_ms = 30000;        // without progress while writing a response
   int max_connections = 2048;
   int max_connections_per_peer = 512;
-  int workers = 16;      // handler threads
-  int max_streams = 64;  // concurrent streaming responses (SSE), one thread each
+  int workers = 16;          // handler threads
+  int max_streams = 64;      // concurrent streaming responses (SSE), one thread each
   size_t max_queued = 4096;  // requests waiting for a worker (503 above)
 };
 
 class HttpServer {
  public:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-  using ExceptionHandler = std::function<void(const httplib::Request&, httplib::Response&, std::exception_ptr)>;
+  using ExceptionHandler =
+      std::function<void(const httplib::Request&, httplib::Response&, std::exception_ptr)>;
   // Called on the event loop with a request that has its method, path,
   // params and headers but no body yet. Return false to answer with `res`
   // without reading the body (and without running a handler).

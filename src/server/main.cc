@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "HTTP handler threads");
   app.add_option("--http-header-timeout-ms", header_timeout_ms,
                  "Time allowed for a request line and headers (408 and close after)");
-  app.add_option("--http-idle-timeout-ms", idle_timeout_ms, "Idle keep-alive connections are closed after this");
+  app.add_option("--http-idle-timeout-ms", idle_timeout_ms,
+                 "Idle keep-alive connections are closed after this");
   app.add_option("--http-body-timeout-ms", body_timeout_ms,
                  "Time allowed for a whole request body after its headers (408 and close after)");
   app.add_option("--http-write-timeout-ms", write_timeout_ms,

@@ -23,11 +23,11 @@ class HttpLimitsTest : public ::testing::Test {
     WriteFile(*dir_ + "/tokens.yaml", kTokensYaml);
     d_ = new Arteld(*dir_);
     std::string err;
-    ASSERT_TRUE(d_->Start({"--fake-gpus", "2xA100-80GB", "--tokens", *dir_ + "/tokens.yaml", "-m",
-                           *dir_ + "/cluster.yaml", "--max-body-bytes", "65536", "--http-header-timeout-ms",
-                           "1000", "--http-body-timeout-ms", "1000", "--http-idle-timeout-ms", "3000",
-                           "--http-max-connections-per-peer", "40"},
-                          &err))
+    ASSERT_TRUE(d_->Start(
+        {"--fake-gpus", "2xA100-80GB", "--tokens", *dir_ + "/tokens.yaml", "-m", *dir_ + "/cluster.yaml",
+         "--max-body-bytes", "65536", "--http-header-timeout-ms", "1000", "--http-body-timeout-ms", "1000",
+         "--http-idle-timeout-ms", "3000", "--http-max-connections-per-peer", "40"},
+        &err))
         << err;
   }
   static void TearDownTestSuite() {
@@ -75,8 +75,8 @@ TEST_F(HttpLimitsTest, ChunkedBodyOverLimitGets413WithoutBuffering) {
     ::close(fd);
     EXPECT_EQ(r.status, authenticated ? 413 : 401) << r.head << r.body << " sent " << sent;
     long hwm_after = ProcStatusKb(d_->pid(), "VmHWM");
-    EXPECT_LT(hwm_after - hwm_before, 16 * 1024) << "peak RSS grew by " << (hwm_after - hwm_before)
-                                                 << " KiB after sending " << sent / 1024 << " KiB";
+    EXPECT_LT(hwm_after - hwm_before, 16 * 1024)
+        << "peak RSS grew by " << (hwm_after - hwm_before) << " KiB after sending " << sent / 1024 << " KiB";
   }
   EXPECT_EQ(d_->Get("/healthz").status, 200);
 }
@@ -96,7 +96,8 @@ TEST_F(HttpLimitsTest, ChunkSizeOverLimitGets413AtOnce) {
 // POST announcing a large body gets 401 at once, without sending the body,
 // and the connection is closed.
 TEST_F(HttpLimitsTest, UnauthenticatedLargeBodyGets401BeforeTheBody) {
-  for (const std::string& auth : {std::string(), std::string("Authorization: Bearer not-a-token-at-all\r\n")}) {
+  for (const std::string& auth :
+       {std::string(), std::string("Authorization: Bearer not-a-token-at-all\r\n")}) {
     int fd = RawConnect(port());
     ASSERT_GE(fd, 0);
     int64_t t0 = NowMsForTest();
@@ -126,7 +127,8 @@ TEST_F(HttpLimitsTest, HugeContentLengthGets413AtOnce) {
   ::close(fd);
   // A length just over the limit too.
   r = RawRequest(port(),
-                 "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\n" + Auth() + "Content-Length: 65537\r\n\r\n", 5000);
+                 "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\n" + Auth() + "Content-Length: 65537\r\n\r\n",
+                 5000);
   EXPECT_EQ(r.status, 413) << r.head;
 }
 
@@ -137,8 +139,9 @@ TEST_F(HttpLimitsTest, PostWithoutContentLengthAnswersAtOnce) {
   ASSERT_GE(fd, 0);
   for (int i = 0; i < 2; ++i) {
     int64_t t0 = NowMsForTest();
-    ASSERT_TRUE(RawSend(fd, "POST /api/v1/namespaces/team-a/workloads/nothing-here/cancel HTTP/1.1\r\nHost: x\r\n" +
-                                Auth() + "\r\n"));
+    ASSERT_TRUE(
+        RawSend(fd, "POST /api/v1/namespaces/team-a/workloads/nothing-here/cancel HTTP/1.1\r\nHost: x\r\n" +
+                        Auth() + "\r\n"));
     RawResponse r = RawRead(fd, 5000);
     EXPECT_EQ(r.status, 404) << r.head << r.body;
     EXPECT_LT(NowMsForTest() - t0, 1000);
@@ -186,8 +189,8 @@ TEST_F(HttpLimitsTest, SlowlorisIsClosedAfterTheHeaderTimeout) {
 TEST_F(HttpLimitsTest, StalledBodyGets408) {
   int fd = RawConnect(port());
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(RawSend(fd, "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\n" + Auth() +
-                              "Content-Length: 100\r\n\r\n{\"a\":"));
+  ASSERT_TRUE(RawSend(
+      fd, "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\n" + Auth() + "Content-Length: 100\r\n\r\n{\"a\":"));
   RawResponse r = RawRead(fd, 4000);
   EXPECT_EQ(r.status, 408) << r.head;
   EXPECT_TRUE(RawWaitClosed(fd, 3000));
@@ -224,8 +227,9 @@ TEST_F(HttpLimitsTest, PerPeerCapIsEnforced) {
   ::close(fds.back());
   fds.pop_back();
   // Once one closes, a new connection is served again.
-  EXPECT_TRUE(WaitFor([&] { return RawRequest(port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 1000).status == 200; },
-                      3000));
+  EXPECT_TRUE(WaitFor(
+      [&] { return RawRequest(port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 1000).status == 200; },
+      3000));
   for (int fd : fds) ::close(fd);
 }
 
@@ -250,7 +254,8 @@ TEST_F(HttpLimitsTest, InvalidFramingGets400) {
   }
   RawResponse te = RawRequest(port(), p + "Transfer-Encoding: gzip\r\n\r\n", 3000);
   EXPECT_EQ(te.status, 501) << te.head;
-  RawResponse big = RawRequest(port(), "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(40000, 'a') + "\r\n\r\n", 3000);
+  RawResponse big =
+      RawRequest(port(), "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(40000, 'a') + "\r\n\r\n", 3000);
   EXPECT_EQ(big.status, 431) << big.head;
 }
 
@@ -258,7 +263,8 @@ TEST_F(HttpLimitsTest, InvalidFramingGets400) {
 TEST_F(HttpLimitsTest, BearerSchemeIsCaseInsensitive) {
   for (const std::string scheme : {"Bearer", "bearer", "BEARER"}) {
     RawResponse r = RawRequest(
-        port(), "GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: " + scheme + " " + kTeamAToken + "\r\n\r\n",
+        port(),
+        "GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: " + scheme + " " + kTeamAToken + "\r\n\r\n",
         3000);
     EXPECT_EQ(r.status, 200) << scheme << ": " << r.head << r.body;
     EXPECT_NE(r.body.find("team-a"), std::string::npos) << r.body;
@@ -279,8 +285,8 @@ TEST_F(HttpLimitsTest, ChunkedBodyWithinLimitWorks) {
   int fd = RawConnect(port());
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(RawSend(fd, "POST /api/v1/workloads HTTP/1.1\r\nHost: x\r\n" + Auth() +
-                              "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked +
-                              "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+                              "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                              chunked + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
   std::string rest;
   RawResponse r = RawRead(fd, 5000, &rest);
   EXPECT_EQ(r.status, 201) << r.head << r.body;

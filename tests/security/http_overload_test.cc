@@ -19,9 +19,9 @@ TEST(HttpOverloadTest, HealthzAnswersWhileIdleAndSlowConnectionsAreHeld) {
   WriteFile(dir + "/tokens.yaml", kTokensYaml);
   Arteld d(dir);
   std::string err;
-  ASSERT_TRUE(d.Start({"--fake-gpus", "2xA100-80GB", "--tokens", dir + "/tokens.yaml", "--http-header-timeout-ms",
-                       "4000"},
-                      &err))
+  ASSERT_TRUE(d.Start(
+      {"--fake-gpus", "2xA100-80GB", "--tokens", dir + "/tokens.yaml", "--http-header-timeout-ms", "6000"},
+      &err))
       << err;
   std::vector<int> idle, slow;
   for (int i = 0; i < 200; ++i) {
@@ -43,7 +43,8 @@ TEST(HttpOverloadTest, HealthzAnswersWhileIdleAndSlowConnectionsAreHeld) {
   int64_t worst = 0;
   for (int i = 0; i < 40; ++i) {
     int64_t t0 = NowMsForTest();
-    RawResponse r = RawRequest(d.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000);
+    RawResponse r =
+        RawRequest(d.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000);
     ASSERT_EQ(r.status, 200) << "request " << i;
     worst = std::max(worst, NowMsForTest() - t0);
     t0 = NowMsForTest();
@@ -52,12 +53,13 @@ TEST(HttpOverloadTest, HealthzAnswersWhileIdleAndSlowConnectionsAreHeld) {
     worst = std::max(worst, NowMsForTest() - t0);
   }
   EXPECT_LT(worst, 1000);
-  ASSERT_LT(NowMsForTest() - slow_start, 3500) << "the slowloris connections were not all held during the check";
+  ASSERT_LT(NowMsForTest() - slow_start, 5500)
+      << "the slowloris connections were not all held during the check";
   // The slowloris connections are closed after the header timeout.
   int closed = 0;
-  for (int fd : slow) closed += RawWaitClosed(fd, 8000) ? 1 : 0;
+  for (int fd : slow) closed += RawWaitClosed(fd, 10000) ? 1 : 0;
   EXPECT_EQ(closed, 100);
-  EXPECT_GE(NowMsForTest() - slow_start, 3500);
+  EXPECT_GE(NowMsForTest() - slow_start, 5500);
   for (int fd : slow) ::close(fd);
   for (int fd : idle) ::close(fd);
   EXPECT_EQ(d.Get("/healthz").status, 200);

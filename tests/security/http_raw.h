@@ -50,7 +50,7 @@ inline bool RawSend(int fd, const std::string& s) {
 }
 
 struct RawResponse {
-  int status = 0;       // 0: no response before the deadline or the close
+  int status = 0;  // 0: no response before the deadline or the close
   std::string head;
   std::string body;
   bool closed = false;  // the server closed the connection (EOF or reset)
