@@ -76,21 +76,22 @@ std::map<std::string, std::string> ParseSelector(const std::string& s) {
 
 ApiServer::ApiServer(ApiOptions options, Daemon* daemon, const TokenTable* tokens, Logger* log)
     : options_(std::move(options)), daemon_(daemon), tokens_(tokens), log_(log) {
-#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
-  if (!options_.tls_cert.empty()) {
-    http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
-  }
-#endif
-  if (!http_) http_ = std::make_unique<httplib::Server>();
-  int threads = std::max(4, options_.threads);
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  http_->set_payload_max_length(options_.max_body_bytes);
-  http_->set_tcp_nodelay(true);
-  http_->set_keep_alive_max_count(100000);
-  http_->set_keep_alive_timeout(30);
-  http_->set_read_timeout(30, 0);
-  http_->set_write_timeout(30, 0);
-  http_->set_error_handler(httplib::Server::Handler([](const httplib::Request&, httplib::Response& res) {
+  // Plain HTTP: arteld's own event-loop server (server/http_server.h), whose
+  // limits hold before authentication. HTTPS: cpp-httplib's SSLServer (one
+  // thread per connection, the body read before the handler runs).
+  HttpLimits limits;
+  limits.max_body_bytes = options_.max_body_bytes;
+  limits.max_header_bytes = options_.max_header_bytes;
+  limits.header_timeout_ms = options_.header_timeout_ms;
+  limits.idle_timeout_ms = options_.idle_timeout_ms;
+  limits.body_timeout_ms = options_.body_timeout_ms;
+  limits.write_timeout_ms = options_.write_timeout_ms;
+  limits.max_connections = options_.max_connections;
+  limits.max_connections_per_peer = options_.max_connections_per_peer;
+  limits.max_streams = options_.max_streams;
+  limits.workers = std::max(2, options_.threads);
+  http_ = std::make_unique<HttpServer>(limits);
+  auto error_handler = [](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
       std::string msg = "HTTP " + std::to_string(res.status);
       if (res.status == 404) msg = "no such endpoint";
@@ -98,43 +99,91 @@ ApiServer::ApiServer(ApiOptions options, Daemon* daemon, const TokenTable* token
       if (res.status == 400) msg = "malformed HTTP request";
       SendJson(res, res.status, Json{{"code", CodeForHttp(res.status)}, {"message", msg}});
     }
-  }));
-  http_->set_exception_handler(
-      [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown error";
-        try {
-          if (ep) std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        log_->Error("request failed", {{"path", req.path}, {"error", what}});
-        SendJson(res, 500, Json{{"code", "Internal"}, {"message", "internal error"}});
-      });
+  };
+  auto exception_handler = [this](const httplib::Request& req, httplib::Response& res,
+                                  std::exception_ptr ep) {
+    std::string what = "unknown error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    log_->Error("request failed", {{"path", req.path}, {"error", what}});
+    SendJson(res, 500, Json{{"code", "Internal"}, {"message", "internal error"}});
+  };
+  http_->set_error_handler(error_handler);
+  http_->set_exception_handler(exception_handler);
+  // Authentication from the headers, before any body is read: everything but
+  // the health checks and the UI's static files needs a known bearer token.
+  // The handlers (wrap below) authenticate again and authorize.
+  http_->set_pre_auth([this](const httplib::Request& req, httplib::Response& res) {
+    if (tokens_ == nullptr) return true;
+    const std::string& p = req.path;
+    if (p == "/healthz" || p == "/readyz" || p == "/" || p == "/ui" || p.rfind("/ui/", 0) == 0) return true;
+    auto who = tokens_->Authenticate(req.get_header_value("Authorization"));
+    if (who.ok()) return true;
+    res.set_header("WWW-Authenticate", "Bearer");
+    SendError(res, who.status());
+    return false;
+  });
   Routes();
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+  if (!options_.tls_cert.empty()) {
+    tls_http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
+    int threads = std::max(4, options_.threads);
+    tls_http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    tls_http_->set_payload_max_length(options_.max_body_bytes);
+    tls_http_->set_tcp_nodelay(true);
+    tls_http_->set_keep_alive_max_count(100000);
+    tls_http_->set_keep_alive_timeout(std::max(1, options_.idle_timeout_ms / 1000));
+    tls_http_->set_read_timeout(std::max(1, options_.header_timeout_ms / 1000), 0);
+    tls_http_->set_write_timeout(std::max(1, options_.write_timeout_ms / 1000), 0);
+    tls_http_->set_error_handler(httplib::Server::Handler(error_handler));
+    tls_http_->set_exception_handler(exception_handler);
+    for (const HttpServer::Route& r : http_->routes()) {
+      if (r.method == "GET") tls_http_->Get(r.pattern, r.handler);
+      if (r.method == "POST") tls_http_->Post(r.pattern, r.handler);
+      if (r.method == "PUT") tls_http_->Put(r.pattern, r.handler);
+      if (r.method == "DELETE") tls_http_->Delete(r.pattern, r.handler);
+      if (r.method == "PATCH") tls_http_->Patch(r.pattern, r.handler);
+    }
+  }
+#endif
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 Result<int> ApiServer::Bind() {
-  if (!http_->is_valid()) return InvalidArgument("cannot load the TLS certificate or key");
-  int port = options_.port;
-  if (port == 0) {
-    port = http_->bind_to_any_port(options_.host);
-  } else if (!http_->bind_to_port(options_.host, port)) {
-    port = -1;
+  if (!options_.tls_cert.empty()) {
+    if (!tls_http_ || !tls_http_->is_valid())
+      return InvalidArgument("cannot load the TLS certificate or key");
+    int port = options_.port;
+    if (port == 0) {
+      port = tls_http_->bind_to_any_port(options_.host);
+    } else if (!tls_http_->bind_to_port(options_.host, port)) {
+      port = -1;
+    }
+    if (port <= 0) {
+      return InvalidArgument("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+    }
+    return port;
   }
-  if (port <= 0) {
-    return InvalidArgument("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
-  }
-  return port;
+  return http_->Bind(options_.host, options_.port);
 }
 
-void ApiServer::Serve() { http_->listen_after_bind(); }
+void ApiServer::Serve() {
+  if (tls_http_) {
+    tls_http_->listen_after_bind();
+  } else {
+    http_->Serve();
+  }
+}
 
 void ApiServer::Stop() {
   if (stopping_.exchange(true)) return;
-  if (http_) http_->stop();
+  if (tls_http_) tls_http_->stop();
+  if (http_) http_->Stop();
 }
 
 bool ApiServer::AllowRate(const std::string& user) {

@@ -7,7 +7,11 @@
 // `{code, message, field?}` with the matching HTTP status. Authorization
 // follows docs/api.md: tenants reach only their namespaces. Handlers do the
 // parsing and checks without locks and call into `Daemon`, which holds its
-// lock only briefly. Watch streams (SSE) hold one worker thread each.
+// lock only briefly. Plain HTTP is served by `HttpServer` (an event loop:
+// no thread per connection; authentication and the body limit are applied
+// from the headers, before the body is read); watch streams (SSE) get one
+// stream thread each, at most `max_streams`. HTTPS falls back to
+// cpp-httplib's SSLServer (one thread per connection).
 //
 // Thread-safety: `Listen` blocks the calling thread; `Stop` may be called
 // from any thread.
@@ -22,6 +26,7 @@
 
 #include "server/auth.h"
 #include "server/daemon.h"
+#include "server/http_server.h"
 #include "server/log.h"
 
 namespace httplib {
@@ -38,7 +43,16 @@ struct ApiOptions {
   size_t max_body_bytes = 1 << 20;
   double rate_qps = 0;    // per user; 0 = unlimited
   double rate_burst = 0;  // bucket size; 0 = 2 x qps
-  int threads = 64;       // worker threads (keep-alive connections hold one)
+  int threads = 64;  // handler threads (concurrent durable appends group-commit; HTTPS: one per connection)
+  // HTTP limits (docs/daemon.md, "HTTP limits"); see HttpLimits.
+  size_t max_header_bytes = 32 << 10;
+  int header_timeout_ms = 10000;
+  int idle_timeout_ms = 60000;
+  int body_timeout_ms = 30000;
+  int write_timeout_ms = 30000;
+  int max_connections = 2048;
+  int max_connections_per_peer = 512;
+  int max_streams = 64;
 };
 
 class ApiServer {
@@ -62,7 +76,8 @@ class ApiServer {
   Daemon* daemon_;
   const TokenTable* tokens_;
   Logger* log_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<HttpServer> http_;           // plain HTTP
+  std::unique_ptr<httplib::Server> tls_http_;  // HTTPS fallback
   std::atomic<bool> stopping_{false};
 
   struct Bucket {

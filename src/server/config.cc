@@ -280,8 +280,35 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
       }
     }
     if (const YAML::Node h = root["http"]) {
-      if (Status s = CheckKeys(path, h, "http", {"threads"}); !s.ok()) return s;
+      if (Status s =
+              CheckKeys(path, h, "http",
+                        {"threads", "headerTimeoutMs", "idleTimeoutMs", "bodyTimeoutMs", "writeTimeoutMs",
+                         "maxConnections", "maxConnectionsPerPeer", "maxStreams", "maxHeaderBytes"});
+          !s.ok())
+        return s;
       if (h["threads"]) c->api.threads = h["threads"].as<int>();
+      auto positive = [&](const char* key, int* out) -> Status {
+        if (!h[key]) return Status::Ok();
+        int v = h[key].as<int>();
+        if (v <= 0) return At(path, h[key], std::string("http.") + key, "must be a positive whole number");
+        *out = v;
+        return Status::Ok();
+      };
+      for (auto [key, out] : std::initializer_list<std::pair<const char*, int*>>{
+               {"headerTimeoutMs", &c->api.header_timeout_ms},
+               {"idleTimeoutMs", &c->api.idle_timeout_ms},
+               {"bodyTimeoutMs", &c->api.body_timeout_ms},
+               {"writeTimeoutMs", &c->api.write_timeout_ms},
+               {"maxConnections", &c->api.max_connections},
+               {"maxConnectionsPerPeer", &c->api.max_connections_per_peer},
+               {"maxStreams", &c->api.max_streams}}) {
+        if (Status s = positive(key, out); !s.ok()) return s;
+      }
+      if (h["maxHeaderBytes"]) {
+        int v = h["maxHeaderBytes"].as<int>();
+        if (v < 1024) return At(path, h["maxHeaderBytes"], "http.maxHeaderBytes", "must be at least 1024");
+        c->api.max_header_bytes = static_cast<size_t>(v);
+      }
     }
   } catch (const YAML::Exception& e) {
     Status s = InvalidArgument("bad value: " + e.msg);

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   double rate = -1, burst = -1;
   int64_t grace_s = -1;
   int threads = 0;
+  int header_timeout_ms = -1, idle_timeout_ms = -1, body_timeout_ms = -1, write_timeout_ms = -1;
+  int max_conns = -1, max_conns_peer = -1, max_streams = -1;
   std::string retention;
   bool stop_on_exit = false, fair_sharing = false;
   app.add_option("--config", config_file, "YAML config file (docs/daemon.md)");
@@ -42,7 +44,19 @@ int main(int argc, char** argv) {
   app.add_option("--rate-limit", rate, "Requests per second per user (0 = unlimited; 429 above)");
   app.add_option("--rate-burst", burst, "Rate-limit bucket size (default 2 x rate)");
   app.add_option("--grace-period", grace_s, "Default seconds between SIGTERM and SIGKILL on preemption");
-  app.add_option("--threads", threads, "HTTP worker threads");
+  app.add_option("--threads", threads, "HTTP handler threads");
+  app.add_option("--http-header-timeout-ms", header_timeout_ms,
+                 "Time allowed for a request line and headers (408 and close after)");
+  app.add_option("--http-idle-timeout-ms", idle_timeout_ms,
+                 "Idle keep-alive connections are closed after this");
+  app.add_option("--http-body-timeout-ms", body_timeout_ms,
+                 "Time allowed for a whole request body after its headers (408 and close after)");
+  app.add_option("--http-write-timeout-ms", write_timeout_ms,
+                 "A response that makes no progress for this long is dropped");
+  app.add_option("--http-max-connections", max_conns, "Open connections in all (503 above)");
+  app.add_option("--http-max-connections-per-peer", max_conns_peer,
+                 "Open connections per client address (503 above)");
+  app.add_option("--http-max-streams", max_streams, "Concurrent watch streams (503 above)");
   app.add_option("--finished-retention", retention,
                  "How long finished and cancelled workloads stay listed (e.g. 24h, 7d, 0s, never)");
   app.add_flag("--stop-workloads-on-exit", stop_on_exit,
@@ -80,6 +94,13 @@ int main(int argc, char** argv) {
   if (burst >= 0) cfg.api.rate_burst = burst;
   if (grace_s >= 0) cfg.daemon.default_grace_ms = grace_s * 1000;
   if (threads > 0) cfg.api.threads = threads;
+  if (header_timeout_ms > 0) cfg.api.header_timeout_ms = header_timeout_ms;
+  if (idle_timeout_ms > 0) cfg.api.idle_timeout_ms = idle_timeout_ms;
+  if (body_timeout_ms > 0) cfg.api.body_timeout_ms = body_timeout_ms;
+  if (write_timeout_ms > 0) cfg.api.write_timeout_ms = write_timeout_ms;
+  if (max_conns > 0) cfg.api.max_connections = max_conns;
+  if (max_conns_peer > 0) cfg.api.max_connections_per_peer = max_conns_peer;
+  if (max_streams > 0) cfg.api.max_streams = max_streams;
   if (!retention.empty()) {
     artel::Result<int64_t> ms = artel::server::ParseRetention(retention);
     if (!ms.ok()) {

@@ -64,6 +64,7 @@ class Arteld {
   // Waits for arteld to exit by itself (a failpoint); false on timeout.
   bool WaitExit(int timeout_ms, int* exit_code = nullptr);
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }  // -1 when not running
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
