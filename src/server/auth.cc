@@ -1,5 +1,7 @@
 #include "server/auth.h"
 
+#include <cctype>
+
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -106,9 +108,15 @@ Result<std::unique_ptr<TokenTable>> TokenTable::Parse(std::string_view yaml_text
 }
 
 Result<Principal> TokenTable::Authenticate(std::string_view header) const {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() <= kBearer.size() || header.substr(0, kBearer.size()) != kBearer) {
-    return Status(StatusCode::kUnauthenticated, "missing bearer token (Authorization: Bearer <token>)");
+  // The scheme is case-insensitive (RFC 7235 section 2.1); the token is not.
+  constexpr std::string_view kBearer = "bearer ";
+  bool scheme_ok = header.size() > kBearer.size();
+  for (size_t i = 0; scheme_ok && i < kBearer.size(); ++i) {
+    scheme_ok = std::tolower(static_cast<unsigned char>(header[i])) == kBearer[i];
+  }
+  if (!scheme_ok) {
+    return Status(StatusCode::kUnauthenticated,
+                  "missing bearer token (Authorization: Bearer <token>; the CLI reads --token or ARTEL_TOKEN)");
   }
   std::string_view token = header.substr(kBearer.size());
   const Entry* found = nullptr;

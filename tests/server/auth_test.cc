@@ -22,6 +22,11 @@ TEST(TokenTableTest, MapsTokensToPrincipals) {
   EXPECT_TRUE(b->CanUseNamespace("team-a"));
   EXPECT_FALSE(b->CanUseNamespace("team-b"));
   EXPECT_EQ((*t)->Authenticate("Bearer nope").status().code(), StatusCode::kUnauthenticated);
+  // RFC 7235: the scheme is case-insensitive, the token is not.
+  EXPECT_TRUE((*t)->Authenticate("bearer admin-secret-1").ok());
+  EXPECT_TRUE((*t)->Authenticate("BEARER admin-secret-1").ok());
+  EXPECT_FALSE((*t)->Authenticate("Bearer ADMIN-SECRET-1").ok());
+  EXPECT_FALSE((*t)->Authenticate("Basic admin-secret-1").ok());
   EXPECT_EQ((*t)->Authenticate("").status().code(), StatusCode::kUnauthenticated);
   EXPECT_EQ((*t)->Authenticate("Basic abc").status().code(), StatusCode::kUnauthenticated);
 }
