@@ -19,7 +19,16 @@ Result<std::string> ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-Status Collect(const fs::path& path, int depth, std::string* out) {
+size_t CountLines(std::string_view s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// Appends one file's text; records where its first line lands in *out.
+void AppendFile(const fs::path& f, const std::string& text, std::string* out, std::vector<ManifestSpan>* spans) {
+  *out += "---\n";
+  if (spans != nullptr) spans->push_back({CountLines(*out) + 1, f.string()});
+  *out += text + "\n";
+}
+
+Status Collect(const fs::path& path, int depth, std::string* out, std::vector<ManifestSpan>* spans) {
   if (depth > 16) return InvalidArgument("kustomization nesting too deep at " + path.string());
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -29,7 +38,7 @@ Status Collect(const fs::path& path, int depth, std::string* out) {
       try {
         YAML::Node n = YAML::LoadFile(kp.string());
         for (const auto& r : n["resources"]) {
-          if (Status s = Collect(path / r.as<std::string>(), depth + 1, out); !s.ok()) return s;
+          if (Status s = Collect(path / r.as<std::string>(), depth + 1, out, spans); !s.ok()) return s;
         }
       } catch (const YAML::Exception& e) {
         return InvalidArgument(kp.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
@@ -46,13 +55,13 @@ Status Collect(const fs::path& path, int depth, std::string* out) {
       auto text = ReadFile(f);
       if (!text.ok()) return text.status();
       if (text->find("kind: Scenario") != std::string::npos) continue;
-      *out += "---\n" + *text + "\n";
+      AppendFile(f, *text, out, spans);
     }
     return Status::Ok();
   }
   auto text = ReadFile(path);
   if (!text.ok()) return text.status();
-  *out += "---\n" + *text + "\n";
+  AppendFile(path, *text, out, spans);
   return Status::Ok();
 }
 
@@ -66,10 +75,29 @@ bool IsSeparator(std::string_view line) {
 
 }  // namespace
 
-Result<std::string> ReadManifestText(const std::string& path) {
+Result<std::string> ReadManifestText(const std::string& path, std::vector<ManifestSpan>* spans) {
   std::string out;
-  if (Status s = Collect(path, 0, &out); !s.ok()) return s;
+  if (Status s = Collect(path, 0, &out, spans); !s.ok()) return s;
   return out;
+}
+
+std::string MapManifestPosition(const std::string& message, const std::string& source,
+                                const std::vector<ManifestSpan>& spans, size_t line_offset) {
+  // "<source>:<line>:<col>: what" -> "<file>:<line in file>:<col>: what".
+  const std::string prefix = source + ":";
+  size_t at = message.find(prefix);
+  if (at == std::string::npos) return message;
+  size_t digits = at + prefix.size();
+  size_t end = digits;
+  while (end < message.size() && message[end] >= '0' && message[end] <= '9') ++end;
+  if (end == digits || end - digits > 9) return message;
+  size_t line = std::stoul(message.substr(digits, end - digits)) + line_offset;
+  const ManifestSpan* in = nullptr;
+  for (const ManifestSpan& sp : spans) {
+    if (sp.first_line <= line) in = &sp;
+  }
+  if (in == nullptr) return message;
+  return message.substr(0, at) + in->file + ":" + std::to_string(line - in->first_line + 1) + message.substr(end);
 }
 
 bool IsNamespacedKind(std::string_view kind) { return kind == "LocalQueue" || kind == "ResourceQuota"; }

@@ -20,7 +20,20 @@
 
 namespace artel::server {
 
-Result<std::string> ReadManifestText(const std::string& path);
+// Where one file's text starts in what ReadManifestText returns: its first
+// line is line `first_line` (1-based) of the joined text.
+struct ManifestSpan {
+  size_t first_line = 0;
+  std::string file;
+};
+// With `spans`, appends one entry per file read, in order.
+Result<std::string> ReadManifestText(const std::string& path, std::vector<ManifestSpan>* spans = nullptr);
+// Rewrites the first "<source>:<line>" position in `message` (an error from
+// parsing the joined text under the name `source`, whose line 1 is line
+// 1 + line_offset of the text `spans` describe) to "<file>:<line in file>".
+// Returns `message` unchanged when it holds no such position.
+std::string MapManifestPosition(const std::string& message, const std::string& source,
+                                const std::vector<ManifestSpan>& spans, size_t line_offset = 0);
 
 struct ManifestDoc {
   std::string kind;
