@@ -643,7 +643,7 @@ Status Daemon::ApplyStartupManifests() {
     static const char kSource[] = "<startup manifests>";
     core::Config scratch;
     if (Status s = manifest::ParseInto(text, kSource, &scratch); !s.ok()) {
-      return Status(s.code(), MapManifestPosition(s.message(), kSource, spans));
+      return MapManifestPosition(std::move(s), kSource, spans);
     }
   }
   Principal admin{"arteld", Role::kAdmin, {}};

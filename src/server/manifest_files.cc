@@ -81,23 +81,19 @@ Result<std::string> ReadManifestText(const std::string& path, std::vector<Manife
   return out;
 }
 
-std::string MapManifestPosition(const std::string& message, const std::string& source,
-                                const std::vector<ManifestSpan>& spans, size_t line_offset) {
-  // "<source>:<line>:<col>: what" -> "<file>:<line in file>:<col>: what".
-  const std::string prefix = source + ":";
-  size_t at = message.find(prefix);
-  if (at == std::string::npos) return message;
-  size_t digits = at + prefix.size();
-  size_t end = digits;
-  while (end < message.size() && message[end] >= '0' && message[end] <= '9') ++end;
-  if (end == digits || end - digits > 9) return message;
-  size_t line = std::stoul(message.substr(digits, end - digits)) + line_offset;
+Status MapManifestPosition(Status s, const std::string& source, const std::vector<ManifestSpan>& spans) {
+  const SourcePos& pos = s.pos();
+  if (pos.file != source || !pos.known()) return s;
   const ManifestSpan* in = nullptr;
   for (const ManifestSpan& sp : spans) {
-    if (sp.first_line <= line) in = &sp;
+    if (sp.first_line <= static_cast<size_t>(pos.line)) in = &sp;
   }
-  if (in == nullptr) return message;
-  return message.substr(0, at) + in->file + ":" + std::to_string(line - in->first_line + 1) + message.substr(end);
+  if (in == nullptr) return s;
+  SourcePos mapped = pos;
+  mapped.file = in->file;
+  mapped.line = pos.line - static_cast<int>(in->first_line) + 1;
+  s.WithPos(std::move(mapped));
+  return s;
 }
 
 bool IsNamespacedKind(std::string_view kind) { return kind == "LocalQueue" || kind == "ResourceQuota"; }

@@ -28,12 +28,10 @@ struct ManifestSpan {
 };
 // With `spans`, appends one entry per file read, in order.
 Result<std::string> ReadManifestText(const std::string& path, std::vector<ManifestSpan>* spans = nullptr);
-// Rewrites the first "<source>:<line>" position in `message` (an error from
-// parsing the joined text under the name `source`, whose line 1 is line
-// 1 + line_offset of the text `spans` describe) to "<file>:<line in file>".
-// Returns `message` unchanged when it holds no such position.
-std::string MapManifestPosition(const std::string& message, const std::string& source,
-                                const std::vector<ManifestSpan>& spans, size_t line_offset = 0);
+// Rewrites the position of `s` (an error from parsing the joined text under
+// the name `source`) to the file and line in it that `spans` name. Returns
+// `s` unchanged when it has no such position.
+Status MapManifestPosition(Status s, const std::string& source, const std::vector<ManifestSpan>& spans);
 
 struct ManifestDoc {
   std::string kind;

@@ -4,6 +4,7 @@
 // after a restart), and the GPU each pod is shown on.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <set>
 
@@ -148,8 +149,9 @@ TEST_F(SmallDefectsTest, SameInstantAdmissionsEvictTheLastAdmittedAlsoAfterResta
     ASSERT_EQ(t, at) << "the three must be admitted at one instant for this test: " << w.dump();
   }
 
-  // Restart: the admissions are restored from the journal.
-  ASSERT_TRUE(d_->Stop()) << d_->log();
+  // Restart after a crash: the admissions are restored from the journal and
+  // the running pods adopted.
+  d_->Kill(SIGKILL);
   ASSERT_TRUE(Start({"--fake-gpus", "4xA100-80GB"}, &err)) << err;
   ASSERT_TRUE(WaitFor(all_running, 15000)) << d_->log();
 
@@ -171,6 +173,33 @@ TEST_F(SmallDefectsTest, SameInstantAdmissionsEvictTheLastAdmittedAlsoAfterResta
 TEST_F(SmallDefectsTest, MigPodsAreShownOnTheirOwnGpuWithTheirSlices) {
   std::string err;
   ASSERT_TRUE(Start({"--fake-gpus", "16xA100-80GB,1xA100-80GB:mig"}, &err)) << err;
+  const char* mig_quota = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100-mig}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohortName: shared
+  namespaceSelector: {matchLabels: {artel.dev/team: team-a}}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: a100
+          resources: [{name: nvidia.com/gpu, nominalQuota: 2}]
+    - coveredResources: [nvidia.com/mig-1g.10gb]
+      flavors:
+        - name: a100-mig
+          resources: [{name: nvidia.com/mig-1g.10gb, nominalQuota: 7}]
+)";
+  ASSERT_EQ(d_->Post("/api/v1/apply", mig_quota, kAdminToken, "application/yaml").status, 200);
+  // A whole-GPU workload first, so that GPU 1 is someone else's: the MIG
+  // pods must not be shown there.
+  auto whole = d_->Post("/api/v1/workloads", Workload("team-a", "whole", "default", 2, {"sleep", "60"}).dump(),
+                        kTeamAToken);
+  ASSERT_EQ(whole.status, 201) << whole.body;
+  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "whole") == "Running"; }, 15000)) << d_->log();
   Json wl = Workload("team-a", "mig", "default", 0, {"sleep", "60"});
   Json& ps = wl["spec"]["podSets"][0];
   ps["count"] = 3;
@@ -207,6 +236,7 @@ TEST_F(SmallDefectsTest, MigPodsAreShownOnTheirOwnGpuWithTheirSlices) {
       ++with_mig_pods;
     } else {
       EXPECT_NE(g.value("workload", ""), "team-a/mig") << "GPU " << g.value("uuid", "") << " is not the pods' GPU";
+      EXPECT_FALSE(g.contains("users")) << g.dump();
     }
   }
   EXPECT_EQ(with_mig_pods, 1);
