@@ -172,6 +172,33 @@ TEST(EngineRestoreTest, RestoredAdmissionHoldsQuota) {
   EXPECT_FALSE(e.Restore("team-a/a-0", "nope", {ps}, 0).ok());
 }
 
+// Admitted at the same instant, the later admission is evicted first; the
+// admission order comes back with Restore (arteld journals it), not from the
+// order of the Restore calls or the uid.
+TEST(EngineRestoreTest, RestoredAdmissionOrderBreaksEqualAdmissionTimes) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  PodSetAssignment ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.flavors["nvidia.com/gpu"] = "a100";
+  const std::pair<const char*, uint64_t> restored[] = {{"a-1", 1}, {"a-2", 3}, {"a-3", 2}};
+  for (const auto& [name, seq] : restored) {
+    ASSERT_TRUE(e.Submit(Job("team-a", name, 1), 0).ok());
+    ASSERT_TRUE(e.Restore(std::string("team-a/") + name, "team-a", {ps}, 0, nullptr, seq).ok());
+    EXPECT_EQ(e.Find(std::string("team-a/") + name)->admission_seq, seq);
+  }
+  // team-a holds 3 of 4 GPUs; team-b's 2 reclaim one: a-2, admitted last.
+  ASSERT_TRUE(e.Submit(Job("team-b", "b-0", 2), 1).ok());
+  Settle(e, 1);
+  EXPECT_EQ(e.Find("team-b/b-0")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Find("team-a/a-2")->state, WorkloadState::kPending);
+  EXPECT_EQ(e.Find("team-a/a-1")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Find("team-a/a-3")->state, WorkloadState::kAdmitted);
+  // Later admissions number after the restored ones.
+  EXPECT_GT(e.Find("team-b/b-0")->admission_seq, 3u);
+}
+
 }  // namespace
 }  // namespace artel::core
 
