@@ -390,8 +390,12 @@ std::string NormalizeKind(const std::string& k) {
 // ---- describe / why ------------------------------------------------------------
 
 void PrintWhy(const Json& w) {
+  const bool flavors = w.contains("flavors") && w["flavors"].is_array() && !w["flavors"].empty();
+  std::string message = Str(w, "message");
+  // The flavors are listed one a line below.
+  if (size_t at = message.find("; flavors tried:"); flavors && at != std::string::npos) message.resize(at);
   std::cout << "Reason:    " << Str(w, "reason") << "\n";
-  std::cout << "Message:   " << Str(w, "message") << "\n";
+  std::cout << "Message:   " << message << "\n";
   if (w.contains("resource")) {
     std::cout << "Blocking:  " << Str(w, "resource") << " in flavor " << Str(w, "flavor") << " at "
               << Str(w, "level", Str(w, "clusterQueue")) << ": requested " << Str(w, "requested")
@@ -402,7 +406,7 @@ void PrintWhy(const Json& w) {
     for (const auto& v : w["wouldPreempt"]) std::cout << " " << v.get<std::string>();
     std::cout << "\n";
   }
-  if (w.contains("flavors") && w["flavors"].is_array() && !w["flavors"].empty()) {
+  if (flavors) {
     std::cout << "Flavors tried:\n";
     for (const auto& f : w["flavors"]) std::cout << "  " << Str(f, "message") << "\n";
   }

@@ -1990,10 +1990,23 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   }
   // The clauses go last, after the headline and what would help.
   auto done = [&]() -> Result<PendingReason> {
-    // Excluded flavors are already listed in a NoFlavor message.
+    // Excluded flavors are already listed in a NoFlavor message; elsewhere
+    // the line counts them (`flavors` has each with its reason).
     if (r.flavors.size() > 1 && r.kind != K::kNoFlavor) {
-      r.message += "; flavors tried:";
-      for (size_t i = 0; i < r.flavors.size(); ++i) r.message += (i ? "; " : " ") + r.flavors[i].message;
+      std::string clauses;
+      size_t excluded = 0;
+      for (const FlavorAttempt& f : r.flavors) {
+        if (f.outcome == FlavorAttempt::Outcome::kExcluded) {
+          ++excluded;
+        } else {
+          clauses += (clauses.empty() ? " " : "; ") + f.message;
+        }
+      }
+      r.message += "; flavors tried:" + clauses;
+      if (excluded > 0) {
+        r.message += (clauses.empty() ? " " : "; ") + std::to_string(excluded) +
+                     " flavor(s) not usable (node labels, taints or topology)";
+      }
     }
     return r;
   };

@@ -246,5 +246,70 @@ spec:
   EXPECT_NE(table.find("main-2:1g.10gb"), std::string::npos) << table;
 }
 
+
+// `why` through the API and the CLI: one entry per flavor tried, the headline
+// from the flavor that came closest, and "no preemption can help" only when
+// no flavor can ever hold the request.
+TEST_F(SmallDefectsTest, WhyListsEveryFlavorTried) {
+  std::string err;
+  ASSERT_TRUE(Start({"--fake-gpus", "4xA100-80GB"}, &err)) << err;
+  const char* two_flavors = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: standard}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohortName: shared
+  namespaceSelector: {matchLabels: {artel.dev/team: team-a}}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: standard
+          resources: [{name: nvidia.com/gpu, nominalQuota: 0}]
+        - name: a100
+          resources: [{name: nvidia.com/gpu, nominalQuota: 2}]
+)";
+  ASSERT_EQ(d_->Post("/api/v1/apply", two_flavors, kAdminToken, "application/yaml").status, 200);
+  // team-b holds its own 2 GPUs: team-a can get 2 now, 4 at most.
+  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-b", "b-1", "default", 2, {"sleep", "60"}).dump(), kTeamBToken)
+                .status,
+            201);
+  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-b", "b-1") == "Running"; }, 15000)) << d_->log();
+  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-a", "later", "default", 4).dump(), kTeamAToken).status, 201);
+  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-a", "never", "default", 6).dump(), kTeamAToken).status, 201);
+  Json why;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        why = d_->Get("/api/v1/namespaces/team-a/workloads/later/why", kTeamAToken).json();
+        return why.value("reason", "") == "InsufficientQuota";
+      },
+      10000))
+      << why.dump();
+  EXPECT_EQ(why.value("flavor", ""), "a100") << why.dump();
+  ASSERT_EQ(why["flavors"].size(), 2u) << why.dump();
+  EXPECT_EQ(why["flavors"][0].value("flavor", ""), "standard");
+  EXPECT_EQ(why["flavors"][0].value("outcome", ""), "ExceedsMaximum");
+  EXPECT_EQ(why["flavors"][0].value("maxAvailable", ""), "0");
+  EXPECT_EQ(why["flavors"][1].value("flavor", ""), "a100");
+  EXPECT_EQ(why["flavors"][1].value("outcome", ""), "InsufficientUnusedQuota");
+  EXPECT_EQ(why["flavors"][1].value("missing", ""), "2");
+  EXPECT_EQ(why["flavors"][1].value("maxAvailable", ""), "4");
+  EXPECT_EQ(why.value("message", "").find("no preemption can help"), std::string::npos) << why.dump();
+
+  auto never = d_->Get("/api/v1/namespaces/team-a/workloads/never/why", kTeamAToken).json();
+  EXPECT_NE(never.value("message", "").find("no preemption can help"), std::string::npos) << never.dump();
+  ASSERT_EQ(never["flavors"].size(), 2u) << never.dump();
+  EXPECT_EQ(never["flavors"][1].value("outcome", ""), "ExceedsMaximum");
+
+  std::string out;
+  ASSERT_EQ(Cli({"why", "team-a/later"}, kTeamAToken, &out), 0) << out;
+  EXPECT_NE(out.find("Flavors tried:\n  flavor standard: "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  flavor a100: not enough unused nvidia.com/gpu, 2 more needed"), std::string::npos) << out;
+  ASSERT_EQ(Cli({"why", "team-a/later", "-o", "json"}, kTeamAToken, &out), 0) << out;
+  EXPECT_NE(out.find("\"outcome\": \"ExceedsMaximum\""), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace artel::testing
