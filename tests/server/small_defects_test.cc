@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "harness.h"
 
@@ -244,6 +246,41 @@ spec:
   ASSERT_EQ(Cli({"get", "gpus"}, kTeamAToken, &table), 0) << table;
   EXPECT_NE(table.find("3/7"), std::string::npos) << table;
   EXPECT_NE(table.find("main-2:1g.10gb"), std::string::npos) << table;
+
+  // Quota per flavor: whole GPUs and MIG instances are never added up
+  // (team-a: 2 GPUs of a100 and 7 MIG 1g.10gb instances, not "9").
+  // The cells of the first table line whose first cells are `head`.
+  auto row = [](const std::string& text, const std::vector<std::string>& head) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      std::vector<std::string> c;
+      std::istringstream in(line);
+      for (std::string w; in >> w;) c.push_back(w);
+      if (c.size() >= head.size() && std::equal(head.begin(), head.end(), c.begin())) return c;
+    }
+    return std::vector<std::string>{};
+  };
+  ASSERT_EQ(Cli({"top"}, kAdminToken, &table), 0) << table;
+  auto mig_row = row(table, {"cq/team-a", "a100-mig/mig-1g.10gb"});
+  ASSERT_GE(mig_row.size(), 5u) << table;
+  EXPECT_EQ(mig_row[2], "7") << table;  // guaranteed
+  EXPECT_EQ(mig_row[3], "3") << table;  // used
+  auto gpu_row = row(table, {"cq/team-a", "a100"});
+  ASSERT_GE(gpu_row.size(), 5u) << table;
+  EXPECT_EQ(gpu_row[2], "2") << table;
+  EXPECT_EQ(gpu_row[3], "2") << table;  // the whole-GPU workload
+  ASSERT_EQ(Cli({"get", "cq", "team-a"}, kAdminToken, &table), 0) << table;
+  EXPECT_NE(table.find("GPU-FLAVOR"), std::string::npos) << table;
+  auto cq_mig = row(table, {"team-a", "shared", "0", "2", "a100-mig/mig-1g.10gb"});
+  ASSERT_EQ(cq_mig.size(), 7u) << table;
+  EXPECT_EQ(cq_mig[5], "3") << table;  // usage
+  EXPECT_EQ(cq_mig[6], "7") << table;  // nominal
+  ASSERT_EQ(Cli({"describe", "cq", "team-a"}, kAdminToken, &table), 0) << table;
+  auto desc = row(table, {"a100-mig"});
+  ASSERT_EQ(desc.size(), 7u) << table;
+  EXPECT_EQ(desc[1], "nvidia.com/mig-1g.10gb");
+  EXPECT_EQ(desc[2], "7");  // nominal
+  EXPECT_EQ(desc[5], "3");  // used
 }
 
 
@@ -298,7 +335,14 @@ spec:
   EXPECT_EQ(why["flavors"][1].value("maxAvailable", ""), "4");
   EXPECT_EQ(why.value("message", "").find("no preemption can help"), std::string::npos) << why.dump();
 
-  auto never = d_->Get("/api/v1/namespaces/team-a/workloads/never/why", kTeamAToken).json();
+  Json never;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        never = d_->Get("/api/v1/namespaces/team-a/workloads/never/why", kTeamAToken).json();
+        return never.value("reason", "") == "InsufficientQuota";
+      },
+      10000))
+      << never.dump();
   EXPECT_NE(never.value("message", "").find("no preemption can help"), std::string::npos) << never.dump();
   ASSERT_EQ(never["flavors"].size(), 2u) << never.dump();
   EXPECT_EQ(never["flavors"][1].value("outcome", ""), "ExceedsMaximum");
