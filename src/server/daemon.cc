@@ -1794,8 +1794,11 @@ Json Daemon::Gpus(const Principal& who) const {
       Json users = Json::array();
       for (const std::string& u : gpu_users_[i]) {
         size_t slash = u.rfind('/');
-        users.push_back(who.CanUseNamespace(Ns(u)) ? Json{{"workload", u.substr(0, slash)}, {"pod", u.substr(slash + 1)}}
-                                                   : Json{{"workload", "(other tenant)"}});
+        if (who.CanUseNamespace(Ns(u))) {
+          users.push_back({{"workload", u.substr(0, slash)}, {"pod", u.substr(slash + 1)}});
+        } else {
+          users.push_back({{"workload", "(other tenant)"}});
+        }
       }
       j["users"] = std::move(users);
     }
