@@ -2077,7 +2077,21 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
     for (const auto& k : r.would_preempt) r.message += " " + k;
     // Not "never": the quota is there, held by others for now.
     if (others == 0) {
-      r.message += "; they are being evicted already, so it is retried as soon as they stop";
+      // Already going: it is tried again when they stop, after any workload
+      // of its tree that waits for those very evictions.
+      size_t waiting = 0;
+      for (WlId x = 0; x < e.wls.size(); ++x) {
+        const Wl& o = e.wls[x];
+        if (x != *id && !o.forgotten && o.waiting_preemption && o.cq >= 0 &&
+            o.info.state == WorkloadState::kPending && t.Root(e.cqs[o.cq].node) == t.Root(node)) {
+          ++waiting;
+        }
+      }
+      r.message += "; they are being evicted already, so it is tried again as soon as they stop";
+      if (waiting > 0) {
+        r.message += " (after " + std::to_string(waiting) +
+                     " workload(s) that wait for these evictions and come first)";
+      }
     } else {
       r.message += "; the quota it needs in flavor " + r.flavor + " is held by work its queue may not preempt" +
                    (evicting > 0 ? " (and by " + std::to_string(evicting) + " workload(s) being evicted)" : "") +

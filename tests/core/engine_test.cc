@@ -362,6 +362,31 @@ TEST(EngineReasonTest, NoFlavorKeepsTheDetail) {
 
 // Reasons name quota-tree nodes; a new configuration rebuilds the tree, and
 // the reason read afterwards still names the node that blocked.
+// `why` while the quota a workload needs is held by workloads being evicted:
+// not "never", not "may not preempt": it is tried again when they stop,
+// after the workload that waits for those evictions.
+TEST(EngineReasonTest, WhySaysEvictionsInFlightWillFreeTheQuota) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  MustSubmit(e, Job("team-a", "a-1", 2), 0);
+  MustSubmit(e, Job("team-a", "a-2", 2), 0);
+  Settle(e, 0);
+  ASSERT_EQ(e.Find("team-a/a-2")->state, WorkloadState::kAdmitted);  // borrows team-b's 2
+  MustSubmit(e, Job("team-b", "b-1", 2), 1);
+  e.Schedule(1);  // reclaims: a-2 is evicted, its pods still stopping
+  ASSERT_EQ(e.Find("team-a/a-2")->state, WorkloadState::kEvicting);
+  MustSubmit(e, Job("team-a", "a-3", 2), 1);
+  e.Schedule(1);
+  auto why = e.Why("team-a/a-3");
+  ASSERT_TRUE(why.ok());
+  EXPECT_EQ(why->would_preempt, std::vector<std::string>{"team-a/a-2"});
+  EXPECT_NE(why->message.find("being evicted already, so it is tried again as soon as they stop (after 1 workload"),
+            std::string::npos)
+      << why->message;
+  EXPECT_EQ(why->message.find("no preemption can help"), std::string::npos) << why->message;
+  EXPECT_EQ(why->message.find("may not preempt"), std::string::npos) << why->message;
+}
+
 TEST(EngineReasonTest, ReasonSurvivesReconfiguration) {
   Engine e;
   ASSERT_TRUE(e.Configure(TwoTeams()).ok());
