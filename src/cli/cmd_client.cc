@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -130,19 +131,35 @@ void SplitRef(const std::string& ref, const std::string& dflt_ns, std::string* n
   }
 }
 
-std::string Gpus(const Json& resources, const char* field) {
-  double total = 0;
-  bool any = false;
+// GPU quota per flavor: whole GPUs (nvidia.com/gpu) and MIG instances
+// (nvidia.com/mig-*) of unlike flavors are never added up. One entry per
+// flavor and GPU resource with quota or use; `label` is the flavor, with
+// the MIG profile after a slash ("a100/mig-1g.10gb").
+struct GpuRow {
+  std::string label;
+  const Json* r;
+};
+bool IsGpuResource(const std::string& res) { return res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0; }
+bool NonZero(const Json& r, const char* field) {
+  std::string v = r.value(field, "0");
+  return !v.empty() && std::atof(v.c_str()) != 0;
+}
+std::vector<GpuRow> GpuRows(const Json& resources, const char* quota_field) {
+  std::vector<GpuRow> out;
+  if (!resources.is_array()) return out;
   for (const auto& r : resources) {
-    if (r.value("resource", "") != "nvidia.com/gpu") continue;
-    any = true;
-    std::string v = r.value(field, "0");
-    total += v.empty() ? 0 : std::atof(v.c_str()) / (v.back() == 'm' ? 1000.0 : 1.0);
+    std::string res = r.value("resource", "");
+    if (!IsGpuResource(res)) continue;
+    if (!NonZero(r, quota_field) && !NonZero(r, "usage") && !r.contains("borrowingLimit")) continue;
+    std::string label = r.value("flavor", "");
+    if (res != "nvidia.com/gpu") label += "/" + res.substr(std::string("nvidia.com/").size());
+    out.push_back({label, &r});
   }
-  if (!any) return "-";
-  std::ostringstream os;
-  os << total;
-  return os.str();
+  return out;
+}
+double Num(const Json& r, const char* field) {
+  std::string v = r.value(field, "0");
+  return v.empty() ? 0 : std::atof(v.c_str()) / (v.back() == 'm' ? 1000.0 : 1.0);
 }
 
 std::string WorkloadPath(const std::string& ns, const std::string& name) {
@@ -246,18 +263,34 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
   }
   std::vector<std::vector<std::string>> rows;
   if (kind == "cq") {
-    std::vector<std::string> header = {"NAME", "COHORT", "PENDING", "ADMITTED", "GPU-USAGE", "GPU-NOMINAL"};
-    if (c.output == "wide") header.push_back("GPU-BORROWED");
+    // One row per GPU flavor with quota (GPUs of unlike flavors are not added up).
+    std::vector<std::string> header = {"NAME", "COHORT", "PENDING", "ADMITTED", "GPU-FLAVOR", "GPU-USAGE",
+                                       "GPU-NOMINAL"};
+    if (c.output == "wide") {
+      header.push_back("GPU-BORROWED");
+      header.push_back("GPU-BORROWING-LIMIT");
+    }
     for (const auto& q : items) {
-      std::vector<std::string> row = {Str(q, "name"),
-                                      Str(q, "cohort", "-"),
-                                      Str(q, "pendingWorkloads"),
-                                      Str(q, "admittedWorkloads"),
-                                      Gpus(q["resources"], "usage"),
-                                      Gpus(q["resources"], "nominal")};
-      if (row[1].empty()) row[1] = "-";
-      if (c.output == "wide") row.push_back(Gpus(q["resources"], "borrowed"));
-      rows.push_back(row);
+      std::vector<std::string> base = {Str(q, "name"), Str(q, "cohort", "-"), Str(q, "pendingWorkloads"),
+                                       Str(q, "admittedWorkloads")};
+      if (base[1].empty()) base[1] = "-";
+      std::vector<GpuRow> gr = GpuRows(q["resources"], "nominal");
+      if (gr.empty()) {
+        std::vector<std::string> row = base;
+        for (int i = 0; i < (c.output == "wide" ? 5 : 3); ++i) row.push_back("-");
+        rows.push_back(row);
+      }
+      for (const GpuRow& g : gr) {
+        std::vector<std::string> row = base;
+        row.push_back(g.label);
+        row.push_back(Str(*g.r, "usage"));
+        row.push_back(Str(*g.r, "nominal"));
+        if (c.output == "wide") {
+          row.push_back(Str(*g.r, "borrowed"));
+          row.push_back(Str(*g.r, "borrowingLimit", "-"));
+        }
+        rows.push_back(row);
+      }
     }
     PrintTable(header, rows);
   } else if (kind == "lq") {
@@ -273,11 +306,24 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
   } else if (kind == "cohorts") {
     for (const auto& q : items) {
       std::string parent = Str(q, "parent");
-      rows.push_back({Str(q, "name"), parent.empty() ? "-" : parent, std::to_string(q["members"].size()),
-                      Gpus(q["resources"], "subtreeQuota"), Gpus(q["resources"], "usage"),
-                      Gpus(q["resources"], "borrowed")});
+      std::vector<std::string> base = {Str(q, "name"), parent.empty() ? "-" : parent,
+                                       std::to_string(q["members"].size())};
+      std::vector<GpuRow> gr = GpuRows(q["resources"], "subtreeQuota");
+      if (gr.empty()) {
+        std::vector<std::string> row = base;
+        for (int i = 0; i < 4; ++i) row.push_back("-");
+        rows.push_back(row);
+      }
+      for (const GpuRow& g : gr) {
+        std::vector<std::string> row = base;
+        row.push_back(g.label);
+        row.push_back(Str(*g.r, "subtreeQuota"));
+        row.push_back(Str(*g.r, "usage"));
+        row.push_back(Str(*g.r, "borrowed"));
+        rows.push_back(row);
+      }
     }
-    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows);
+    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-FLAVOR", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows);
   } else if (kind == "nodes") {
     for (const auto& n : items) {
       rows.push_back({Str(n, "name"), Str(n, "gpuMode"), Str(n, "gpus"), Str(n, "gpusInUse"),
@@ -285,16 +331,44 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
     }
     PrintTable({"NAME", "GPU-MODE", "GPUS", "IN-USE", "READY"}, rows);
   } else {
-    std::vector<std::string> header = {"INDEX", "MODEL", "UTIL", "MEMORY", "WORKLOAD", "POD"};
+    std::vector<std::string> header = {"INDEX", "MODEL", "UTIL", "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
     if (c.output == "wide") header.push_back("UUID");
     for (const auto& g : items) {
       int64_t used = g.value("memoryUsedBytes", int64_t{0}), total = g.value("memoryBytes", int64_t{0});
+      // Several pods on one GPU (MIG instances, memory shares): all of them.
+      std::string wl = Str(g, "workload", "-"), pod = Str(g, "pod", "-"), mig = "-";
+      auto join = [](std::vector<std::string> v) {
+        std::string out;
+        for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
+        return out;
+      };
+      std::vector<std::string> wls, pods;
+      auto add_wl = [&](const std::string& w) {
+        if (std::find(wls.begin(), wls.end(), w) == wls.end()) wls.push_back(w);
+      };
+      if (g.contains("migSlices")) {
+        const Json& ms = g["migSlices"];
+        mig = Str(ms, "used") + "/" + Str(ms, "total");
+        for (const auto& s : ms.value("instances", Json::array())) {
+          add_wl(Str(s, "workload"));
+          if (s.contains("pod")) pods.push_back(Str(s, "pod") + ":" + Str(s, "profile"));
+        }
+      } else if (g.contains("users")) {
+        for (const auto& u : g["users"]) {
+          add_wl(Str(u, "workload"));
+          if (u.contains("pod")) pods.push_back(Str(u, "pod"));
+        }
+      }
+      if (!wls.empty()) wl = join(wls);
+      if (!pods.empty()) pod = join(pods);
+      if (g.contains("migSlices") && wls.empty()) wl = pod = "-";
       std::vector<std::string> row = {Str(g, "index"),
                                       Str(g, "model"),
                                       Str(g, "utilizationPercent") + "%",
                                       std::to_string(used >> 30) + "/" + std::to_string(total >> 30) + "Gi",
-                                      Str(g, "workload", "-"),
-                                      Str(g, "pod", "-")};
+                                      mig,
+                                      wl,
+                                      pod};
       if (c.output == "wide") row.push_back(Str(g, "uuid"));
       rows.push_back(row);
     }
@@ -316,8 +390,12 @@ std::string NormalizeKind(const std::string& k) {
 // ---- describe / why ------------------------------------------------------------
 
 void PrintWhy(const Json& w) {
+  const bool flavors = w.contains("flavors") && w["flavors"].is_array() && !w["flavors"].empty();
+  std::string message = Str(w, "message");
+  // The flavors are listed one a line below.
+  if (size_t at = message.find("; flavors tried:"); flavors && at != std::string::npos) message.resize(at);
   std::cout << "Reason:    " << Str(w, "reason") << "\n";
-  std::cout << "Message:   " << Str(w, "message") << "\n";
+  std::cout << "Message:   " << message << "\n";
   if (w.contains("resource")) {
     std::cout << "Blocking:  " << Str(w, "resource") << " in flavor " << Str(w, "flavor") << " at "
               << Str(w, "level", Str(w, "clusterQueue")) << ": requested " << Str(w, "requested")
@@ -332,9 +410,53 @@ void PrintWhy(const Json& w) {
     }
     std::cout << "\n";
   }
+  if (flavors) {
+    std::cout << "Flavors tried:\n";
+    for (const auto& f : w["flavors"]) std::cout << "  " << Str(f, "message") << "\n";
+  }
+}
+
+// `describe cq|cohort`: a flavor x resource table (nominal, borrowing and
+// lending limits, used, borrowed), like Kueue's flavorsUsage.
+int DescribeQuota(const Common& c, const std::string& kind, const std::string& name) {
+  Response r = Request(c.client, "GET", kind == "cq" ? "/api/v1/clusterqueues" : "/api/v1/cohorts");
+  if (int rc = Report(r); rc != kExitOk) return rc;
+  const Json* q = nullptr;
+  Json items = r.json().value("items", Json::array());
+  for (const auto& it : items) {
+    if (Str(it, "name") == name) q = &it;
+  }
+  if (q == nullptr) {
+    std::cerr << "error: NotFound: no " << kind << " named " << name << "\n";
+    return kExitNotFound;
+  }
+  std::cout << "Name:      " << name << "\n";
+  if (kind == "cq") {
+    std::cout << "Cohort:    " << Str(*q, "cohort", "-") << "\n";
+    std::cout << "Pending:   " << Str(*q, "pendingWorkloads") << "\n";
+    std::cout << "Admitted:  " << Str(*q, "admittedWorkloads") << "\n";
+  } else {
+    std::cout << "Parent:    " << Str(*q, "parent", "-") << "\n";
+  }
+  std::cout << "Quota and usage per flavor:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : q->value("resources", Json::array())) {
+    const char* quota = kind == "cq" ? "nominal" : "subtreeQuota";
+    if (!NonZero(e, quota) && !NonZero(e, "usage") && !e.contains("borrowingLimit") && !e.contains("lendingLimit"))
+      continue;
+    rows.push_back({"  " + Str(e, "flavor"), Str(e, "resource"), Str(e, quota), Str(e, "borrowingLimit", "-"),
+                    Str(e, "lendingLimit", "-"), Str(e, "usage"), Str(e, "borrowed")});
+  }
+  PrintTable({"  FLAVOR", "RESOURCE", kind == "cq" ? "NOMINAL" : "QUOTA", "BORROWING-LIMIT", "LENDING-LIMIT", "USED",
+              "BORROWED"},
+             rows);
+  return kExitOk;
 }
 
 int Describe(const Common& c, const std::string& kind, const std::string& ref) {
+  if ((kind == "cq" || kind == "cohorts") && (c.output.empty() || c.output == "wide")) {
+    return DescribeQuota(c, kind, ref);
+  }
   if (kind != "wl") {
     Common c2 = c;
     c2.output = "yaml";
@@ -581,22 +703,27 @@ int Top(const Common& c) {
         quota > 0 ? static_cast<int>(std::min(1.0, used / quota) * width + 0.5) : (used > 0 ? width : 0);
     return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
   };
+  // One row per team (cohort) or queue and GPU flavor: GPUs of unlike
+  // flavors (and MIG instances) are never added up.
   for (const auto& q : co.json().value("items", Json::array())) {
-    double quota = std::atof(Gpus(q["resources"], "subtreeQuota").c_str());
-    double used = std::atof(Gpus(q["resources"], "usage").c_str());
-    if (Gpus(q["resources"], "usage") == "-") continue;
-    rows.push_back({"cohort/" + Str(q, "name"), Gpus(q["resources"], "subtreeQuota"),
-                    Gpus(q["resources"], "usage"), Gpus(q["resources"], "borrowed"), "-", "-",
-                    bar(used, quota)});
+    for (const GpuRow& g : GpuRows(q["resources"], "subtreeQuota")) {
+      rows.push_back({"cohort/" + Str(q, "name"), g.label, Str(*g.r, "subtreeQuota"), Str(*g.r, "usage"),
+                      Str(*g.r, "borrowed"), "-", "-", bar(Num(*g.r, "usage"), Num(*g.r, "subtreeQuota"))});
+    }
   }
   for (const auto& q : r.json().value("items", Json::array())) {
-    double quota = std::atof(Gpus(q["resources"], "subtreeQuota").c_str());
-    double used = std::atof(Gpus(q["resources"], "usage").c_str());
-    rows.push_back({"cq/" + Str(q, "name"), Gpus(q["resources"], "subtreeQuota"),
-                    Gpus(q["resources"], "usage"), Gpus(q["resources"], "borrowed"),
-                    Str(q, "admittedWorkloads"), Str(q, "pendingWorkloads"), bar(used, quota)});
+    std::vector<GpuRow> gr = GpuRows(q["resources"], "subtreeQuota");
+    if (gr.empty()) {
+      rows.push_back({"cq/" + Str(q, "name"), "-", "-", "-", "-", Str(q, "admittedWorkloads"),
+                      Str(q, "pendingWorkloads"), bar(0, 0)});
+    }
+    for (const GpuRow& g : gr) {
+      rows.push_back({"cq/" + Str(q, "name"), g.label, Str(*g.r, "subtreeQuota"), Str(*g.r, "usage"),
+                      Str(*g.r, "borrowed"), Str(q, "admittedWorkloads"), Str(q, "pendingWorkloads"),
+                      bar(Num(*g.r, "usage"), Num(*g.r, "subtreeQuota"))});
+    }
   }
-  PrintTable({"TEAM", "GPU-GUARANTEED", "GPU-USED", "GPU-BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
+  PrintTable({"TEAM", "GPU-FLAVOR", "GUARANTEED", "USED", "BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
              rows);
   return kExitOk;
 }
@@ -760,9 +887,13 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--memory", a->memory, "Memory request per pod, e.g. 16Gi");
     cmd->add_option("--count", a->count, "Pods (default 1)")->check(CLI::Range(1, 1024));
     cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass");
-    cmd->add_option("--env,-e", a->env, "KEY=VALUE (repeatable)");
+    // One value per occurrence: a list option that takes any number of
+    // values would also take the `--` that starts the command as the end of
+    // its list, and the command's own flags would then be read as artel's.
+    cmd->add_option("--env,-e", a->env, "KEY=VALUE (repeatable)")->allow_extra_args(false);
     cmd->add_option("--node-selector", a->node_selector,
-                    "KEY=VALUE node label the flavor must carry (repeatable)");
+                    "KEY=VALUE node label the flavor must carry (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--grace-period", a->grace, "Seconds between SIGTERM and SIGKILL on preemption");
     cmd->add_option("--backoff-limit", a->backoff, "Retries after a failure");
     cmd->add_flag("--wait,-w", a->wait, "Wait for the end, print the logs, exit with the workload's status");

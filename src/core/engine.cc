@@ -950,8 +950,10 @@ void EngineImpl::FillPlacementInfo(WlId id) {
     for (const placement::MigAssignment& m : p.mig) {
       info.mig.push_back(m.profile + "@" + std::to_string(m.start));
       info.mig_uuids.push_back(cluster->MigUuid(p.node, m.gpu, m.profile, m.start));
+      info.mig_gpus.push_back(cluster->gpu_uuid(p.node, m.gpu));
     }
     for (const placement::ShareAssignment& sh : p.shares) {
+      info.share_gpus.push_back(cluster->gpu_uuid(p.node, sh.gpu));
       info.shares.push_back(std::to_string(sh.gpu) + ":" + std::to_string(sh.memory_mib) + ":" +
                             std::to_string(sh.cores_percent));
     }
@@ -1252,6 +1254,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         w.info.pending = PendingReason{};
         w.info.admitted_at = now;
         w.admit_seq = next_admit_seq++;
+        w.info.admission_seq = w.admit_seq;
         w.waiting_preemption = false;
         AdmitUsage(en.wl);
         if (opts.admission_fair_sharing && w.lq >= 0) {
@@ -1620,7 +1623,7 @@ Status Engine::CompleteEviction(WorkloadId id, Time now) {
 
 Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
                        const std::vector<PodSetAssignment>& admission, Time admitted_at,
-                       const placement::Placement* placed) {
+                       const placement::Placement* placed, uint64_t admission_seq) {
   EngineImpl& e = *impl_;
   auto id = Lookup(e, key);
   if (!id.ok()) return id.status();
@@ -1730,7 +1733,13 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   w.info.state = WorkloadState::kAdmitted;
   w.info.pending = PendingReason{};
   w.info.admitted_at = admitted_at;
-  w.admit_seq = e.next_admit_seq++;
+  if (admission_seq > 0) {
+    w.admit_seq = admission_seq;
+    e.next_admit_seq = std::max(e.next_admit_seq, admission_seq + 1);
+  } else {
+    w.admit_seq = e.next_admit_seq++;
+  }
+  w.info.admission_seq = w.admit_seq;
   e.AdmitUsage(*id);
   e.pending_count--;
   e.admitted_count++;
@@ -1923,6 +1932,65 @@ int64_t Engine::DominantResourceShare(const std::string& name) const {
   return s == std::numeric_limits<int64_t>::max() ? -1 : s;
 }
 
+namespace {
+
+// One clause of `why` per flavor tried.
+FlavorAttempt Attempt(const EngineImpl& e, const Wl& w, const FlavorTried& t) {
+  using O = FlavorAttempt::Outcome;
+  FlavorAttempt a;
+  a.flavor = e.flavors_by_name.Name(t.flavor);
+  if (t.pod_set >= 0 && static_cast<size_t>(t.pod_set) < w.info.spec.pod_sets.size()) {
+    a.pod_set = w.info.spec.pod_sets[t.pod_set].name;
+  }
+  std::string head = "flavor " + a.flavor + (w.info.spec.pod_sets.size() > 1 ? " (pod set " + a.pod_set + ")" : "");
+  if (t.excluded) {
+    a.outcome = O::kExcluded;
+    a.message = head + ": not usable: " + t.why;
+    return a;
+  }
+  if (t.mode == Mode::kFit || t.mode == Mode::kPreempt || t.mode == Mode::kReclaim || t.resource < 0) {
+    a.outcome = t.mode == Mode::kFit ? O::kFits : O::kFitsByPreempting;
+    a.message = head + (t.mode == Mode::kFit ? ": fits" : ": fits after preempting what the queue's policy allows");
+    return a;
+  }
+  a.resource = e.resources.Name(t.resource);
+  a.requested = t.requested;
+  a.available = t.available;
+  a.max_available = t.potential;
+  a.level = t.level >= 0 && static_cast<size_t>(t.level) < e.tree.num_nodes() ? e.tree.node(t.level).name : "";
+  if (e.tree.FindFr(t.flavor, t.resource) < 0) {
+    a.outcome = O::kNeverFits;
+    a.max_available = 0;
+    a.message = head + ": no quota for " + a.resource + " at all (" + Fmt(a.resource, t.requested) + " requested)";
+  } else if (!t.ever_fits) {
+    a.outcome = O::kNeverFits;
+    a.message = head + ": " + a.resource + " request above the most this queue can ever get here (" +
+                FormatQuantity(t.requested) + " > " + FormatQuantity(t.potential) + ")";
+  } else {
+    a.outcome = t.mode == Mode::kNoCandidates ? O::kNoCandidates : O::kShort;
+    a.message = head + ": not enough unused " + a.resource + ", " + FormatQuantity(t.requested - t.available) +
+                " more needed (" + FormatQuantity(t.available) + " of " + FormatQuantity(t.requested) +
+                " available, limited at " + a.level + ")";
+    if (t.mode == Mode::kNoCandidates) a.message += "; nothing may be preempted for it under the queue's policy";
+  }
+  return a;
+}
+
+}  // namespace
+
+const char* FlavorAttemptOutcomeName(FlavorAttempt::Outcome o) {
+  using O = FlavorAttempt::Outcome;
+  switch (o) {
+    case O::kFits: return "Fits";
+    case O::kFitsByPreempting: return "FitsByPreempting";
+    case O::kNoCandidates: return "NoCandidates";
+    case O::kShort: return "InsufficientUnusedQuota";
+    case O::kNeverFits: return "ExceedsMaximum";
+    case O::kExcluded: return "Excluded";
+  }
+  return "";
+}
+
 Result<PendingReason> Engine::Why(const std::string& key) const {
   EngineImpl& e = *impl_;
   auto id = Lookup(e, key);
@@ -1931,16 +1999,58 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   if (w.info.state != WorkloadState::kPending) return PendingReason{};
   e.Materialize(*id);
   PendingReason r = w.info.pending;
-  if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates) || w.cq < 0 || r.flavor.empty())
+  if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates && r.kind != K::kNoFlavor) ||
+      w.cq < 0)
     return r;
+  // Every flavor tried, as the last cycle tried them (now).
+  bool any_may_fit = false;
+  {
+    std::vector<FlavorTried> tried;
+    std::vector<int32_t> counts;
+    for (const PodSetReq& ps : w.pod_sets) counts.push_back(ps.count);
+    Assignment scratch;
+    AssignFlavors(e, *id, w.cq, counts, &scratch, &tried);
+    for (const FlavorTried& t : tried) {
+      r.flavors.push_back(Attempt(e, w, t));
+      any_may_fit = any_may_fit || r.flavors.back().outcome != FlavorAttempt::Outcome::kNeverFits;
+    }
+  }
+  // The clauses go last, after the headline and what would help.
+  auto done = [&]() -> Result<PendingReason> {
+    // Excluded flavors are already listed in a NoFlavor message; elsewhere
+    // the line counts them (`flavors` has each with its reason).
+    if (r.flavors.size() > 1 && r.kind != K::kNoFlavor) {
+      std::string clauses;
+      size_t excluded = 0;
+      for (const FlavorAttempt& f : r.flavors) {
+        if (f.outcome == FlavorAttempt::Outcome::kExcluded) {
+          ++excluded;
+        } else {
+          clauses += (clauses.empty() ? " " : "; ") + f.message;
+        }
+      }
+      r.message += "; flavors tried:" + clauses;
+      if (excluded > 0) {
+        r.message += (clauses.empty() ? " " : "; ") + std::to_string(excluded) +
+                     " flavor(s) not usable (node labels, taints or topology)";
+      }
+    }
+    return r;
+  };
+  if (r.kind == K::kNoFlavor || r.flavor.empty()) return done();
   int32_t fr = e.tree.FindFr(e.flavors_by_name.Find(r.flavor), e.resources.Find(r.resource));
-  if (fr < 0) return r;
+  if (fr < 0) return done();
   const int32_t node = e.cqs[w.cq].node;
   QuotaTree& t = e.tree;
   if (r.requested > t.PotentialAvailable(node, fr)) {
-    r.message += "; no preemption can help: the request exceeds the most this queue can ever get (" +
-                 FormatQuantity(t.PotentialAvailable(node, fr)) + ")";
-    return r;
+    // Said only when no flavor tried could ever fit: otherwise the workload
+    // runs once quota is released (the headline comes from the closest
+    // flavor, so this is the case only when every flavor is out of reach).
+    if (!any_may_fit) {
+      r.message += "; no preemption can help: the request exceeds the most this queue can ever get in every flavor "
+                   "tried (" + FormatQuantity(t.PotentialAvailable(node, fr)) + " in " + r.flavor + ")";
+    }
+    return done();
   }
   std::vector<WlId> cands;
   for (int32_t q : e.root_cqs[t.Root(node)]) {
@@ -1953,6 +2063,8 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   std::sort(cands.begin(), cands.end(), [&](WlId a, WlId b) {
     const Wl& x = e.wls[a];
     const Wl& y = e.wls[b];
+    bool ex = x.info.state == WorkloadState::kEvicting, ey = y.info.state == WorkloadState::kEvicting;
+    if (ex != ey) return ex;  // already going: they free their quota first
     bool bx = t.IsBorrowing(e.cqs[x.cq].node, fr), by = t.IsBorrowing(e.cqs[y.cq].node, fr);
     if (bx != by) return bx;
     if (x.info.priority != y.info.priority) return x.info.priority < y.info.priority;
@@ -1978,16 +2090,42 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
       }
     }
   }
+  size_t evicting = 0, others = 0;
   for (WlId v : removed) {
     if (v == kNoWl) continue;
     t.AddUsage(e.cqs[e.wls[v].cq].node, e.wls[v].usage, +1);
-    if (fits) r.would_preempt.push_back(e.wls[v].info.key);
+    if (fits) {
+      r.would_preempt.push_back(e.wls[v].info.key);
+      (e.wls[v].info.state == WorkloadState::kEvicting ? evicting : others)++;
+    }
   }
   if (!r.would_preempt.empty()) {
     r.message += "; it would fit if these were preempted:";
     for (const auto& k : r.would_preempt) r.message += " " + k;
+    // Not "never": the quota is there, held by others for now.
+    if (others == 0) {
+      // Already going: it is tried again when they stop, after any workload
+      // of its tree that waits for those very evictions.
+      size_t waiting = 0;
+      for (WlId x = 0; x < e.wls.size(); ++x) {
+        const Wl& o = e.wls[x];
+        if (x != *id && !o.forgotten && o.waiting_preemption && o.cq >= 0 &&
+            o.info.state == WorkloadState::kPending && t.Root(e.cqs[o.cq].node) == t.Root(node)) {
+          ++waiting;
+        }
+      }
+      r.message += "; they are being evicted already, so it is tried again as soon as they stop";
+      if (waiting > 0) {
+        r.message += " (after " + std::to_string(waiting) +
+                     " workload(s) that wait for these evictions and come first)";
+      }
+    } else {
+      r.message += "; the quota it needs in flavor " + r.flavor + " is held by work its queue may not preempt" +
+                   (evicting > 0 ? " (and by " + std::to_string(evicting) + " workload(s) being evicted)" : "") +
+                   ", so it waits until that work ends or is preempted";
+    }
   }
-  return r;
+  return done();
 }
 
 size_t Engine::PendingCount() const { return impl_->pending_count; }

@@ -89,7 +89,9 @@ struct PodPlacementInfo {
   std::vector<std::string> gpus;        // whole GPUs: UUIDs
   std::vector<std::string> mig;         // MIG instances: "profile@start" (with `mig_uuids`)
   std::vector<std::string> mig_uuids;
+  std::vector<std::string> mig_gpus;    // the UUID of the GPU each MIG instance is on
   std::vector<std::string> shares;      // memory shares: "gpuIndex:memMiB:cores%"
+  std::vector<std::string> share_gpus;  // the UUID of the GPU each share is on
   std::string visible_devices;          // CUDA_VISIBLE_DEVICES value
 };
 
@@ -99,6 +101,28 @@ struct PodSetAssignment {
   std::map<std::string, std::string> flavors;      // resource -> flavor
   std::map<std::string, Amount> resource_usage;    // resource -> total over `count` pods
 };
+
+// One flavor tried for a pending workload (Engine::Why), in the order tried.
+struct FlavorAttempt {
+  enum class Outcome {
+    kFits,             // fits now (another pod set or resource group holds it back)
+    kFitsByPreempting, // fits after preempting workloads the policy allows
+    kNoCandidates,     // short now, and no workload may be preempted for it
+    kShort,            // short now; could fit when quota is released
+    kNeverFits,        // the request exceeds the most the queue can ever get here
+    kExcluded,         // taints, node labels or the topology rule it out
+  };
+  std::string flavor;
+  std::string pod_set;
+  Outcome outcome = Outcome::kShort;
+  std::string resource;     // the resource that does not fit (empty for kFits*, kExcluded)
+  Amount requested = 0;     // of `resource`, in this flavor
+  Amount available = 0;     // unused now
+  Amount max_available = 0; // the most the queue can ever get (own quota plus what it may borrow)
+  std::string level;        // the quota-tree node that limits
+  std::string message;      // one clause: "flavor a100: ..."
+};
+const char* FlavorAttemptOutcomeName(FlavorAttempt::Outcome o);
 
 // Why a workload is pending. Machine-readable, with a one-line `message`.
 struct PendingReason {
@@ -132,6 +156,10 @@ struct PendingReason {
   Amount available = 0;   // what the tree can give now
   Amount missing = 0;     // requested - available, when positive
   std::vector<std::string> would_preempt;  // "ns/name" of the workloads preemption would need
+  // Set by Engine::Why only: every flavor tried for the pod set and resource
+  // group that hold the workload back; the headline fields above come from
+  // the one that came closest.
+  std::vector<FlavorAttempt> flavors;
   std::string message;    // one line for humans
 };
 const char* PendingReasonKindName(PendingReason::Kind k);
@@ -161,6 +189,10 @@ struct WorkloadInfo {
   Time created = 0;
   Time queued_at = 0;  // creation, or requeue time after eviction
   Time admitted_at = -1;
+  // Admission order: a number from one counter, higher for each admission
+  // (also for admissions made at the same instant). Kept by Restore when
+  // given, so that the preemption tie-break survives a restart.
+  uint64_t admission_seq = 0;
   int32_t evictions = 0;
   // The latest eviction, null until the first one; shared and immutable so
   // that a workload costs 16 bytes here instead of a whole Eviction.
@@ -244,9 +276,12 @@ class Engine {
   // null, the pods are placed anew. Fails, changing nothing, when the
   // placement no longer fits the nodes.
   // REQUIRES: the workload is Pending.
+  // `admission_seq` is the workload's WorkloadInfo::admission_seq before the
+  // restart (0 = unknown: the next number is taken, so restoring in
+  // admission order keeps the order).
   Status Restore(const std::string& key, const std::string& cluster_queue,
                  const std::vector<PodSetAssignment>& admission, Time admitted_at,
-                 const placement::Placement* placed = nullptr);
+                 const placement::Placement* placed = nullptr, uint64_t admission_seq = 0);
 
   // Replaces the nodes pods are placed on (issue 3). Without nodes (the
   // default) admission is quota-only, as in Kueue without TAS. With nodes,

@@ -433,7 +433,23 @@ class EngineImpl {
 // Assigns flavors to every pod set of `wl` in `cq` with `counts` pods each.
 // When a flavor needs preemption the oracle (preemption.cc) classifies it.
 // Fills `*out`, reusing its buffers.
-void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out);
+// One flavor tried by AssignFlavors, for Engine::Why. Recorded only when
+// asked (a null `tried` costs nothing).
+struct FlavorTried {
+  int32_t pod_set = -1;
+  int32_t flavor = -1;
+  Mode mode = Mode::kNoFit;
+  bool excluded = false;   // taints, labels or topology rule it out: `why`
+  bool ever_fits = true;   // every request <= what the queue can ever get
+  int32_t resource = -1;   // the first resource that does not fit now
+  Amount requested = 0;
+  Amount available = 0;    // unused now, for `resource`
+  Amount potential = 0;    // the most the queue can ever get of `resource`
+  int32_t level = -1;      // the quota-tree node that limits
+  std::string why;
+};
+void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out,
+                   std::vector<FlavorTried>* tried = nullptr);
 // Whole-workload nomination including partial admission.
 void Nominate(EngineImpl& e, WlId wl, int32_t cq, Assignment* out, std::vector<Target>* targets);
 

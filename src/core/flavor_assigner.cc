@@ -168,7 +168,8 @@ Amount Get(const FrAmounts& acc, int32_t fr) {
 
 }  // namespace
 
-void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_t>& counts, Assignment* out) {
+void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_t>& counts, Assignment* out,
+                   std::vector<FlavorTried>* tried) {
   const Wl& w = e.wls[id];
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& tree = e.tree;
@@ -241,22 +242,34 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       FlavorTry best;
       ReasonRef best_reason;
       bool have_reason = false;
+      FlavorTry reason_try;      // the flavor `best_reason` comes from
+      bool reason_ever = false;  // ... and whether it can ever fit
       std::string excluded;
+      const size_t tried_from = tried != nullptr ? tried->size() : 0;
+      auto note_excluded = [&](int32_t f, const std::string& why) {
+        if (!excluded.empty()) excluded += "; ";
+        excluded += "flavor " + e.flavors[f].name + ": " + why;
+        if (tried == nullptr) return;
+        FlavorTried ft;
+        ft.pod_set = static_cast<int32_t>(i);
+        ft.flavor = f;
+        ft.excluded = true;
+        ft.why = why;
+        tried->push_back(std::move(ft));
+      };
       for (int32_t f : cq.groups[g].flavors) {
         const ResourceFlavorSpec* fspec = e.flavors[f].spec;
         if (fspec != nullptr && (!fspec->node_taints.empty() || !fspec->node_labels.empty())) {
           std::string why;
           if (FlavorExcludes(fspec, pss, &why)) {
-            if (!excluded.empty()) excluded += "; ";
-            excluded += "flavor " + e.flavors[f].name + ": " + why;
+            note_excluded(f, why);
             continue;
           }
         }
         if ((fspec != nullptr && !fspec->topology_name.empty()) || !pss.annotations.empty()) {
           std::string why;
           if (TasExcludes(e, cq, fspec, pss, &why)) {
-            if (!excluded.empty()) excluded += "; ";
-            excluded += "flavor " + e.flavors[f].name + ": " + why;
+            note_excluded(f, why);
             continue;
           }
         }
@@ -264,6 +277,8 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
         t.flavor = f;
         t.mode = Mode::kFit;
         ReasonRef r;
+        bool ever = true;  // every request within what the queue can ever get here
+        Amount potential = 0;
         req.clear();
         bool needs_preemption = false;
         for (const GroupReq& gr : reqs) {
@@ -275,6 +290,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
             t.mode = Mode::kNoFit;
             r.resource = res;
             r.requested = val;
+            ever = false;
             break;
           }
           req.emplace_back(fr, val);
@@ -285,6 +301,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
           Mode m;
           if (val > pa) {
             m = Mode::kNoFit;
+            ever = false;
           } else if (val <= av) {
             m = Mode::kFit;
             t.level = std::max(t.level, level);
@@ -294,12 +311,14 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
           } else {
             m = Mode::kNoFit;
           }
-          if (m < Mode::kFit && !r.set()) {
+          if (m < Mode::kFit && (!r.set() || (val > pa && potential >= r.requested))) {
+            // The first resource short now; one that can never fit wins.
             r.resource = res;
             r.requested = val;
             r.available = std::max<Amount>(0, av);
             r.missing = val - r.available;
             r.level = BlockingNode(tree, node, fr);
+            potential = pa;
           }
           t.mode = std::min(t.mode, m);
         }
@@ -328,14 +347,49 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
         }
         r.flavor = f;
         r.pod_set = static_cast<int32_t>(i);
-        if (!have_reason || Better(t, best, fung.preference) || best.flavor < 0) {
-          if (t.mode < Mode::kFit) {
+        if (tried != nullptr) {
+          FlavorTried ft;
+          ft.pod_set = static_cast<int32_t>(i);
+          ft.flavor = f;
+          ft.mode = t.mode;
+          ft.ever_fits = ever;
+          ft.resource = r.resource;
+          ft.requested = r.requested;
+          ft.available = r.available;
+          ft.potential = potential;
+          ft.level = r.level;
+          tried->push_back(std::move(ft));
+        }
+        // The reason comes from the flavor that came closest: the better
+        // mode; between equal modes that cannot be used, one the queue can
+        // ever get over one it cannot, then the smaller shortfall. (Not the
+        // first flavor tried: a CPU flavor with no GPU quota would hide the
+        // GPU flavor that matters.)
+        if (t.mode < Mode::kFit) {
+          bool closer;
+          if (!have_reason) {
+            closer = true;
+          } else if (t.mode != reason_try.mode) {
+            closer = t.mode > reason_try.mode;
+          } else if (t.mode >= Mode::kPreempt) {
+            closer = Better(t, reason_try, fung.preference);
+          } else if (ever != reason_ever) {
+            closer = ever;
+          } else {
+            closer = r.missing < best_reason.missing;
+          }
+          if (closer) {
             best_reason = r;
+            reason_try = t;
+            reason_ever = ever;
             have_reason = true;
           }
         }
         if (best.flavor < 0 || Better(t, best, fung.preference)) best = t;
         if (!ShouldTryNext(t, fung)) break;
+      }
+      if (tried != nullptr && best.flavor >= 0 && best.mode == Mode::kFit) {
+        tried->resize(tried_from);  // this group does not hold the workload back
       }
       if (best.flavor < 0 || best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;

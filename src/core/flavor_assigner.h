@@ -25,5 +25,11 @@
 //     PreemptionOverBorrowing ranks by borrowing level then mode. Ties keep
 //     the earlier flavor.
 // The workload's mode is the worst over its pod sets.
+// The pending reason (ReasonRef) comes from the flavor that came closest:
+// the better mode; between unusable flavors of one mode, one whose request
+// the queue can ever get over one it cannot, then the smaller shortfall.
+// With `tried`, every flavor walked is recorded (with why it was excluded,
+// or what it lacks) for the groups that hold the workload back: Engine::Why
+// turns them into one clause per flavor.
 #pragma once
 #include "core/engine_impl.h"

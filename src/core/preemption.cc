@@ -25,6 +25,9 @@ bool CandLess(const Cand& a, const Cand& b) {
   if (a.afs != b.afs) return a.afs > b.afs;
   if (a.priority != b.priority) return a.priority < b.priority;
   if (a.admitted_at != b.admitted_at) return a.admitted_at > b.admitted_at;
+  // Admitted at the same instant: the later admission first, as Kueue's
+  // later quota-reservation time would order them (docs/semantics.md).
+  if (a.admit_seq != b.admit_seq) return a.admit_seq > b.admit_seq;
   return a.uid < b.uid;
 }
 

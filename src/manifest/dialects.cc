@@ -190,8 +190,8 @@ Status ParseDialectObject(const Node& root, const std::string& api_version, cons
   ARTEL_DIALECT_TRY(CheckServed(root, api_version, kind, &workload));
   if (workload) {
     return root["kind"].Error(fmt::format(
-        "a {} ({}) is a workload, not configuration; submit it (a scenario's `submit: - manifest:` entry, or "
-        "`artel submit`)",
+        "a {} ({}) is a workload, not configuration; submit it with `artel apply -f` (or a scenario's "
+        "`submit: - manifest:` entry)",
         kind, api_version));
   }
   std::string_view g = Group(api_version);

@@ -537,8 +537,8 @@ Status ParseObject(const Node& root, core::Config* out, internal::DialectDocs* d
   if ((api_version == "batch/v1" && kind == "Job") || (api_version == "v1" && kind == "Pod") ||
       (api_version.starts_with("kueue.x-k8s.io/") && kind == "Workload")) {
     return root["kind"].Error(fmt::format(
-        "a {} ({}) is a workload, not configuration; submit it (a scenario's `submit: - manifest:` entry, or "
-        "`artel submit`)",
+        "a {} ({}) is a workload, not configuration; submit it with `artel apply -f` (or a scenario's "
+        "`submit: - manifest:` entry)",
         kind, api_version));
   }
   const KindEntry* entry = nullptr;

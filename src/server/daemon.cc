@@ -60,6 +60,26 @@ int64_t GpusPerPod(const core::PodSetSpec& ps) {
   return n;
 }
 
+// The placement of pod `pod` ("<pod set>-<k>": the k-th placement of its
+// pod set, as Launch assigns them); null without one.
+const core::PodPlacementInfo* PodPlacement(const core::WorkloadInfo& info, const std::string& pod) {
+  size_t dash = pod.rfind('-');
+  if (dash == std::string::npos) return nullptr;
+  const std::string set = pod.substr(0, dash);
+  int k = std::atoi(pod.c_str() + dash + 1);
+  for (const core::PodPlacementInfo& pp : info.placements) {
+    if (pp.pod_set != set) continue;
+    if (k-- == 0) return &pp;
+  }
+  return nullptr;
+}
+
+// The compute slices (of 7) a MIG profile such as "3g.40gb" holds.
+int MigComputeSlices(const std::string& profile) {
+  int n = std::atoi(profile.c_str());
+  return n > 0 ? n : 1;
+}
+
 Json AdmissionJson(const core::WorkloadInfo& info, int64_t admitted_at) {
   Json sets = Json::array();
   for (const auto& a : info.admission) {
@@ -662,7 +682,8 @@ Status Daemon::Recover() {
         }
       }
       Status s = adm.ok() ? engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
-                                            p.admission.value("admittedAt", now), placed ? &*placed : nullptr)
+                                            p.admission.value("admittedAt", now), placed ? &*placed : nullptr,
+                                            p.admission.value("admissionSeq", uint64_t{0}))
                           : adm.status();
       if (s.ok()) {
         ++restored;
@@ -1335,6 +1356,7 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.time_ms = WallMs();
     r.key = key;
     Json adm = AdmissionJson(*info, now);
+    adm["admissionSeq"] = info->admission_seq;  // the preemption tie-break, restored at start
     if (const core::placement::Placement* pl = engine_.Placement(key)) {
       adm["placement"] = PlacementToJson(*pl);
       // Node pools by name and GPUs by UUID: recovery checks them against
@@ -1434,14 +1456,18 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  // The host GPUs behind them, in the pod's node pool only (a MIG UUID is
-  // "MIG-<parent GPU UUID>-<profile>-<start>").
+  // The host GPUs behind them, from the placement, in the pod's node pool
+  // only: whole GPUs, the GPU of each MIG instance and of each memory share,
+  // matched by exact UUID (a MIG UUID need not name its parent, and
+  // "GPU-x-1" is a prefix of "GPU-x-16").
+  std::vector<const std::string*> parents;
+  for (const std::string& u : pp.gpus) parents.push_back(&u);
+  for (const std::string& u : pp.mig_gpus) parents.push_back(&u);
+  for (const std::string& u : pp.share_gpus) parents.push_back(&u);
   for (size_t g = 0; g < gpus_.size(); ++g) {
     if (!pp.node.empty() && g < gpu_node_.size() && gpu_node_[g] != pp.node) continue;
-    const std::string& u = gpus_[g].uuid;
-    for (const std::string& d : pl->visible_devices) {
-      if (d == u || (d.size() > 5 + u.size() && d.compare(0, 4, "MIG-") == 0 && d.compare(4, u.size(), u) == 0 &&
-                     d[4 + u.size()] == '-')) {
+    for (const std::string* u : parents) {
+      if (*u == gpus_[g].uuid) {
         pod->gpus.push_back(static_cast<int>(g));
         ClaimGpuLocked(static_cast<int>(g), owner);
         break;
@@ -1737,6 +1763,21 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
         if (g >= 0 && g < static_cast<int>(gpus_.size())) gj.push_back(gpus_[g].uuid);
       }
       Json pj = {{"name", p.rp.pod}, {"pid", p.rp.pid}, {"gpus", gj}, {"running", w.running && !p.exited}};
+      // MIG instances: which slice of which GPU.
+      const core::WorkloadInfo* info = engine_.Find(key);
+      const core::PodPlacementInfo* pp = info != nullptr ? PodPlacement(*info, p.rp.pod) : nullptr;
+      if (pp != nullptr && !pp->mig.empty()) {
+        Json slices = Json::array();
+        for (size_t m = 0; m < pp->mig.size(); ++m) {
+          const std::string& ps = pp->mig[m];
+          Json s = {{"profile", ps.substr(0, ps.find('@'))}};
+          if (m < pp->mig_gpus.size()) s["gpu"] = pp->mig_gpus[m];
+          if (m < pp->mig_uuids.size()) s["uuid"] = pp->mig_uuids[m];
+          if (ps.find('@') != std::string::npos) s["start"] = std::atoi(ps.c_str() + ps.find('@') + 1);
+          slices.push_back(std::move(s));
+        }
+        pj["migSlices"] = std::move(slices);
+      }
       if (p.exited) pj["exitCode"] = p.exit.signaled ? 128 + p.exit.signal : p.exit.exit_code;
       pods.push_back(pj);
     }
@@ -1826,6 +1867,23 @@ Result<Json> Daemon::Why(const std::string& key, const Principal& who) const {
       for (const auto& [cq, n] : others) o.push_back({{"clusterQueue", cq}, {"count", n}});
       if (!o.empty()) j["wouldPreemptOthers"] = o;
     }
+  }
+  if (!p.flavors.empty()) {
+    Json fl = Json::array();
+    for (const core::FlavorAttempt& f : p.flavors) {
+      Json a = {{"flavor", f.flavor}, {"podSet", f.pod_set}, {"outcome", core::FlavorAttemptOutcomeName(f.outcome)}};
+      if (!f.resource.empty()) {
+        a["resource"] = f.resource;
+        a["requested"] = core::FormatQuantity(f.requested);
+        a["available"] = core::FormatQuantity(f.available);
+        a["maxAvailable"] = core::FormatQuantity(f.max_available);
+        a["missing"] = core::FormatQuantity(std::max<int64_t>(0, f.requested - f.available));
+      }
+      if (!f.level.empty()) a["level"] = f.level;
+      a["message"] = red.Scrub(f.message);
+      fl.push_back(std::move(a));
+    }
+    j["flavors"] = std::move(fl);
   }
   return j;
 }
@@ -1990,6 +2048,31 @@ Json Daemon::Gpus(const Principal& who) const {
   std::lock_guard<std::mutex> lock(mu_);
   Json items = Json::array();
   int64_t now = WallMs();
+  // The MIG instances in use, by the UUID of their GPU, from the placements
+  // of the workloads that hold GPUs.
+  std::map<std::string, Json> slices_of;
+  for (const auto& [key, w] : wl_) {
+    if (w.pods.empty() || !w.terminal.empty()) continue;
+    const core::WorkloadInfo* info = engine_.Find(key);
+    if (info == nullptr) continue;
+    for (const auto& pod : w.pods) {
+      const core::PodPlacementInfo* pp = PodPlacement(*info, pod.rp.pod);
+      if (pp == nullptr) continue;
+      for (size_t m = 0; m < pp->mig.size() && m < pp->mig_gpus.size(); ++m) {
+        const std::string& ps = pp->mig[m];
+        Json s = {{"profile", ps.substr(0, ps.find('@'))}};
+        if (ps.find('@') != std::string::npos) s["start"] = std::atoi(ps.c_str() + ps.find('@') + 1);
+        if (m < pp->mig_uuids.size()) s["uuid"] = pp->mig_uuids[m];
+        if (who.CanUseNamespace(w.spec.ns)) {
+          s["workload"] = key;
+          s["pod"] = pod.rp.pod;
+        } else {
+          s["workload"] = "(other tenant)";
+        }
+        slices_of[pp->mig_gpus[m]].push_back(std::move(s));
+      }
+    }
+  }
   for (size_t i = 0; i < gpus_.size(); ++i) {
     const auto& g = gpus_[i];
     const std::string& owner = gpu_owner_[i];
@@ -2018,6 +2101,26 @@ Json Daemon::Gpus(const Principal& who) const {
       } else {
         j["workload"] = "(other tenant)";
       }
+    }
+    // Every pod on the GPU (MIG instances and memory shares hold one GPU
+    // for several pods).
+    if (i < gpu_users_.size() && gpu_users_[i].size() > 1) {
+      Json users = Json::array();
+      for (const std::string& u : gpu_users_[i]) {
+        size_t slash = u.rfind('/');
+        if (who.CanUseNamespace(Ns(u))) {
+          users.push_back({{"workload", u.substr(0, slash)}, {"pod", u.substr(slash + 1)}});
+        } else {
+          users.push_back({{"workload", "(other tenant)"}});
+        }
+      }
+      j["users"] = std::move(users);
+    }
+    if (g.mig_enabled) {
+      Json inst = slices_of.count(g.uuid) ? slices_of[g.uuid] : Json::array();
+      int used_slices = 0;
+      for (const auto& s : inst) used_slices += MigComputeSlices(s.value("profile", ""));
+      j["migSlices"] = {{"total", 7}, {"used", used_slices}, {"instances", std::move(inst)}};
     }
     items.push_back(j);
   }

@@ -500,6 +500,25 @@ class Runner {
         }
       }
     }
+    if (ex.pending_messages) {
+      for (const auto& [ref, want] : *ex.pending_messages) {
+        std::string what = "expect.pendingMessages[" + ref.text + "]";
+        const core::WorkloadInfo* info = FindForExpect(what, ref);
+        if (info == nullptr) continue;
+        if (info->state != core::WorkloadState::kPending) {
+          Fail(what, "the workload is " + std::string(core::WorkloadStateName(info->state)) + ", not pending");
+          continue;
+        }
+        auto why = engine_.Why(info->key);
+        std::string got = why.ok() ? why->message : why.status().message();
+        for (const std::string& s : want.contains) {
+          if (got.find(s) == std::string::npos) Fail(what, "want a message with \"" + s + "\", got: " + got);
+        }
+        for (const std::string& s : want.excludes) {
+          if (got.find(s) != std::string::npos) Fail(what, "want a message without \"" + s + "\", got: " + got);
+        }
+      }
+    }
     if (ex.share) {
       for (const auto& [node, want] : *ex.share) {
         int64_t got = engine_.DominantResourceShare(node);

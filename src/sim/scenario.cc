@@ -613,7 +613,8 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.IsNull()) return Status::Ok();
   ARTEL_SIM_RETURN_IF_ERROR(
       f.CheckKeys({"admitted", "pending", "finished", "preempted", "evictions", "flavors", "admittedCounts",
-                   "usage", "pendingReasons", "share", "placements", "migLayouts"}));
+                   "usage", "pendingReasons", "pendingMessages", "share", "placements",
+                   "migLayouts"}));
   auto ref_set = [&](const char* key, std::optional<std::vector<WorkloadRef>>* out) -> Status {
     if (!f.Has(key)) return Status::Ok();
     out->emplace();
@@ -721,6 +722,32 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
         ARTEL_SIM_RETURN_IF_ERROR(CheckName(wv, reason, known, "pending reason"));
       }
       ex->pending_reasons->emplace_back(std::move(ref), std::move(reason));
+    }
+  }
+
+  if (f.Has("pendingMessages")) {
+    Field m = f.Key("pendingMessages");
+    ex->pending_messages.emplace();
+    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    for (auto& [wk, wv] : m.Entries()) {
+      WorkloadRef ref;
+      ARTEL_SIM_RETURN_IF_ERROR(ReadRef(wk, &ref));
+      Expectation::MessageExpect me;
+      if (wv.IsMap()) {
+        ARTEL_SIM_RETURN_IF_ERROR(wv.CheckKeys({"contains", "excludes"}));
+        if (wv.Has("contains")) {
+          ARTEL_SIM_ASSIGN_OR_RETURN(me.contains, wv.Key("contains").StringList());
+        }
+        if (wv.Has("excludes")) {
+          ARTEL_SIM_ASSIGN_OR_RETURN(me.excludes, wv.Key("excludes").StringList());
+        }
+      } else if (wv.IsSeq()) {
+        ARTEL_SIM_ASSIGN_OR_RETURN(me.contains, wv.StringList());
+      } else {
+        ARTEL_SIM_ASSIGN_OR_RETURN(std::string one, wv.String());
+        me.contains.push_back(std::move(one));
+      }
+      ex->pending_messages->emplace_back(std::move(ref), std::move(me));
     }
   }
 

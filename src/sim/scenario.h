@@ -107,6 +107,13 @@ struct Expectation {
   std::optional<std::vector<std::pair<WorkloadRef, std::map<std::string, int32_t>>>> admitted_counts;
   std::optional<std::vector<UsageExpect>> usage;
   std::optional<std::vector<std::pair<WorkloadRef, std::string>>> pending_reasons;
+  // pendingMessages: what `artel why` says (Engine::Why's message) contains
+  // each of `contains` and none of `excludes`.
+  struct MessageExpect {
+    std::vector<std::string> contains;
+    std::vector<std::string> excludes;
+  };
+  std::optional<std::vector<std::pair<WorkloadRef, MessageExpect>>> pending_messages;
   std::optional<std::vector<std::pair<std::string, int64_t>>> share;  // -1 = infinite
   // Parsed for their shape only until the placement engine lands.
   std::optional<std::map<std::string, std::map<std::string, std::vector<std::string>>>> placements;

@@ -172,6 +172,33 @@ TEST(EngineRestoreTest, RestoredAdmissionHoldsQuota) {
   EXPECT_FALSE(e.Restore("team-a/a-0", "nope", {ps}, 0).ok());
 }
 
+// Admitted at the same instant, the later admission is evicted first; the
+// admission order comes back with Restore (arteld journals it), not from the
+// order of the Restore calls or the uid.
+TEST(EngineRestoreTest, RestoredAdmissionOrderBreaksEqualAdmissionTimes) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  PodSetAssignment ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.flavors["nvidia.com/gpu"] = "a100";
+  const std::pair<const char*, uint64_t> restored[] = {{"a-1", 1}, {"a-2", 3}, {"a-3", 2}};
+  for (const auto& [name, seq] : restored) {
+    ASSERT_TRUE(e.Submit(Job("team-a", name, 1), 0).ok());
+    ASSERT_TRUE(e.Restore(std::string("team-a/") + name, "team-a", {ps}, 0, nullptr, seq).ok());
+    EXPECT_EQ(e.Find(std::string("team-a/") + name)->admission_seq, seq);
+  }
+  // team-a holds 3 of 4 GPUs; team-b's 2 reclaim one: a-2, admitted last.
+  ASSERT_TRUE(e.Submit(Job("team-b", "b-0", 2), 1).ok());
+  Settle(e, 1);
+  EXPECT_EQ(e.Find("team-b/b-0")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Find("team-a/a-2")->state, WorkloadState::kPending);
+  EXPECT_EQ(e.Find("team-a/a-1")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Find("team-a/a-3")->state, WorkloadState::kAdmitted);
+  // Later admissions number after the restored ones.
+  EXPECT_GT(e.Find("team-b/b-0")->admission_seq, 3u);
+}
+
 }  // namespace
 }  // namespace artel::core
 
@@ -335,6 +362,31 @@ TEST(EngineReasonTest, NoFlavorKeepsTheDetail) {
 
 // Reasons name quota-tree nodes; a new configuration rebuilds the tree, and
 // the reason read afterwards still names the node that blocked.
+// `why` while the quota a workload needs is held by workloads being evicted:
+// not "never", not "may not preempt": it is tried again when they stop,
+// after the workload that waits for those evictions.
+TEST(EngineReasonTest, WhySaysEvictionsInFlightWillFreeTheQuota) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  MustSubmit(e, Job("team-a", "a-1", 2), 0);
+  MustSubmit(e, Job("team-a", "a-2", 2), 0);
+  Settle(e, 0);
+  ASSERT_EQ(e.Find("team-a/a-2")->state, WorkloadState::kAdmitted);  // borrows team-b's 2
+  MustSubmit(e, Job("team-b", "b-1", 2), 1);
+  e.Schedule(1);  // reclaims: a-2 is evicted, its pods still stopping
+  ASSERT_EQ(e.Find("team-a/a-2")->state, WorkloadState::kEvicting);
+  MustSubmit(e, Job("team-a", "a-3", 2), 1);
+  e.Schedule(1);
+  auto why = e.Why("team-a/a-3");
+  ASSERT_TRUE(why.ok());
+  EXPECT_EQ(why->would_preempt, std::vector<std::string>{"team-a/a-2"});
+  EXPECT_NE(why->message.find("being evicted already, so it is tried again as soon as they stop (after 1 workload"),
+            std::string::npos)
+      << why->message;
+  EXPECT_EQ(why->message.find("no preemption can help"), std::string::npos) << why->message;
+  EXPECT_EQ(why->message.find("may not preempt"), std::string::npos) << why->message;
+}
+
 TEST(EngineReasonTest, ReasonSurvivesReconfiguration) {
   Engine e;
   ASSERT_TRUE(e.Configure(TwoTeams()).ok());

@@ -8,6 +8,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr core::Amount kGi = int64_t{1} << 30;
 
@@ -433,6 +434,15 @@ TEST(ParseErrorTest, UnknownKindAndApiVersion) {
   EXPECT_THAT(api.message(), HasSubstr("kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2"));
   Status scenario = ParseError("apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\n");
   EXPECT_THAT(scenario.message(), HasSubstr("artel test"));
+  // A workload names the verb that submits it; `artel submit` does not exist.
+  for (const char* wl : {"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\n",
+                         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+                         "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: v}\n"}) {
+    Status job = ParseError(wl);
+    EXPECT_EQ(job.field(), "kind") << wl;
+    EXPECT_THAT(job.message(), HasSubstr("artel apply -f")) << wl;
+    EXPECT_THAT(job.message(), Not(HasSubstr("artel submit"))) << wl;
+  }
   Status not_map = ParseError("- a\n- b\n");
   EXPECT_THAT(not_map.message(), HasSubstr("expected a map, got a list"));
 }

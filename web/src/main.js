@@ -124,6 +124,10 @@ async function fetchWhy(key) {
     const extra = [];
     if (r.resource) extra.push(`${r.resource}: requested ${r.requested}, available ${r.available}`);
     if (r.wouldPreempt && r.wouldPreempt.length) extra.push(`would preempt ${[].concat(r.wouldPreempt).join(', ')}`);
+    // Every flavor tried (arteld puts them in the message too; listed here when it does not).
+    if (Array.isArray(r.flavors) && r.flavors.length > 1 && !String(r.message || '').includes('flavors tried')) {
+      extra.push(`flavors tried: ${r.flavors.map((f) => f.message).join('; ')}`);
+    }
     state.why.set(key, [`${r.reason}: ${r.message}`, ...extra].join(' — '));
   } catch (e) {
     if (e instanceof api.AuthError) throw e;
@@ -132,14 +136,18 @@ async function fetchWhy(key) {
 
 function record(data) {
   const t = Date.now() / 1000;
+  // One series per queue and GPU flavor: GPUs of unlike flavors are never added up.
   for (const cq of data.cqs) {
-    let hs = state.history.get(cq.name);
-    if (!hs) state.history.set(cq.name, (hs = { t: [], used: [], guaranteed: [], borrowed: [] }));
-    hs.t.push(t);
-    hs.used.push(cq.usage);
-    hs.guaranteed.push(cq.nominal);
-    hs.borrowed.push(cq.borrowed);
-    if (hs.t.length > HISTORY_POINTS) for (const k of Object.keys(hs)) hs[k].shift();
+    for (const f of cq.flavors) {
+      const key = `${cq.name}|${f.label}`;
+      let hs = state.history.get(key);
+      if (!hs) state.history.set(key, (hs = { t: [], used: [], guaranteed: [], borrowed: [] }));
+      hs.t.push(t);
+      hs.used.push(f.usage);
+      hs.guaranteed.push(f.nominal);
+      hs.borrowed.push(f.borrowed);
+      if (hs.t.length > HISTORY_POINTS) for (const k of Object.keys(hs)) hs[k].shift();
+    }
   }
 }
 
@@ -211,13 +219,18 @@ function card(title, value, sub) {
 
 function teams(app, d) {
   const table = h('table', { id: 'teams-table' },
-    h('thead', {}, h('tr', {}, ...['Team (ClusterQueue)', 'Cohort', 'GPUs used', 'Guarantee', 'Borrowed', 'Usage', 'Pending', 'Admitted'].map((t) => h('th', { text: t })))),
-    h('tbody', {}, ...d.cqs.map((cq) => h('tr', { 'data-team': cq.name },
-      h('td', {}, cq.name, flavorWarning(cq)), h('td', { text: cq.cohort || '–' }),
-      h('td', { class: 'num', text: fmt(cq.usage, 2) }), h('td', { class: 'num', text: fmt(cq.nominal, 2) }),
-      h('td', { class: 'num', text: fmt(cq.borrowed, 2) }),
-      h('td', {}, bar(cq.usage, Math.max(cq.usage, cq.nominal, 1), cq.nominal)),
-      h('td', { class: 'num', text: cq.pending }), h('td', { class: 'num', text: cq.admitted })))));
+    h('thead', {}, h('tr', {}, ...['Team (ClusterQueue)', 'Cohort', 'GPU flavor', 'GPUs used', 'Guarantee', 'Borrowed', 'Usage', 'Pending', 'Admitted'].map((t) => h('th', { text: t })))),
+    // One line per GPU flavor inside the queue's row (never a sum over flavors).
+    h('tbody', {}, ...d.cqs.map((cq) => {
+      const lines = (f) => cq.flavors.length ? cq.flavors.map((x) => h('div', { class: 'flavor-line' }, f(x))) : ['–'];
+      return h('tr', { 'data-team': cq.name },
+        h('td', {}, cq.name, flavorWarning(cq)), h('td', { text: cq.cohort || '–' }),
+        h('td', {}, ...lines((x) => x.label)),
+        h('td', { class: 'num' }, ...lines((x) => fmt(x.usage, 2))), h('td', { class: 'num' }, ...lines((x) => fmt(x.nominal, 2))),
+        h('td', { class: 'num' }, ...lines((x) => fmt(x.borrowed, 2))),
+        h('td', {}, ...(cq.flavors.length ? cq.flavors.map((x) => bar(x.usage, Math.max(x.usage, x.nominal, 1), x.nominal)) : [])),
+        h('td', { class: 'num', text: cq.pending }), h('td', { class: 'num', text: cq.admitted }));
+    })));
   ensureSkeleton(app, 'teams', () => [section('team-charts', 'GPUs per team: used vs guarantee vs borrowed (live)', h('div', { class: 'charts', id: 'charts' })), section('teams', 'Teams', h('table', { id: 'teams-table' }))]);
   app.querySelector('#teams-table').replaceWith(table);
   drawCharts(app.querySelector('#charts'), d);
@@ -244,23 +257,26 @@ function destroyCharts() {
 }
 
 function drawCharts(container, d) {
-  for (const [i, cq] of d.cqs.entries()) {
-    const hs = state.history.get(cq.name);
+  const pairs = [];
+  for (const cq of d.cqs) for (const f of cq.flavors) pairs.push([cq, f]);
+  for (const [i, [cq, f]] of pairs.entries()) {
+    const key = `${cq.name}|${f.label}`;
+    const hs = state.history.get(key);
     if (!hs) continue;
     const series = [hs.t, hs.used, hs.guaranteed, hs.borrowed];
-    let chart = state.charts.get(cq.name);
+    let chart = state.charts.get(key);
     if (!chart) {
-      const box = h('figure', { class: 'chart', 'data-team': cq.name }, h('figcaption', { text: cq.name }));
+      const box = h('figure', { class: 'chart', 'data-team': cq.name, 'data-flavor': f.label }, h('figcaption', { text: `${cq.name} · ${f.label}` }));
       container.append(box);
       const color = COLORS[i % COLORS.length];
-      const per = Math.min(d.cqs.length, 3);
+      const per = Math.min(pairs.length, 3);
       const width = Math.max(360, Math.min(640, Math.floor((container.clientWidth - 16 * (per - 1)) / per)));
       chart = new uPlot({
         width, height: 200,
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max) * 1.15] } },
         axes: [
           { values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })) },
-          { label: 'GPUs', size: 50 },
+          { label: f.resource === 'nvidia.com/gpu' ? 'GPUs' : 'MIG instances', size: 50 },
         ],
         series: [
           {},
@@ -270,16 +286,16 @@ function drawCharts(container, d) {
         ],
         legend: { live: false },
       }, series, box);
-      state.charts.set(cq.name, chart);
+      state.charts.set(key, chart);
     } else {
       chart.setData(series);
     }
     // For people and tests: how much history the chart holds, and its last values.
     const fig = chart.root.parentElement;
     fig.dataset.points = String(hs.t.length);
-    fig.dataset.used = String(cq.usage);
-    fig.dataset.guarantee = String(cq.nominal);
-    fig.dataset.borrowed = String(cq.borrowed);
+    fig.dataset.used = String(f.usage);
+    fig.dataset.guarantee = String(f.nominal);
+    fig.dataset.borrowed = String(f.borrowed);
   }
 }
 
@@ -295,8 +311,8 @@ function queues(app, d) {
   const lqsOf = (cq) => d.lqs.filter((l) => l.clusterQueue === cq);
   const cqNode = (cq) => h('li', { class: 'cq', 'data-cq': cq.name },
     h('span', { class: 'kind', text: 'ClusterQueue' }), h('strong', { text: cq.name }),
-    h('span', { class: 'figs', text: ` ${fmt(cq.usage, 2)} / ${fmt(cq.nominal, 2)} GPUs${cq.borrowed > 0 ? ` (borrowing ${fmt(cq.borrowed, 2)})` : ''} · ${cq.pending} pending · ${cq.admitted} admitted` }),
-    bar(cq.usage, Math.max(cq.usage, cq.nominal, 1), cq.nominal),
+    h('span', { class: 'figs', text: ` ${cq.flavors.map((f) => `${f.label}: ${fmt(f.usage, 2)} / ${fmt(f.nominal, 2)}${f.borrowed > 0 ? ` (borrowing ${fmt(f.borrowed, 2)})` : ''}`).join(' · ') || 'no GPU quota'} · ${cq.pending} pending · ${cq.admitted} admitted` }),
+    ...cq.flavors.map((f) => bar(f.usage, Math.max(f.usage, f.nominal, 1), f.nominal)),
     flavorWarning(cq),
     h('ul', {}, ...lqsOf(cq.name).map((l) => h('li', { class: 'lq' }, h('span', { class: 'kind', text: 'LocalQueue' }), `${l.namespace}/${l.name}`,
       h('span', { class: 'figs', text: Number.isFinite(l.pending) ? ` · ${l.pending} pending · ${l.admitted} admitted` : '' })))));
@@ -345,11 +361,12 @@ function nodes(app, d) {
   const blocks = [...byNode.entries()].map(([node, gpus]) => h('div', { class: 'node', 'data-node': node },
     h('h3', {}, node, ' ', h('span', { class: `badge ${ready.get(node) === false ? 'bad' : 'good'}`, text: ready.get(node) === false ? 'NotReady' : 'Ready' }),
       info.get(node) ? h('span', { class: 'figs', text: ` ${info.get(node).gpuMode} GPUs · ${info.get(node).gpusInUse}/${info.get(node).gpus} in use · ${info.get(node).cgroups}` }) : null),
-    h('div', { class: 'gpus' }, ...gpus.map((g) => h('div', { class: `gpu${g.owner ? ' busy' : ''}${g.healthy ? '' : ' unhealthy'}`, 'data-gpu': g.index, title: g.uuid },
+    h('div', { class: 'gpus' }, ...gpus.map((g) => h('div', { class: `gpu${g.owner || g.slices.some((s) => s.owner) ? ' busy' : ''}${g.healthy ? '' : ' unhealthy'}`, 'data-gpu': g.index, title: g.uuid },
       h('div', { class: 'gpu-head' }, h('strong', { text: `GPU ${g.index}` }), ` ${g.model}${g.mig ? ' · MIG' : ''}${g.healthy ? '' : ' · UNHEALTHY'}`),
       h('div', { class: 'figs', text: `util ${fmt(g.util)}% · mem ${bytes(g.memoryUsed)} / ${bytes(g.memory)}` }),
       bar(g.memoryUsed, g.memory),
       h('div', { class: 'owner', text: g.owner ? `→ ${g.owner}` : g.slices.length ? '' : 'free' }),
+      g.mig && g.sliceTotal ? h('div', { class: 'figs mig-slices', text: `${g.sliceUsed}/${g.sliceTotal} slices used` }) : null,
       g.slices.length ? h('ul', { class: 'slices' }, ...g.slices.map((s) => h('li', { text: `${s.profile}${s.owner ? ` → ${s.owner}` : ' (free)'}` }))) : null)))));
   app.replaceChildren(section('nodes', 'Nodes and GPUs', ...blocks));
   app.dataset.view = 'nodes';

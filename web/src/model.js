@@ -44,17 +44,25 @@ function row(flavor, resource, x) {
   return { flavor, resource, nominal, usage, borrowed };
 }
 
+// GPU quota per flavor: whole GPUs and MIG instances (nvidia.com/mig-*) of
+// unlike flavors are never added up. One entry per flavor and GPU resource
+// with quota or use; `label` is the flavor, with the MIG profile after a
+// slash ("a100/mig-1g.10gb").
+const isGpu = (r) => r === GPU || String(r).startsWith('nvidia.com/mig-');
+function gpuFlavors(resources) {
+  return resources
+    .filter((r) => isGpu(r.resource) && (r.nominal > 0 || r.usage > 0))
+    .map((r) => ({ ...r, label: r.resource === GPU ? r.flavor : `${r.flavor}/${String(r.resource).slice('nvidia.com/'.length)}` }));
+}
+
 function normCQ(o) {
   const resources = cqResources(o);
-  const gpu = resources.filter((r) => r.resource === GPU);
-  const sum = (k) => gpu.reduce((a, r) => a + r[k], 0);
+  const flavors = gpuFlavors(resources);
   const st = o.status || {};
   return {
     name: nameOf(o),
     cohort: first(o.cohort, o.cohortName, o.spec && (o.spec.cohortName || o.spec.cohort), ''),
-    nominal: sum('nominal'),
-    usage: sum('usage'),
-    borrowed: sum('borrowed'),
+    flavors,
     pending: Number(first(o.pending, o.pendingWorkloads, st.pendingWorkloads, 0)),
     admitted: Number(first(o.admitted, o.admittedWorkloads, st.admittedWorkloads, st.reservingWorkloads, 0)),
     resources,
@@ -133,10 +141,15 @@ function eventDetail(e) {
 }
 
 function normGpu(o) {
-  const slices = (first(o.slices, o.migInstances, []) || []).map((s) => ({
-    profile: first(s.profile, s.name, ''), uuid: first(s.uuid, ''), owner: first(s.owner, s.workload, s.pod, ''),
+  // MIG instances in use: {profile, uuid, owner}; arteld's migSlices.instances.
+  const mig = o.migSlices || {};
+  const slices = (first(mig.instances, o.slices, o.migInstances, []) || []).map((s) => ({
+    profile: first(s.profile, s.name, ''), uuid: first(s.uuid, ''),
+    owner: s.workload ? (s.pod ? `${s.workload} (${s.pod})` : s.workload) : first(s.owner, s.pod, ''),
   }));
-  const owner = o.workload ? (o.pod ? `${o.workload} (${o.pod})` : o.workload) : '';
+  // Every pod on a shared GPU (memory shares), else the one owner.
+  const users = (o.users || []).map((u) => (u.pod ? `${u.workload} (${u.pod})` : u.workload));
+  const owner = users.length > 1 ? users.join(', ') : o.workload ? (o.pod ? `${o.workload} (${o.pod})` : o.workload) : '';
   return {
     node: first(o.node, 'local'),
     index: first(o.index, 0),
@@ -147,8 +160,10 @@ function normGpu(o) {
     util: Number(first(o.utilizationPercent, 0)),
     healthy: first(o.healthy, true) !== false,
     mig: !!o.migEnabled,
-    owner,
+    owner: slices.length ? '' : owner,
     slices,
+    sliceTotal: Number(first(mig.total, 0)),
+    sliceUsed: Number(first(mig.used, 0)),
   };
 }
 
