@@ -31,7 +31,7 @@ Status Collect(const fs::path& path, int depth, std::vector<ManifestFile>* out) 
       try {
         YAML::Node n = YAML::LoadFile(kp.string());
         for (const auto& r : n["resources"]) {
-          if (Status s = Collect(path / r.as<std::string>(), depth + 1, out, spans); !s.ok()) return s;
+          if (Status s = Collect(path / r.as<std::string>(), depth + 1, out); !s.ok()) return s;
         }
       } catch (const YAML::Exception& e) {
         return InvalidArgument(kp.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
