@@ -1870,7 +1870,7 @@ Result<Json> Daemon::Why(const std::string& key) const {
   auto it = wl_.find(key);
   if (it == wl_.end()) return NotFound("workload " + key + " not found");
   Json j = {{"workload", key}, {"phase", PhaseLocked(key, it->second)}};
-  if (engine_.Find(key) == nullptr) {
+  if (engine_.Find(key) == nullptr || !it->second.terminal.empty()) {  // Terminating: held, not waiting
     j["reason"] = "None";
     j["message"] = "the workload is " + PhaseLocked(key, it->second) + "; it is not waiting";
     return j;
