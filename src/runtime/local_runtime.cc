@@ -36,12 +36,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sys/file.h>
 
 #include <algorithm>
 #include <atomic>
@@ -412,7 +411,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
         // The wrapper's lock on its start file says whether it lives; the
         // start file must be this start's (a pid may be reused, a lock not).
         auto content = ReadFile(p.start_file);
-        ours = rp.pid > 0 && content && content->rfind(rp.start_id + " ", 0) == 0 && StartFileHeld(p.start_file);
+        ours =
+            rp.pid > 0 && content && content->rfind(rp.start_id + " ", 0) == 0 && StartFileHeld(p.start_file);
       } else {
         std::vector<std::string> argv = ProcCmdline(rp.pid);
         ours = rp.pid > 0 && IsWrapperArgv(argv) && argv[3] == p.marker;
@@ -505,7 +505,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
   }
 
   std::vector<RunningPod> FindStart(const std::string& key, const std::string& log_dir,
-                                    const std::string& start_id, const std::vector<std::string>& pods) override {
+                                    const std::string& start_id,
+                                    const std::vector<std::string>& pods) override {
     std::vector<RunningPod> out;
     if (!ValidStartId(start_id)) return out;
     const fs::path dir = fs::path(log_dir) / key;
@@ -793,9 +794,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
       int status = 0;
       waitpid(pid, &status, 0);
       RemoveCgroup(pod);
-      static const char* const kStages[] = {"start",           "setsid",          "join cgroup",
-                                            "chdir to working directory", "redirect output", "exec /bin/sh",
-                                            "claim the start file"};
+      static const char* const kStages[] = {
+          "start",           "setsid",       "join cgroup",         "chdir to working directory",
+          "redirect output", "exec /bin/sh", "claim the start file"};
       const char* stage = msg[0] >= 1 && msg[0] <= 6 ? kStages[msg[0]] : kStages[0];
       return FailedPrecondition(std::string(stage) + " failed: " + Errno(msg[1]));
     }

@@ -170,7 +170,8 @@ class LocalRuntime {
   // restarted daemon ("abandoned <id>"), so that a child of the dead daemon
   // that had not got so far can never run it later.
   virtual std::vector<RunningPod> FindStart(const std::string& key, const std::string& log_dir,
-                                            const std::string& start_id, const std::vector<std::string>& pods) = 0;
+                                            const std::string& start_id,
+                                            const std::vector<std::string>& pods) = 0;
   virtual bool IsRunning(const std::string& key) const = 0;
 };
 

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -647,8 +647,8 @@ Status Daemon::Recover() {
         auto pl = PlacementFromJson(p.admission["placement"]);
         if (pl.ok()) placed = std::move(pl).value();
       }
-      return engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm, p.admission.value("admittedAt", now),
-                             placed ? &*placed : nullptr);
+      return engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
+                             p.admission.value("admittedAt", now), placed ? &*placed : nullptr);
     };
     const int64_t kill_at = p.kill_at_ms >= 0 ? p.kill_at_ms : now + grace;  // older journals: a fresh grace
     if ((p.phase == "Evicting" || p.phase == "Cancelling") && alive) {
@@ -857,7 +857,8 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
       // A cancelled workload of this name still has pods running: the name
       // (and its runtime slot, logs and GPUs) is free only once they are gone.
       int64_t left_ms = std::max<int64_t>(0, old->second.kill_at_ms - WallMs());
-      return AlreadyExists("workload " + key + " is still stopping: the pods of the cancelled workload have not " +
+      return AlreadyExists("workload " + key +
+                           " is still stopping: the pods of the cancelled workload have not " +
                            "all exited yet (SIGKILL in " + std::to_string((left_ms + 999) / 1000) +
                            " s at most); submit again once it is Cancelled");
     }
@@ -930,7 +931,8 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
     if (it == wl_.end()) return NotFound("workload " + key + " not found");
     Wl& w = it->second;
     if (w.stopping) {
-      return FailedPrecondition("workload " + key + " is already cancelled; its pods are stopping (Terminating)");
+      return FailedPrecondition("workload " + key +
+                                " is already cancelled; its pods are stopping (Terminating)");
     }
     if (!w.terminal.empty()) return FailedPrecondition("workload " + key + " is already " + w.terminal);
     if (w.cancel_pending) return FailedPrecondition("workload " + key + " is already being cancelled");
@@ -941,7 +943,8 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
                    (info && (info->state == core::WorkloadState::kAdmitted ||
                              info->state == core::WorkloadState::kEvicting));
     if (may_run) {
-      kill_at = NowLocked() + std::max<int64_t>(0, w.spec.termination_grace.value_or(options_.default_grace_ms));
+      kill_at =
+          NowLocked() + std::max<int64_t>(0, w.spec.termination_grace.value_or(options_.default_grace_ms));
       if (w.kill_at_ms >= 0 && w.kill_at_ms < kill_at) kill_at = w.kill_at_ms;  // an eviction's earlier one
     }
     w.cancel_pending = true;  // no start, retry or finish until the cancel is applied
@@ -1006,7 +1009,8 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
     EmitLocked("Cancelled", key, {{"user", user}});
     out = WorkloadJsonLocked(key, w);
   }
-  log_->Info(stop ? "workload cancelled; stopping its pods" : "workload cancelled", {{"workload", key}, {"user", user}});
+  log_->Info(stop ? "workload cancelled; stopping its pods" : "workload cancelled",
+             {{"workload", key}, {"user", user}});
   if (!done.empty()) (void)AppendAndApply(std::move(done));
   if (stop) (void)runtime_->StopAt(key, now, kill_at >= 0 ? kill_at : now);
   Wake();
@@ -1026,7 +1030,8 @@ void Daemon::HoldAdmissionLocked(const std::string& key, Wl& w, int64_t now) {
   }
 }
 
-void Daemon::CompleteCancelLocked(const std::string& key, Wl& w, int64_t now, std::vector<store::Record>* recs) {
+void Daemon::CompleteCancelLocked(const std::string& key, Wl& w, int64_t now,
+                                  std::vector<store::Record>* recs) {
   ReleaseGpusLocked(w);
   DropFromEngineLocked(key, now);
   w.stopping = false;
@@ -1447,7 +1452,8 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     const core::WorkloadInfo* info = engine_.Find(e.victim);
     Wl& victim = wl_[e.victim];
     if (victim.running) {
-      int64_t deadline = now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
+      int64_t deadline =
+          now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
       if (victim.kill_at_ms < 0 || deadline < victim.kill_at_ms) victim.kill_at_ms = deadline;
     }
     ++evicted_total_[{e.victim_cluster_queue, KueueEvictedReason(e.reason)}];
@@ -1458,7 +1464,8 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.type = store::RecordType::kWorkloadEvicted;
     r.time_ms = WallMs();
     r.key = e.victim;
-    Json ep = {{"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
+    Json ep = {
+        {"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
     // The pods' SIGKILL deadline, so that a restarted daemon keeps it.
     if (victim.running) ep["killAt"] = victim.kill_at_ms;
     r.payload = ep.dump();

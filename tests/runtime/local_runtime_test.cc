@@ -497,7 +497,7 @@ TEST(LocalRuntimeTest, FindStartTellsARunStartFromOneThatNeverRan) {
   EXPECT_EQ(found[0].pgid, old.pid);
   EXPECT_EQ(found[0].start_id, "start-1");
   ASSERT_TRUE(rt->Adopt(spec.key, found, 1000));
-  EXPECT_TRUE(rt->Poll().empty());  // alive: the lock is held
+  EXPECT_TRUE(rt->Poll().empty());               // alive: the lock is held
   ASSERT_TRUE(rt->StopAt(spec.key, 0, 0).ok());  // a deadline already past: SIGKILL now
   std::vector<Exit> exits = PollExits(rt.get(), 1);
   ASSERT_EQ(exits.size(), 1u);

@@ -80,8 +80,8 @@ std::vector<std::string> ProbePod(int pgid, const std::string& hb, const std::st
   return {"/bin/sh", "-c",
           "s=gone; for f in /proc/[0-9]*/stat; do read -r l < \"$f\" 2>/dev/null || continue; "
           "set -- ${l##*\") \"}; [ \"$3\" = " +
-              std::to_string(pgid) + " ] && [ \"$1\" != Z ] && s=alive; done; " + "echo \"$s $(wc -l < " + hb +
-              ")\" > " + out};
+              std::to_string(pgid) + " ] && [ \"$1\" != Z ] && s=alive; done; " + "echo \"$s $(wc -l < " +
+              hb + ")\" > " + out};
 }
 
 class GpuReleaseTest : public ::testing::Test {
@@ -134,8 +134,9 @@ TEST_F(GpuReleaseTest, CancelledPodHoldsItsGpusUntilItsProcessesAreGone) {
   HttpResult c = d.Post("/api/v1/namespaces/team-a/workloads/old/cancel", "");
   ASSERT_EQ(c.status, 200) << c.body;
   EXPECT_EQ(c.json()["status"].value("phase", ""), "Terminating") << c.body;
-  HttpResult n = d.Post("/api/v1/workloads", Workload("team-b", "new", "default", 2, ProbePod(pgid, hb_, probe_)).dump(),
-                        kTeamBToken);
+  HttpResult n =
+      d.Post("/api/v1/workloads", Workload("team-b", "new", "default", 2, ProbePod(pgid, hb_, probe_)).dump(),
+             kTeamBToken);
   ASSERT_EQ(n.status, 201) << n.body;
   // While the old pod runs, its GPUs and quota stay held.
   EXPECT_TRUE(GroupAlive(pgid));
@@ -144,7 +145,8 @@ TEST_F(GpuReleaseTest, CancelledPodHoldsItsGpusUntilItsProcessesAreGone) {
   for (const auto& g : gpus["items"]) EXPECT_EQ(g.value("workload", ""), "team-a/old") << gpus.dump();
 
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-b", "new") == "Succeeded"; }, 20000))
-      << d.Phase("team-b", "new") << "\n" << d.log();
+      << d.Phase("team-b", "new") << "\n"
+      << d.log();
   EXPECT_FALSE(GroupAlive(pgid));
   std::string probe = Trim(ReadFile(probe_));
   EXPECT_EQ(probe.substr(0, 4), "gone") << "the new pod started while the old one ran: " << probe;
@@ -173,7 +175,8 @@ TEST_F(GpuReleaseTest, ResubmitWhileStoppingIsRefusedUntilThePodsAreGone) {
   r = d.Post("/api/v1/workloads", again.dump());
   ASSERT_EQ(r.status, 201) << r.body;
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "reuse") == "Succeeded"; }, 20000))
-      << d.Phase("team-a", "reuse") << "\n" << d.log();
+      << d.Phase("team-a", "reuse") << "\n"
+      << d.log();
   Json w = d.Get("/api/v1/namespaces/team-a/workloads/reuse").json();
   EXPECT_EQ(w["status"].value("exitCode", -1), 0) << w.dump();
   EXPECT_EQ(w["status"]["pods"][0].value("exitCode", -1), 0) << w.dump();
@@ -195,17 +198,19 @@ TEST_F(GpuReleaseTest, KillNineDuringCancelStillKillsThePodAtItsDeadlineAndHolds
 
   ASSERT_TRUE(d.Start(Flags(dir_))) << d.log();
   EXPECT_EQ(d.Phase("team-a", "old"), "Terminating");
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-b", "new", "default", 2, ProbePod(pgid, hb_, probe_)).dump(),
-                   kTeamBToken)
+  ASSERT_EQ(d.Post("/api/v1/workloads",
+                   Workload("team-b", "new", "default", 2, ProbePod(pgid, hb_, probe_)).dump(), kTeamBToken)
                 .status,
             201);
   // SIGKILL at the journaled deadline (3 s after the cancel), not never.
-  ASSERT_TRUE(WaitFor([&] { return !GroupAlive(pgid); }, 15000)) << "the cancelled pod was never killed\n" << d.log();
+  ASSERT_TRUE(WaitFor([&] { return !GroupAlive(pgid); }, 15000)) << "the cancelled pod was never killed\n"
+                                                                 << d.log();
   auto gone = std::chrono::steady_clock::now();
   EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(gone - cancelled).count(), 2500)
       << "killed before its grace period ended";
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-b", "new") == "Succeeded"; }, 20000))
-      << d.Phase("team-b", "new") << "\n" << d.log();
+      << d.Phase("team-b", "new") << "\n"
+      << d.log();
   std::string probe = Trim(ReadFile(probe_));
   EXPECT_EQ(probe.substr(0, 4), "gone") << "the GPUs were handed out while the old pod ran: " << probe;
   EXPECT_EQ(probe, "gone " + std::to_string(Lines(hb_)));
@@ -228,8 +233,9 @@ TEST_F(GpuReleaseTest, KillNineDuringEvictionHoldsTheVictimsGpusUntilItsPodIsGon
   const std::string done = dir_ + "/done", term = dir_ + "/term";
   // team-a borrows team-b's two GPUs; once the test is over it exits at once.
   Json body = Workload("team-a", "borrower", "default", 4,
-                       {"/bin/sh", "-c", "[ -e " + done + " ] && exit 0; trap 'echo term >> " + term +
-                                             "' TERM; while :; do echo beat >> " + hb_ + "; sleep 0.02; done"});
+                       {"/bin/sh", "-c",
+                        "[ -e " + done + " ] && exit 0; trap 'echo term >> " + term +
+                            "' TERM; while :; do echo beat >> " + hb_ + "; sleep 0.02; done"});
   body["spec"]["terminationGracePeriodSeconds"] = 3;
   ASSERT_EQ(d.Post("/api/v1/workloads", body.dump()).status, 201);
   int pgid = 0;
@@ -246,7 +252,8 @@ TEST_F(GpuReleaseTest, KillNineDuringEvictionHoldsTheVictimsGpusUntilItsPodIsGon
   // team-b reclaims its GPUs: the borrower is evicted, its pod ignores TERM.
   std::vector<std::string> probe = ProbePod(pgid, hb_, probe_);
   probe[2] += "; touch " + done;
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-b", "owner", "default", 2, probe).dump(), kTeamBToken).status,
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-b", "owner", "default", 2, probe).dump(), kTeamBToken)
+                .status,
             201);
   // SIGTERM is sent once the eviction is journaled: the pod notes it, and goes on.
   ASSERT_TRUE(WaitFor([&] { return Lines(term) >= 1; }, 10000)) << d.log();
@@ -256,14 +263,17 @@ TEST_F(GpuReleaseTest, KillNineDuringEvictionHoldsTheVictimsGpusUntilItsPodIsGon
 
   ASSERT_TRUE(d.Start(flags)) << d.log();
   EXPECT_EQ(d.Phase("team-a", "borrower"), "Evicting");
-  ASSERT_TRUE(WaitFor([&] { return !GroupAlive(pgid); }, 15000)) << "the evicted pod was never killed\n" << d.log();
+  ASSERT_TRUE(WaitFor([&] { return !GroupAlive(pgid); }, 15000)) << "the evicted pod was never killed\n"
+                                                                 << d.log();
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-b", "owner") == "Succeeded"; }, 20000))
-      << d.Phase("team-b", "owner") << "\n" << d.log();
+      << d.Phase("team-b", "owner") << "\n"
+      << d.log();
   std::string seen = Trim(ReadFile(probe_));
   EXPECT_EQ(seen.substr(0, 4), "gone") << "the GPUs were handed out while the evicted pod ran: " << seen;
   // Requeued as it was: it runs again (and, the test being over, exits).
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "borrower") == "Succeeded"; }, 20000))
-      << d.Phase("team-a", "borrower") << "\n" << d.log();
+      << d.Phase("team-a", "borrower") << "\n"
+      << d.log();
   EXPECT_TRUE(d.Stop()) << d.log();
 }
 
@@ -290,8 +300,8 @@ TEST_F(GpuReleaseTest, RecoveredStoppingPodIsStoppedAtShutdown) {
 // after journaling the start id and before forking (start-before-fork).
 // Either way the pod runs exactly once.
 TEST_F(GpuReleaseTest, FastPodRunsExactlyOnceAcrossACrashAroundItsStart) {
-  const std::vector<std::pair<const char*, int>> rounds = {
-      {"start-before-journal", 6}, {"start-before-fork", 2}};
+  const std::vector<std::pair<const char*, int>> rounds = {{"start-before-journal", 6},
+                                                           {"start-before-fork", 2}};
   int n = 0;
   for (const auto& [failpoint, times] : rounds) {
     for (int i = 0; i < times; ++i, ++n) {
@@ -310,7 +320,8 @@ TEST_F(GpuReleaseTest, FastPodRunsExactlyOnceAcrossACrashAroundItsStart) {
       ASSERT_EQ(code, 86) << d.log();
       ASSERT_TRUE(d.Start(Flags(dir_))) << d.log();
       ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", name) == "Succeeded"; }, 20000))
-          << d.Phase("team-a", name) << "\n" << d.log();
+          << d.Phase("team-a", name) << "\n"
+          << d.log();
       EXPECT_EQ(Lines(runs), 1) << "the pod ran " << Lines(runs) << " times";
       ASSERT_TRUE(d.Stop()) << d.log();
     }
@@ -325,11 +336,13 @@ TEST_F(GpuReleaseTest, FinishedWorkloadsKeepTheirStatusAcrossRestarts) {
   Json failing = Workload("team-a", "flaky", "default", 1, {"/bin/sh", "-c", "exit 3"});
   failing["spec"]["backoffLimit"] = 1;
   ASSERT_EQ(d.Post("/api/v1/workloads", failing.dump()).status, 201);
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "fine", "default", 1, {"/bin/sh", "-c", "exit 0"}).dump())
+  ASSERT_EQ(d.Post("/api/v1/workloads",
+                   Workload("team-a", "fine", "default", 1, {"/bin/sh", "-c", "exit 0"}).dump())
                 .status,
             201);
   ASSERT_TRUE(WaitFor(
-      [&] { return d.Phase("team-a", "flaky") == "Failed" && d.Phase("team-a", "fine") == "Succeeded"; }, 20000))
+      [&] { return d.Phase("team-a", "flaky") == "Failed" && d.Phase("team-a", "fine") == "Succeeded"; },
+      20000))
       << d.log();
   auto status = [&](const std::string& name) {
     Json st = d.Get("/api/v1/namespaces/team-a/workloads/" + name).json()["status"];
@@ -369,15 +382,16 @@ TEST_F(GpuReleaseTest, FinishedWorkloadsKeepTheirStatusAcrossRestarts) {
 TEST_F(GpuReleaseTest, RunWaitExitsWithTheWorkloadsExitCode) {
   Arteld d(dir_);
   ASSERT_TRUE(d.Start(Flags(dir_))) << d.log();
-  std::map<std::string, std::string> env = {{"ARTEL_SERVER", d.url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}};
+  std::map<std::string, std::string> env = {
+      {"ARTEL_SERVER", d.url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}};
   std::string out, err;
-  int rc = RunCommand({ARTEL_BIN, "run", "--queue", "team-a/default", "--gpus", "1", "--wait", "--", "/bin/sh", "-c",
-                       "echo bye; exit 3"},
+  int rc = RunCommand({ARTEL_BIN, "run", "--queue", "team-a/default", "--gpus", "1", "--wait", "--",
+                       "/bin/sh", "-c", "echo bye; exit 3"},
                       env, &out, &err);
   EXPECT_EQ(rc, 3) << out << err;
   EXPECT_NE(out.find("bye"), std::string::npos) << out;
-  rc = RunCommand({ARTEL_BIN, "run", "--queue", "team-a/default", "--wait", "--", "/bin/sh", "-c", "exit 0"}, env,
-                  &out, &err);
+  rc = RunCommand({ARTEL_BIN, "run", "--queue", "team-a/default", "--wait", "--", "/bin/sh", "-c", "exit 0"},
+                  env, &out, &err);
   EXPECT_EQ(rc, 0) << out << err;
   EXPECT_TRUE(d.Stop()) << d.log();
 }
