@@ -980,7 +980,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
       return FailedPrecondition("workload " + key + " is already " + w.terminal);
     }
     w.terminal = "Cancelled";
-    w.finished_ms = now;
+    w.finished_ms = r.time_ms;  // as journaled: a restart shows the same time
     auto m = model_.find(key);
     if (w.running) {
       // Its pods stop first: until every process of them is gone it keeps
@@ -1272,7 +1272,7 @@ void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_c
   if (!cq.empty()) ++finished_total_[cq];
   store::Record r;
   r.type = store::RecordType::kWorkloadFinished;
-  r.time_ms = WallMs();
+  r.time_ms = now;  // the finish time shown, so that a restart shows the same
   r.key = key;
   Json payload = FinalStatusJson(w);
   payload["exitCode"] = exit_code;
