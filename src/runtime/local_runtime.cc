@@ -720,6 +720,13 @@ class LocalRuntimeImpl final : public LocalRuntime {
       // the pod runs: locked, then linked under its name, which fails if a
       // restarted daemon abandoned this start meanwhile.
       int start_fd = open(start_tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (start_fd >= 0 && start_fd <= kStartLockFd) {
+        // Clear of the descriptors rearranged below (a daemon started with
+        // stdin closed would get 0 here).
+        int moved = fcntl(start_fd, F_DUPFD_CLOEXEC, kStartLockFd + 1);
+        close(start_fd);
+        start_fd = moved;
+      }
       if (start_fd < 0 || flock(start_fd, LOCK_EX) != 0) die(6);
       {
         char buf[160];
