@@ -24,6 +24,7 @@
 #include <string>
 
 #include "harness.h"
+#include "store/store.h"
 
 namespace artel::testing {
 namespace {
@@ -375,6 +376,64 @@ TEST_F(GpuReleaseTest, FinishedWorkloadsKeepTheirStatusAcrossRestarts) {
   EXPECT_EQ(status("flaky"), flaky);
   EXPECT_EQ(status("fine"), fine);
   EXPECT_EQ(status("later"), later_st);
+  EXPECT_TRUE(d.Stop()) << d.log();
+}
+
+// A journal written by an older arteld (no start ids, no kill deadlines,
+// empty cancel records) still recovers: cancelled stays Cancelled, finished
+// stays Succeeded, an admitted workload whose journaled pod is gone is
+// requeued and runs, a pending one runs.
+TEST_F(GpuReleaseTest, OldJournalStillRecovers) {
+  const std::string data = dir_ + "/data";
+  {
+    auto st = store::Store::Open(data);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    int64_t t = 1700000000000;
+    std::vector<store::Record> recs;
+    auto add = [&](store::RecordType type, const std::string& key, const Json& payload) {
+      store::Record r;
+      r.type = type;
+      r.time_ms = ++t;
+      r.key = key;
+      r.payload = payload.is_null() ? std::string() : payload.dump();
+      recs.push_back(std::move(r));
+    };
+    add(store::RecordType::kConfigApplied, "", Json{{"manifests", kTwoTeamsManifests}});
+    Json adm = {{"clusterQueue", "team-a"},
+                {"podSets",
+                 {{{"name", "main"},
+                   {"count", 1},
+                   {"flavors", {{"nvidia.com/gpu", "a100"}}},
+                   {"resourceUsage", {{"nvidia.com/gpu", "1"}}}}}},
+                {"admittedAt", t}};
+    auto cmd = [&](const std::string& name) {
+      return std::vector<std::string>{"/bin/sh", "-c", "echo x >> " + dir_ + "/ran-" + name};
+    };
+    add(store::RecordType::kWorkloadSubmitted, "team-a/cancelled", Workload("team-a", "cancelled", "default", 1, cmd("c")));
+    add(store::RecordType::kWorkloadAdmitted, "team-a/cancelled", adm);
+    add(store::RecordType::kWorkloadCancelled, "team-a/cancelled", Json());
+    add(store::RecordType::kWorkloadSubmitted, "team-a/finished", Workload("team-a", "finished", "default", 1, cmd("f")));
+    add(store::RecordType::kWorkloadAdmitted, "team-a/finished", adm);
+    add(store::RecordType::kWorkloadFinished, "team-a/finished", Json{{"exitCode", 0}, {"phase", "Succeeded"}});
+    add(store::RecordType::kWorkloadSubmitted, "team-a/gone", Workload("team-a", "gone", "default", 1, cmd("g")));
+    add(store::RecordType::kWorkloadAdmitted, "team-a/gone", adm);
+    add(store::RecordType::kWorkloadStarted, "team-a/gone",
+        Json{{"pods", {{{"pod", "main-0"}, {"pid", 0}, {"pgid", 0}, {"exitFile", ""}, {"gpus", {0}}}}}, {"retries", 0}});
+    add(store::RecordType::kWorkloadSubmitted, "team-b/pending", Workload("team-b", "pending", "default", 1, cmd("p")));
+    auto seqs = (*st)->AppendBatch(recs);
+    ASSERT_TRUE(seqs.ok()) << seqs.status().ToString();
+  }
+  Arteld d(dir_);
+  ASSERT_TRUE(d.Start({"--fake-gpus", "2xA100-80GB"})) << d.log();
+  EXPECT_EQ(d.Phase("team-a", "cancelled"), "Cancelled");
+  EXPECT_EQ(d.Phase("team-a", "finished"), "Succeeded");
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "gone") == "Succeeded" && d.Phase("team-b", "pending") == "Succeeded"; },
+                      20000))
+      << d.log();
+  EXPECT_EQ(Lines(dir_ + "/ran-g"), 1);
+  EXPECT_EQ(Lines(dir_ + "/ran-p"), 1);
+  EXPECT_EQ(Lines(dir_ + "/ran-c"), 0);
+  EXPECT_EQ(Lines(dir_ + "/ran-f"), 0);
   EXPECT_TRUE(d.Stop()) << d.log();
 }
 
