@@ -409,17 +409,23 @@ TEST_F(GpuReleaseTest, OldJournalStillRecovers) {
     auto cmd = [&](const std::string& name) {
       return std::vector<std::string>{"/bin/sh", "-c", "echo x >> " + dir_ + "/ran-" + name};
     };
-    add(store::RecordType::kWorkloadSubmitted, "team-a/cancelled", Workload("team-a", "cancelled", "default", 1, cmd("c")));
+    add(store::RecordType::kWorkloadSubmitted, "team-a/cancelled",
+        Workload("team-a", "cancelled", "default", 1, cmd("c")));
     add(store::RecordType::kWorkloadAdmitted, "team-a/cancelled", adm);
     add(store::RecordType::kWorkloadCancelled, "team-a/cancelled", Json());
-    add(store::RecordType::kWorkloadSubmitted, "team-a/finished", Workload("team-a", "finished", "default", 1, cmd("f")));
+    add(store::RecordType::kWorkloadSubmitted, "team-a/finished",
+        Workload("team-a", "finished", "default", 1, cmd("f")));
     add(store::RecordType::kWorkloadAdmitted, "team-a/finished", adm);
-    add(store::RecordType::kWorkloadFinished, "team-a/finished", Json{{"exitCode", 0}, {"phase", "Succeeded"}});
-    add(store::RecordType::kWorkloadSubmitted, "team-a/gone", Workload("team-a", "gone", "default", 1, cmd("g")));
+    add(store::RecordType::kWorkloadFinished, "team-a/finished",
+        Json{{"exitCode", 0}, {"phase", "Succeeded"}});
+    add(store::RecordType::kWorkloadSubmitted, "team-a/gone",
+        Workload("team-a", "gone", "default", 1, cmd("g")));
     add(store::RecordType::kWorkloadAdmitted, "team-a/gone", adm);
     add(store::RecordType::kWorkloadStarted, "team-a/gone",
-        Json{{"pods", {{{"pod", "main-0"}, {"pid", 0}, {"pgid", 0}, {"exitFile", ""}, {"gpus", {0}}}}}, {"retries", 0}});
-    add(store::RecordType::kWorkloadSubmitted, "team-b/pending", Workload("team-b", "pending", "default", 1, cmd("p")));
+        Json{{"pods", {{{"pod", "main-0"}, {"pid", 0}, {"pgid", 0}, {"exitFile", ""}, {"gpus", {0}}}}},
+             {"retries", 0}});
+    add(store::RecordType::kWorkloadSubmitted, "team-b/pending",
+        Workload("team-b", "pending", "default", 1, cmd("p")));
     auto seqs = (*st)->AppendBatch(recs);
     ASSERT_TRUE(seqs.ok()) << seqs.status().ToString();
   }
@@ -427,8 +433,9 @@ TEST_F(GpuReleaseTest, OldJournalStillRecovers) {
   ASSERT_TRUE(d.Start({"--fake-gpus", "2xA100-80GB"})) << d.log();
   EXPECT_EQ(d.Phase("team-a", "cancelled"), "Cancelled");
   EXPECT_EQ(d.Phase("team-a", "finished"), "Succeeded");
-  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "gone") == "Succeeded" && d.Phase("team-b", "pending") == "Succeeded"; },
-                      20000))
+  ASSERT_TRUE(WaitFor(
+      [&] { return d.Phase("team-a", "gone") == "Succeeded" && d.Phase("team-b", "pending") == "Succeeded"; },
+      20000))
       << d.log();
   EXPECT_EQ(Lines(dir_ + "/ran-g"), 1);
   EXPECT_EQ(Lines(dir_ + "/ran-p"), 1);
