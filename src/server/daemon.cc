@@ -1444,10 +1444,15 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     }
   }
   for (const auto& e : res.evictions) {
-    if (auto own = wl_.find(e.victim); own != wl_.end() && own->second.quiet_evictions > 0 &&
-                                       e.reason == core::EvictionReason::kDeactivated) {
-      --own->second.quiet_evictions;  // the daemon's own hold (HoldAdmissionLocked): already handled
-      continue;
+    if (e.reason == core::EvictionReason::kDeactivated) {
+      // The daemon's own holds (HoldAdmissionLocked): already handled, not
+      // journaled or reported; one whose workload has left the engine since
+      // (a later submission may reuse the name) is stale.
+      auto own = wl_.find(e.victim);
+      const core::WorkloadInfo* cur = engine_.Find(e.victim);
+      bool quiet = own != wl_.end() && own->second.quiet_evictions > 0;
+      if (quiet) --own->second.quiet_evictions;
+      if (quiet || cur == nullptr || cur->id != e.victim_id) continue;
     }
     const core::WorkloadInfo* info = engine_.Find(e.victim);
     Wl& victim = wl_[e.victim];
