@@ -686,7 +686,14 @@ int Run(const Common& c, const RunArgs& a) {
   }
   Response logs = Request(c.client, "GET", WorkloadPath(ns, name) + "/logs");
   if (logs.status == 200) std::cout << logs.body;
-  return last == "Succeeded" ? kExitOk : kExitFailed;
+  if (last == "Succeeded") return kExitOk;
+  // The workload's own exit code (a pod killed by signal N: 128+N), as
+  // `docker run` does; 1 when it has none (cancelled, or failed to start).
+  const Json& st = w.contains("status") ? w["status"] : Json();
+  int code = st.is_object() && st.contains("exitCode") && st["exitCode"].is_number_integer()
+                 ? st["exitCode"].get<int>()
+                 : 0;
+  return code > 0 && code < 256 ? code : kExitFailed;
 }
 
 // ---- top ----------------------------------------------------------------------------

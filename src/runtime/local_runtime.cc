@@ -2,7 +2,7 @@
 //
 // Every pod runs under a tiny /bin/sh wrapper (the group leader):
 //
-//   /bin/sh -c '<kWrapper>' artel-pod:<ns>/<name>/<pod> <exit-file> <command...>
+//   /bin/sh -c '<kWrapper>' artel-pod:<ns>/<name>/<pod> <exit-file> <start-id> <command...>
 //
 // The wrapper runs the command in the foreground, then writes its exit status
 // to <exit-file> (`<log_dir>/<ns>/<name>/<pod>.exit`) and exits with it. Its
@@ -16,22 +16,43 @@
 // the default dispositions. A status above 128 is the shell's encoding of
 // "killed by signal status-128" and is reported as such. A pod whose wrapper
 // died without writing the file (SIGKILL) is reported as killed by SIGKILL.
+//
+// Start ids. Before anything of the pod runs, the forked child claims the
+// pod's start file `<log_dir>/<ns>/<name>/<pod>.start`: it writes
+// "<start-id> <pid>" to a temporary file, takes an exclusive flock on it and
+// link()s it to the start file (which fails if the name exists). The locked
+// descriptor is kept as fd 9 across exec by the wrapper (closed for the
+// command), so the lock is held exactly as long as the wrapper lives. A
+// restarted daemon (`FindStart`) reads the start file: the id there means the
+// start ran (the lock says whether it still runs, the exit file how it
+// ended); no start file means it never ran, and the daemon claims the name
+// itself ("abandoned <id>"), so a child of the dead daemon that had not
+// reached its claim yet fails it and exits without running anything.
+//
+// A pod's exit is reported once its whole process group is gone: when the
+// wrapper ends, what is left of the group gets SIGKILL and the exit waits
+// for the group to empty, so that the pod's GPUs are never handed out while
+// one of its processes still runs.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 
 #include "runtime/runtime.h"
@@ -45,7 +66,12 @@ namespace fs = std::filesystem;
 
 constexpr char kShell[] = "/bin/sh";
 constexpr char kWrapper[] =
+    "f=\"$1\"; shift 2; trap ':' TERM INT HUP; \"$@\" 9>&-; rc=$?; echo \"$rc\" > \"$f\"; exit \"$rc\"";
+// The wrapper of an older arteld (no start id), still recognised on adoption.
+constexpr char kLegacyWrapper[] =
     "f=\"$1\"; shift; trap ':' TERM INT HUP; \"$@\"; rc=$?; echo \"$rc\" > \"$f\"; exit \"$rc\"";
+// The descriptor the wrapper keeps its start-file lock on (kWrapper's 9>&-).
+constexpr int kStartLockFd = 9;
 constexpr char kNamePrefix[] = "artel-pod:";
 constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
 
@@ -141,6 +167,68 @@ std::optional<Exit> ReadExitFile(const std::string& path) {
   return ExitFromShellStatus(static_cast<int>(code));
 }
 
+// True when argv is a pod wrapper's (this arteld's or an older one's).
+bool IsWrapperArgv(const std::vector<std::string>& argv) {
+  return argv.size() >= 5 && argv[0] == kShell && (argv[2] == kWrapper || argv[2] == kLegacyWrapper);
+}
+
+bool ValidStartId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+}
+
+std::string NewStartId() {
+  static std::atomic<uint64_t> seq{0};
+  std::random_device rd;
+  uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  char buf[48];
+  snprintf(buf, sizeof buf, "%016llx-%llu", static_cast<unsigned long long>(r),
+           static_cast<unsigned long long>(++seq));
+  return buf;
+}
+
+// True while some process holds the lock a pod's wrapper takes on its start
+// file: the wrapper (or the child about to become it) still runs.
+bool StartFileHeld(const std::string& path) {
+  if (path.empty()) return false;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // Drops the probe's own shared lock, if it got one.
+  return held;
+}
+
+// True when a live (not zombie) process is in process group `pgid`.
+bool GroupAlive(int pgid) {
+  if (pgid <= 0) return false;
+  if (kill(-pgid, 0) != 0 && errno == ESRCH) return false;
+  // Members that are only zombies do not count: their parent (init, or
+  // whoever adopted them) reaps them, and they hold nothing.
+  bool alive = false;
+  if (DIR* proc = opendir("/proc")) {
+    while (dirent* de = readdir(proc)) {
+      char* end = nullptr;
+      long pid = std::strtol(de->d_name, &end, 10);
+      if (end == de->d_name || *end != '\0' || pid <= 0) continue;
+      auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      if (!stat) continue;
+      size_t paren = stat->rfind(')');
+      if (paren == std::string::npos || paren + 2 >= stat->size()) continue;
+      char state = (*stat)[paren + 2];
+      long ppid = 0, pgrp = 0;
+      if (sscanf(stat->c_str() + paren + 3, " %ld %ld", &ppid, &pgrp) != 2) continue;
+      if (pgrp == pgid && state != 'Z' && state != 'X') {
+        alive = true;
+        break;
+      }
+    }
+    closedir(proc);
+  }
+  return alive;
+}
+
 // Resolves argv[0] the way execvp would, against the pod's PATH, so that a
 // missing command fails `Start` with a clear message instead of exit 127.
 Result<std::string> ResolveCommand(const std::string& cmd, const std::string& path_var,
@@ -170,16 +258,19 @@ struct Pod {
   int pid = 0;
   int pgid = 0;
   std::string exit_file;
+  std::string start_file;  // locked by the live wrapper; empty for older pods
   std::string cgroup;  // directory, or empty
   std::string marker;  // the wrapper's $0, checked for adopted pods
   bool adopted = false;
   bool done = false;
+  // The wrapper has ended; its exit is reported once the group is empty.
+  std::optional<Exit> draining;
 };
 
 // True when `pid` runs our wrapper for the pod named by `marker`.
 bool IsOurs(int pid, const std::string& marker) {
   std::vector<std::string> argv = ProcCmdline(pid);
-  return argv.size() >= 5 && argv[0] == kShell && argv[2] == kWrapper && argv[3] == marker;
+  return IsWrapperArgv(argv) && argv[3] == marker;
 }
 
 struct Workload {
@@ -204,6 +295,11 @@ class LocalRuntimeImpl final : public LocalRuntime {
     }
     if (spec.log_dir.empty()) return InvalidArgument("launch of " + spec.key + ": log_dir is empty");
     if (spec.pods.empty()) return InvalidArgument("launch of " + spec.key + ": no pods");
+    const std::string start_id = spec.start_id.empty() ? NewStartId() : spec.start_id;
+    if (!ValidStartId(start_id)) {
+      return InvalidArgument("launch of " + spec.key + ": start id \"" + start_id +
+                             "\" is not 1-64 letters, digits, '-' or '_'");
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (workloads_.count(spec.key) != 0) return AlreadyExists("workload " + spec.key + " is already running");
     std::string dir = spec.log_dir + "/" + spec.key;
@@ -215,14 +311,21 @@ class LocalRuntimeImpl final : public LocalRuntime {
     w.grace_ms = spec.grace_ms;
     std::vector<RunningPod> out;
     for (const PodLaunch& p : spec.pods) {
-      auto pod = StartPod(spec.key, dir, p);
+      auto pod = StartPod(spec.key, dir, p, start_id);
       if (!pod.ok()) {
         // Roll back: a workload runs whole or not at all.
         for (Pod& started : w.pods) KillAndReap(&started);
         Status s = pod.status();
         return Status(s.code(), "starting " + spec.key + " pod " + p.pod + ": " + s.message());
       }
-      out.push_back({pod->name, pod->pid, pod->pgid, pod->exit_file});
+      RunningPod rp;
+      rp.pod = pod->name;
+      rp.pid = pod->pid;
+      rp.pgid = pod->pgid;
+      rp.exit_file = pod->exit_file;
+      rp.start_id = start_id;
+      rp.start_file = pod->start_file;
+      out.push_back(std::move(rp));
       w.pods.push_back(std::move(pod).value());
     }
     workloads_.emplace(spec.key, std::move(w));
@@ -230,18 +333,29 @@ class LocalRuntimeImpl final : public LocalRuntime {
   }
 
   Status Stop(const std::string& key, int64_t now_ms) override {
+    int64_t grace = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = workloads_.find(key);
+      if (it == workloads_.end()) return NotFound("workload " + key + " is not running");
+      grace = it->second.grace_ms;
+    }
+    return StopAt(key, now_ms, now_ms + std::max<int64_t>(grace, 0));
+  }
+
+  Status StopAt(const std::string& key, int64_t now_ms, int64_t kill_at_ms) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = workloads_.find(key);
     if (it == workloads_.end()) return NotFound("workload " + key + " is not running");
     Workload& w = it->second;
-    bool now_kill = w.grace_ms <= 0;
+    bool now_kill = kill_at_ms <= now_ms;
     for (Pod& p : w.pods) {
-      if (!p.done) kill(-p.pgid, now_kill ? SIGKILL : SIGTERM);
+      if (Signalable(p)) kill(-p.pgid, now_kill ? SIGKILL : SIGTERM);
     }
     if (now_kill) {
       w.killed = true;
-    } else if (!w.kill_at_ms || *w.kill_at_ms > now_ms + w.grace_ms) {
-      w.kill_at_ms = now_ms + w.grace_ms;
+    } else if (!w.kill_at_ms || *w.kill_at_ms > kill_at_ms) {
+      w.kill_at_ms = kill_at_ms;
     }
     return Status::Ok();
   }
@@ -251,7 +365,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
     for (auto& [key, w] : workloads_) {
       if (w.killed || !w.kill_at_ms || now_ms < *w.kill_at_ms) continue;
       for (Pod& p : w.pods) {
-        if (!p.done) kill(-p.pgid, SIGKILL);
+        if (Signalable(p)) kill(-p.pgid, SIGKILL);
       }
       w.killed = true;
     }
@@ -289,13 +403,23 @@ class LocalRuntimeImpl final : public LocalRuntime {
       p.pid = rp.pid;
       p.pgid = rp.pgid > 0 ? rp.pgid : rp.pid;
       p.exit_file = rp.exit_file;
+      p.start_file = rp.start_id.empty() ? std::string() : rp.start_file;
       p.adopted = true;
       p.marker = kNamePrefix + key + "/" + rp.pod;
-      std::vector<std::string> argv = ProcCmdline(rp.pid);
-      bool ours =
-          rp.pid > 0 && argv.size() >= 5 && argv[0] == kShell && argv[2] == kWrapper && argv[3] == p.marker;
-      if (ours && p.exit_file.empty()) p.exit_file = argv[4];
-      if (ours && ProcessAlive(rp.pid)) {
+      bool ours = false;
+      if (!p.start_file.empty()) {
+        // The wrapper's lock on its start file says whether it lives; the
+        // start file must be this start's (a pid may be reused, a lock not).
+        auto content = ReadFile(p.start_file);
+        ours =
+            rp.pid > 0 && content && content->rfind(rp.start_id + " ", 0) == 0 && StartFileHeld(p.start_file);
+      } else {
+        std::vector<std::string> argv = ProcCmdline(rp.pid);
+        ours = rp.pid > 0 && IsWrapperArgv(argv) && argv[3] == p.marker;
+        if (ours && p.exit_file.empty()) p.exit_file = argv[4];
+        ours = ours && ProcessAlive(rp.pid);
+      }
+      if (ours) {
         any = true;
       } else {
         // Gone (or its pid now belongs to someone else): only its exit file
@@ -323,7 +447,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
         long pid = std::strtol(de->d_name, &end, 10);
         if (end == de->d_name || *end != '\0' || pid <= 0) continue;
         std::vector<std::string> argv = ProcCmdline(static_cast<int>(pid));
-        if (argv.size() < 5 || argv[0] != kShell || argv[2] != kWrapper) continue;
+        if (!IsWrapperArgv(argv)) continue;
         if (argv[3].rfind(prefix, 0) != 0 || argv[4].rfind(own_dir, 0) != 0) continue;
         if (!ProcessAlive(static_cast<int>(pid))) continue;
         // The wrapper leads its process group (setsid). A child it forked
@@ -377,6 +501,52 @@ class LocalRuntimeImpl final : public LocalRuntime {
       out.push_back(std::move(rp));
     }
     std::sort(out.begin(), out.end(), [](const RunningPod& a, const RunningPod& b) { return a.pod < b.pod; });
+    return out;
+  }
+
+  std::vector<RunningPod> FindStart(const std::string& key, const std::string& log_dir,
+                                    const std::string& start_id,
+                                    const std::vector<std::string>& pods) override {
+    std::vector<RunningPod> out;
+    if (!ValidStartId(start_id)) return out;
+    const fs::path dir = fs::path(log_dir) / key;
+    for (const std::string& pod : pods) {
+      if (!ValidName(pod)) continue;
+      const std::string start_file = (dir / (pod + ".start")).string();
+      std::optional<std::string> content = ReadFile(start_file);
+      if (!content) {
+        // Never claimed by this start's child: claim it for ourselves, so
+        // that a child of the dead daemon that is still on its way fails.
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        const std::string tmp = start_file + ".abandon." + start_id;
+        int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+          const std::string text = "abandoned " + start_id + "\n";
+          ssize_t n = write(fd, text.data(), text.size());
+          (void)n;
+          close(fd);
+          if (link(tmp.c_str(), start_file.c_str()) != 0) content = ReadFile(start_file);  // the child won
+          unlink(tmp.c_str());
+        }
+        if (!content) continue;  // not started, and now it never will
+      }
+      std::istringstream in(*content);
+      std::string id;
+      int pid = 0;
+      in >> id >> pid;
+      // Another id: the file of an earlier start, not yet replaced, so this
+      // start's child was never forked (the file is removed before the fork).
+      if (id != start_id || pid <= 0) continue;
+      RunningPod rp;
+      rp.pod = pod;
+      rp.pid = pid;
+      rp.pgid = pid;  // the child called setsid before it claimed the file
+      rp.exit_file = (dir / (pod + ".exit")).string();
+      rp.start_id = start_id;
+      rp.start_file = start_file;
+      out.push_back(std::move(rp));
+    }
     return out;
   }
 
@@ -452,7 +622,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
     return dir;
   }
 
-  Result<Pod> StartPod(const std::string& key, const std::string& dir, const PodLaunch& p) {
+  Result<Pod> StartPod(const std::string& key, const std::string& dir, const PodLaunch& p,
+                       const std::string& start_id) {
     if (!ValidName(p.pod)) return InvalidArgument("pod name \"" + p.pod + "\" is not valid");
     if (p.command.empty()) return InvalidArgument("no command");
     if (!p.working_dir.empty()) {
@@ -481,8 +652,16 @@ class LocalRuntimeImpl final : public LocalRuntime {
     Pod pod;
     pod.name = p.pod;
     pod.exit_file = dir + "/" + p.pod + ".exit";
+    pod.start_file = dir + "/" + p.pod + ".start";
     std::string log_file = dir + "/" + p.pod + ".log";
     unlink(pod.exit_file.c_str());  // A leftover from an earlier run must not be read as this run's status.
+    // The earlier start's file goes before the fork: a start file that names
+    // another id then proves that this start's child was never forked.
+    if (unlink(pod.start_file.c_str()) != 0 && errno != ENOENT) {
+      return FailedPrecondition("cannot remove " + pod.start_file + ": " + Errno(errno));
+    }
+    const std::string start_tmp = pod.start_file + "." + start_id + ".tmp";
+    const std::string start_text = start_id + " ";  // the child appends its pid
 
     auto cg = MakeCgroup(key, p);
     if (!cg.ok()) return cg.status();
@@ -490,8 +669,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
 
     // Everything the child needs is built before fork: after fork only
     // async-signal-safe calls are allowed.
-    std::vector<std::string> args = {kShell,        "-c", kWrapper, kNamePrefix + key + "/" + p.pod,
-                                     pod.exit_file, *cmd};
+    std::vector<std::string> args = {kShell,        "-c",     kWrapper, kNamePrefix + key + "/" + p.pod,
+                                     pod.exit_file, start_id, *cmd};
     args.insert(args.end(), p.command.begin() + 1, p.command.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -521,13 +700,56 @@ class LocalRuntimeImpl final : public LocalRuntime {
     pid_t pid = fork();
     if (pid == 0) {
       // Child. Reports (stage, errno) through err_pipe on failure.
+      int err_fd = err_pipe[1];
       auto die = [&](int stage) {
         int msg[2] = {stage, errno};
-        ssize_t ignored = write(err_pipe[1], msg, sizeof(msg));
+        ssize_t ignored = write(err_fd, msg, sizeof(msg));
         (void)ignored;
         _exit(127);
       };
+      // Keep the error pipe clear of kStartLockFd.
+      if (err_fd <= kStartLockFd) {
+        err_fd = fcntl(err_pipe[1], F_DUPFD_CLOEXEC, kStartLockFd + 1);
+        if (err_fd < 0) {
+          err_fd = err_pipe[1];
+          die(1);
+        }
+      }
       if (setsid() < 0) die(1);
+      // Claim the start file (see the top of this file) before anything of
+      // the pod runs: locked, then linked under its name, which fails if a
+      // restarted daemon abandoned this start meanwhile.
+      int start_fd = open(start_tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (start_fd >= 0 && start_fd <= kStartLockFd) {
+        // Clear of the descriptors rearranged below (a daemon started with
+        // stdin closed would get 0 here).
+        int moved = fcntl(start_fd, F_DUPFD_CLOEXEC, kStartLockFd + 1);
+        close(start_fd);
+        start_fd = moved;
+      }
+      if (start_fd < 0 || flock(start_fd, LOCK_EX) != 0) die(6);
+      {
+        char buf[160];
+        size_t n = 0;
+        for (char c : start_text) {
+          if (n < sizeof buf - 24) buf[n++] = c;
+        }
+        char digits[24];
+        size_t nd = 0;
+        for (unsigned long v = static_cast<unsigned long>(getpid()); v > 0 || nd == 0; v /= 10) {
+          digits[nd++] = static_cast<char>('0' + v % 10);
+        }
+        while (nd > 0) buf[n++] = digits[--nd];
+        buf[n++] = '\n';
+        if (write(start_fd, buf, n) != static_cast<ssize_t>(n)) die(6);
+      }
+      if (link(start_tmp.c_str(), pod.start_file.c_str()) != 0) {
+        int err = errno;
+        unlink(start_tmp.c_str());
+        errno = err;
+        die(6);
+      }
+      unlink(start_tmp.c_str());
       if (!procs.empty()) {
         int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write(fd, "0", 1) != 1) die(2);
@@ -537,6 +759,12 @@ class LocalRuntimeImpl final : public LocalRuntime {
       if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
           dup2(log_fd, STDERR_FILENO) < 0) {
         die(4);
+      }
+      // The start-file lock goes with the wrapper across exec (not CLOEXEC).
+      if (start_fd == kStartLockFd) {
+        if (fcntl(start_fd, F_SETFD, 0) != 0) die(6);
+      } else if (dup2(start_fd, kStartLockFd) < 0) {
+        die(6);
       }
       struct sigaction dfl {};
       dfl.sa_handler = SIG_DFL;
@@ -548,7 +776,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
       sigprocmask(SIG_SETMASK, &none, nullptr);
 #ifdef SYS_close_range
       // Descriptors the daemon opened without O_CLOEXEC must not leak in.
-      syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+      syscall(SYS_close_range, 3U, static_cast<unsigned>(kStartLockFd - 1), 4U /* CLOSE_RANGE_CLOEXEC */);
+      syscall(SYS_close_range, static_cast<unsigned>(kStartLockFd + 1), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
 #endif
       execve(kShell, argv.data(), envp.data());
       die(5);
@@ -573,8 +802,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
       waitpid(pid, &status, 0);
       RemoveCgroup(pod);
       static const char* const kStages[] = {
-          "start", "setsid", "join cgroup", "chdir to working directory", "redirect output", "exec /bin/sh"};
-      const char* stage = msg[0] >= 1 && msg[0] <= 5 ? kStages[msg[0]] : kStages[0];
+          "start",           "setsid",       "join cgroup",         "chdir to working directory",
+          "redirect output", "exec /bin/sh", "claim the start file"};
+      const char* stage = msg[0] >= 1 && msg[0] <= 6 ? kStages[msg[0]] : kStages[0];
       return FailedPrecondition(std::string(stage) + " failed: " + Errno(msg[1]));
     }
     pod.pid = pid;
@@ -582,10 +812,29 @@ class LocalRuntimeImpl final : public LocalRuntime {
     return pod;
   }
 
+  // Whether the pod's process group may be signalled: its wrapper was seen
+  // alive, so the group id is still the pod's.
+  static bool Signalable(const Pod& p) { return !p.done && !p.draining && p.pid > 0 && p.pgid > 0; }
+
   // Returns the pod's exit if it has ended, marking it done.
   std::optional<Exit> CheckExit(Pod* p) {
+    if (p->draining) {
+      if (GroupAlive(p->pgid)) {
+        kill(-p->pgid, SIGKILL);  // The group is non-empty, so its id is still the pod's.
+        return std::nullopt;
+      }
+      std::optional<Exit> exit = p->draining;
+      p->draining.reset();
+      p->done = true;
+      RemoveCgroup(*p);
+      return exit;
+    }
     std::optional<Exit> exit;
-    if (p->pid > 0) {
+    bool seen_alive = false;  // the group id is the pod's: leftovers may be killed
+    if (p->pid > 0 && !p->start_file.empty() && p->adopted) {
+      if (StartFileHeld(p->start_file)) return std::nullopt;  // Adopted, still running.
+      seen_alive = true;
+    } else if (p->pid > 0) {
       // Peek first: while the wrapper is a zombie its pid (= the group id)
       // cannot be reused, so the group can be cleaned up safely.
       siginfo_t info{};
@@ -599,6 +848,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
         return std::nullopt;  // Our child, still running.
       } else if (ProcessAlive(p->pid) && (p->marker.empty() || IsOurs(p->pid, p->marker))) {
         return std::nullopt;  // Adopted (not our child), still running.
+      } else {
+        seen_alive = p->adopted;
       }
     }
     if (!exit) {
@@ -608,6 +859,14 @@ class LocalRuntimeImpl final : public LocalRuntime {
         exit->signaled = true;
         exit->signal = SIGKILL;
       }
+    }
+    // Our child's group was killed above while the wrapper was a zombie; an
+    // adopted one's is killed now that its wrapper is seen gone. Either way
+    // the exit waits until no process of the group is left.
+    if (seen_alive && GroupAlive(p->pgid)) kill(-p->pgid, SIGKILL);
+    if ((seen_alive || !p->adopted) && GroupAlive(p->pgid)) {
+      p->draining = exit;
+      return std::nullopt;
     }
     p->done = true;
     RemoveCgroup(*p);

@@ -83,6 +83,12 @@ struct LaunchSpec {
   std::vector<PodLaunch> pods;
   std::string log_dir;
   int64_t grace_ms = 30000;
+  // Names this start (letters, digits, '-', '_'); the daemon journals it
+  // before `Start` forks (docs/daemon.md, "Start ids"). Each pod's child
+  // claims `<log_dir>/<ns>/<name>/<pod>.start` with it before it runs
+  // anything, so that a restarted daemon can tell a start that never
+  // happened from one that ran (`FindStart`). Empty: `Start` makes one.
+  std::string start_id;
 };
 
 struct Exit {
@@ -105,6 +111,12 @@ struct RunningPod {
   // GPU or MIG UUIDs the pod was given (CUDA_VISIBLE_DEVICES); filled by
   // `Find` from the live process's environment, empty otherwise.
   std::vector<std::string> visible_devices;
+  // The start this pod belongs to, and its start file (`LaunchSpec::start_id`).
+  // With them `Adopt` tells whether the pod's wrapper lives by the lock it
+  // holds on the start file, immune to pid reuse. Empty for pods started
+  // by an older arteld: then the pid and /proc/<pid>/cmdline tell.
+  std::string start_id;
+  std::string start_file;
 };
 
 class LocalRuntime {
@@ -123,8 +135,14 @@ class LocalRuntime {
   virtual Result<std::vector<RunningPod>> Start(const LaunchSpec& spec, int64_t now_ms) = 0;
   // SIGTERM to each pod's process group now; SIGKILL at now + grace via Tick.
   virtual Status Stop(const std::string& key, int64_t now_ms) = 0;
+  // The same with an explicit SIGKILL deadline (a journaled one, after a
+  // restart; a deadline in the past kills at the next Tick). An earlier
+  // deadline already set is kept.
+  virtual Status StopAt(const std::string& key, int64_t now_ms, int64_t kill_at_ms) = 0;
   virtual void Tick(int64_t now_ms) = 0;
-  // Reaps exited pods (non-blocking).
+  // Reaps exited pods (non-blocking). A pod's exit is reported only once
+  // every process of its process group is gone: when the wrapper exits,
+  // what is left of the group gets SIGKILL, and the exit waits for it.
   virtual std::vector<Exit> Poll() = 0;
   // After a daemon restart: re-attach to pods that still run (by pid
   // liveness, checked against the wrapper's command line so that a reused
@@ -141,7 +159,19 @@ class LocalRuntime {
   // file was written at or after `since_ms` (wall-clock ms; the admission
   // time), so that a file left by an earlier run is not mistaken for this
   // one's. Pass the result to `Adopt`. Empty when nothing was started.
+  // Only for starts without a start id (journals of an older arteld);
+  // `FindStart` replaces it.
   virtual std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir, int64_t since_ms) = 0;
+  // After a daemon restart, for a start journaled with `start_id` before its
+  // fork: what became of each of `pods` (pod names). A pod whose start file
+  // holds the id ran: it is returned with its pid, alive or not (pass it to
+  // `Adopt`, which also reads its exit file). A pod without it never ran
+  // anything: it is left out, and its start file is claimed for the
+  // restarted daemon ("abandoned <id>"), so that a child of the dead daemon
+  // that had not got so far can never run it later.
+  virtual std::vector<RunningPod> FindStart(const std::string& key, const std::string& log_dir,
+                                            const std::string& start_id,
+                                            const std::vector<std::string>& pods) = 0;
   virtual bool IsRunning(const std::string& key) const = 0;
 };
 

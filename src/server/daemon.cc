@@ -1,13 +1,15 @@
 #include "server/daemon.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <limits>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -412,32 +414,78 @@ void Daemon::Reduce(std::map<std::string, Persisted>* model, uint64_t* order, st
   // loop record can commit after a concurrent cancel of the same workload
   // (the loop decided before the cancel, appended after it); it is stale.
   if (w.phase == "Cancelled" || w.phase == "Finished") return;
+  auto min_deadline = [&](int64_t t) {
+    if (t >= 0 && (w.kill_at_ms < 0 || t < w.kill_at_ms)) w.kill_at_ms = t;
+  };
+  if (w.phase == "Cancelling") {
+    // Cancelled while pods may run: they keep the admission until they are
+    // gone. A start begun before the cancel is still recorded, so that
+    // recovery finds its pods.
+    switch (r.type) {
+      case T::kWorkloadStarting: w.starting = p; break;
+      case T::kWorkloadStarted: w.started = p; break;
+      case T::kEvictionCompleted:  // the pods are gone
+        w.phase = "Cancelled";
+        w.result = p;
+        w.admission = nullptr;
+        w.starting = nullptr;
+        w.started = nullptr;
+        break;
+      case T::kWorkloadFinished:  // finished before the cancel took effect
+        w.phase = "Finished";
+        w.result = p;
+        w.starting = nullptr;
+        w.started = nullptr;
+        w.finished_ms = r.time_ms;
+        break;
+      default: break;
+    }
+    return;
+  }
   switch (r.type) {
     case T::kWorkloadCancelled:
+      // New journals say when the pods of a cancelled admitted workload get
+      // SIGKILL ("killAt"); it is Cancelling until they are gone. Older
+      // journals (no payload) cancel at once.
+      if (p.contains("killAt") && (w.phase == "Admitted" || w.phase == "Evicting")) {
+        w.phase = "Cancelling";
+        min_deadline(p.value("killAt", int64_t{-1}));
+        w.finished_ms = r.time_ms;
+        break;
+      }
       w.phase = "Cancelled";
+      w.result = p.is_object() && !p.empty() ? p : Json();
       w.admission = nullptr;
+      w.starting = nullptr;
       w.started = nullptr;
       w.finished_ms = r.time_ms;
       break;
     case T::kWorkloadAdmitted:
       w.phase = "Admitted";
       w.admission = p;
+      w.starting = nullptr;
       w.started = nullptr;
+      w.kill_at_ms = -1;
       break;
     case T::kWorkloadEvicted:
       if (w.phase == "Admitted") w.phase = "Evicting";
+      if (w.phase == "Evicting") min_deadline(p.value("killAt", int64_t{-1}));
       break;
     case T::kEvictionCompleted:
       if (w.phase == "Admitted" || w.phase == "Evicting") {
         w.phase = "Pending";
         w.admission = nullptr;
+        w.starting = nullptr;
         w.started = nullptr;
+        w.kill_at_ms = -1;
       }
       break;
+    case T::kWorkloadStarting: w.starting = p; break;
     case T::kWorkloadStarted: w.started = p; break;
     case T::kWorkloadFinished:
       w.phase = "Finished";
       w.result = p;
+      w.starting = nullptr;
       w.started = nullptr;
       w.finished_ms = r.time_ms;
       break;
@@ -483,9 +531,11 @@ void Daemon::MaybeSnapshot(bool force) {
                     {"order", w.order},
                     {"phase", w.phase},
                     {"admission", w.admission},
+                    {"starting", w.starting},
                     {"started", w.started},
                     {"result", w.result},
-                    {"finishedMs", w.finished_ms}});
+                    {"finishedMs", w.finished_ms},
+                    {"killAtMs", w.kill_at_ms}});
     }
     snap.state =
         Json{{"version", 1}, {"config", model_config_}, {"order", model_order_}, {"workloads", ws}}.dump();
@@ -538,9 +588,11 @@ Status Daemon::Recover() {
       p.order = w.value("order", uint64_t{0});
       p.phase = w.value("phase", "Pending");
       p.admission = w.value("admission", Json());
+      p.starting = w.value("starting", Json());
       p.started = w.value("started", Json());
       p.result = w.value("result", Json());
       p.finished_ms = w.value("finishedMs", int64_t{-1});
+      p.kill_at_ms = w.value("killAtMs", int64_t{-1});
       model_[w.value("key", "")] = std::move(p);
     }
   }
@@ -588,6 +640,7 @@ Status Daemon::Recover() {
     if (p.phase == "Cancelled") {
       w.terminal = "Cancelled";
       w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;  // older journals: from this start
+      RestoreFinalStatus(p.result, &w);
       wl_[key] = std::move(w);
       continue;
     }
@@ -596,52 +649,103 @@ Status Daemon::Recover() {
       w.terminal = p.result.value("phase", "Succeeded");
       if (p.result.contains("exitCode")) w.exit_code = p.result.value("exitCode", 0);
       w.message = p.result.value("message", "");
+      RestoreFinalStatus(p.result, &w);
       wl_[key] = std::move(w);
       continue;
     }
     int64_t grace = w.spec.termination_grace.value_or(options_.default_grace_ms);
     std::vector<runtime::RunningPod> pods;
     std::vector<Pod> wpods;
-    if (p.started.is_object()) {
-      for (const auto& pj : p.started.value("pods", Json::array())) {
-        Pod pod;
-        pod.rp.pod = pj.value("pod", "");
-        pod.rp.pid = pj.value("pid", 0);
-        pod.rp.pgid = pj.value("pgid", 0);
-        pod.rp.exit_file = pj.value("exitFile", "");
-        pod.gpus = pj.value("gpus", std::vector<int>{});
-        pods.push_back(pod.rp);
-        wpods.push_back(pod);
-      }
-      w.retries = p.started.value("retries", 0);
-    }
-    bool alive = !pods.empty() && runtime_->Adopt(key, pods, grace);
-    // Pods the journal does not know: the daemon died after starting them
-    // and before journaling the start (or a retry's restart). Find them by
-    // their process marker instead of starting a second copy; without a
-    // journaled start, an exit file written since the admission also counts.
+    bool alive = false;
     bool unrecorded = false;
-    if (!alive && (p.phase == "Admitted" || p.phase == "Evicting")) {
-      int64_t since = std::numeric_limits<int64_t>::max();
-      if (pods.empty() && p.admission.is_object()) since = p.admission.value("admittedAt", since);
-      std::vector<runtime::RunningPod> found = runtime_->Find(key, log_dir_, since);
-      if (!found.empty() && runtime_->Adopt(key, found, grace)) {
-        alive = true;
-        unrecorded = true;
-        pods = found;
-        wpods.clear();
-        for (const runtime::RunningPod& rp : found) {
+    const std::string start_id = p.starting.is_object() ? p.starting.value("startId", "") : "";
+    if (!start_id.empty()) {
+      // The start was journaled before its fork (WorkloadStarting): its
+      // start files tell which pods ran. A pod that never ran is claimed so
+      // that it never will; if none ran, nothing was started.
+      std::vector<std::string> names;
+      std::map<std::string, std::vector<int>> gpus_of;
+      for (const auto& pj : p.starting.value("pods", Json::array())) {
+        names.push_back(pj.value("pod", ""));
+        gpus_of[names.back()] = pj.value("gpus", std::vector<int>{});
+      }
+      w.retries = p.starting.value("retries", 0);
+      w.start_id = start_id;
+      const bool journaled = p.started.is_object() && p.started.value("startId", "") == start_id;
+      if (journaled) w.started_ms = p.started.value("startedAt", int64_t{-1});
+      pods = runtime_->FindStart(key, log_dir_, start_id, names);
+      if (!pods.empty()) {
+        alive = runtime_->Adopt(key, pods, grace);
+        unrecorded = !journaled;
+        for (const std::string& name : names) {
           Pod pod;
-          pod.rp = rp;
-          for (const std::string& uuid : rp.visible_devices) {
-            for (size_t g = 0; g < gpus_.size(); ++g) {
-              if (gpus_[g].uuid == uuid) pod.gpus.push_back(static_cast<int>(g));
+          pod.rp.pod = name;
+          pod.gpus = gpus_of[name];
+          bool ran = false;
+          for (const runtime::RunningPod& rp : pods) {
+            if (rp.pod == name) {
+              pod.rp = rp;
+              ran = true;
             }
+          }
+          if (!ran) {  // never started (the daemon died between two pods' forks)
+            pod.exited = true;
+            pod.exit.signaled = true;
+            pod.exit.signal = SIGKILL;
           }
           wpods.push_back(std::move(pod));
         }
-        log_->Warn("found pods started but not journaled before a crash; adopted them",
-                   {{"workload", key}, {"pods", std::to_string(found.size())}});
+        if (alive && unrecorded) {
+          log_->Warn("found pods started but not journaled before a crash; adopted them",
+                     {{"workload", key}, {"pods", std::to_string(pods.size())}, {"start", start_id}});
+        }
+      } else if (p.phase == "Admitted") {
+        log_->Info("journaled start never began; starting again", {{"workload", key}, {"start", start_id}});
+      }
+    } else {
+      if (p.started.is_object()) {
+        for (const auto& pj : p.started.value("pods", Json::array())) {
+          Pod pod;
+          pod.rp.pod = pj.value("pod", "");
+          pod.rp.pid = pj.value("pid", 0);
+          pod.rp.pgid = pj.value("pgid", 0);
+          pod.rp.exit_file = pj.value("exitFile", "");
+          pod.gpus = pj.value("gpus", std::vector<int>{});
+          pods.push_back(pod.rp);
+          wpods.push_back(pod);
+        }
+        w.retries = p.started.value("retries", 0);
+      }
+      alive = !pods.empty() && runtime_->Adopt(key, pods, grace);
+      // Journals of an older arteld (no start ids): pods the journal does
+      // not know, because the daemon died after starting them and before
+      // journaling the start. Find them by their process marker instead of
+      // starting a second copy; without a journaled start, an exit file
+      // written since the admission also counts. A newer admission
+      // ("startIds") journals every start before its fork: no search.
+      const bool legacy = !(p.admission.is_object() && p.admission.value("startIds", false));
+      if (legacy && !alive && (p.phase == "Admitted" || p.phase == "Evicting" || p.phase == "Cancelling")) {
+        int64_t since = std::numeric_limits<int64_t>::max();
+        if (pods.empty() && p.admission.is_object()) since = p.admission.value("admittedAt", since);
+        std::vector<runtime::RunningPod> found = runtime_->Find(key, log_dir_, since);
+        if (!found.empty() && runtime_->Adopt(key, found, grace)) {
+          alive = true;
+          unrecorded = true;
+          pods = found;
+          wpods.clear();
+          for (const runtime::RunningPod& rp : found) {
+            Pod pod;
+            pod.rp = rp;
+            for (const std::string& uuid : rp.visible_devices) {
+              for (size_t g = 0; g < gpus_.size(); ++g) {
+                if (gpus_[g].uuid == uuid) pod.gpus.push_back(static_cast<int>(g));
+              }
+            }
+            wpods.push_back(std::move(pod));
+          }
+          log_->Warn("found pods started but not journaled before a crash; adopted them",
+                     {{"workload", key}, {"pods", std::to_string(found.size())}});
+        }
       }
     }
     auto claim = [&](Wl& wl) {
@@ -651,13 +755,69 @@ Status Daemon::Recover() {
         }
       }
     };
-    if (p.phase == "Evicting" && alive) {
-      // Its pods are still stopping: keep it out of the engine until they go.
-      runtime_->Stop(key, now);
+    // The admission journaled for this workload, put back into the engine.
+    auto restore = [&]() -> Status {
+      auto adm = AdmissionFromJson(p.admission);
+      if (!adm.ok()) return adm.status();
+      std::optional<core::placement::Placement> placed;
+      if (p.admission.contains("placement")) {
+        auto pl = PlacementFromJson(p.admission["placement"]);
+        if (pl.ok() && PlacementMatchesPoolsLocked(p.admission["placement"], &*pl)) {
+          placed = std::move(pl).value();
+        } else if (pl.ok()) {
+          log_->Warn("journaled placement does not match this start's node pools; placing again",
+                     {{"workload", key}});
+        }
+      }
+      return engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
+                             p.admission.value("admittedAt", now), placed ? &*placed : nullptr,
+                             p.admission.value("admissionSeq", uint64_t{0}));
+    };
+    const int64_t kill_at = p.kill_at_ms >= 0 ? p.kill_at_ms : now + grace;  // older journals: a fresh grace
+    if ((p.phase == "Evicting" || p.phase == "Cancelling") && alive) {
+      // Its pods are still stopping: SIGKILL at the journaled deadline, and
+      // keep their admission (quota, GPUs) held in the engine until they are
+      // gone, so that nothing else is placed on those GPUs meanwhile.
       w.pods = std::move(wpods);
       w.running = true;
-      w.deferred = true;
+      w.kill_at_ms = kill_at;
+      if (p.admission.is_object()) w.admitted_ms = p.admission.value("admittedAt", int64_t{-1});
       claim(w);
+      Status s = engine_.Submit(w.spec, p.submitted_ms).status();
+      if (s.ok()) s = restore();
+      if (s.ok()) {
+        HoldAdmissionLocked(key, w, now);
+      } else {
+        // Not restorable (its queue or flavor is gone): outside the engine,
+        // the GPUs are still shown held until the pods exit.
+        log_->Warn("stopping pods' admission not restored", {{"workload", key}, {"error", s.message()}});
+        DropFromEngineLocked(key, now);
+        w.deferred = p.phase == "Evicting";
+      }
+      if (p.phase == "Cancelling") {
+        w.terminal = "Cancelled";
+        w.stopping = true;
+        w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;
+      }
+      (void)runtime_->StopAt(key, now, kill_at);
+      wl_[key] = std::move(w);
+      continue;
+    }
+    if (p.phase == "Cancelling") {
+      // Cancelled, and nothing of it runs any more: the cancel is complete.
+      w.terminal = "Cancelled";
+      w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;
+      if (p.admission.is_object()) w.admitted_ms = p.admission.value("admittedAt", int64_t{-1});
+      w.pods = std::move(wpods);
+      for (Pod& pod : w.pods) pod.exited = true;
+      store::Record r;
+      r.type = store::RecordType::kEvictionCompleted;
+      r.time_ms = WallMs();
+      r.key = key;
+      Json payload = FinalStatusJson(w);
+      payload["reason"] = "Cancelled";
+      r.payload = payload.dump();
+      fixups.push_back(std::move(r));
       wl_[key] = std::move(w);
       continue;
     }
@@ -670,21 +830,7 @@ Status Daemon::Recover() {
     }
     bool requeue = p.phase == "Evicting" || (!pods.empty() && !alive);
     if (p.phase == "Admitted" && !requeue) {
-      auto adm = AdmissionFromJson(p.admission);
-      std::optional<core::placement::Placement> placed;
-      if (adm.ok() && p.admission.contains("placement")) {
-        auto pl = PlacementFromJson(p.admission["placement"]);
-        if (pl.ok() && PlacementMatchesPoolsLocked(p.admission["placement"], &*pl)) {
-          placed = std::move(pl).value();
-        } else if (pl.ok()) {
-          log_->Warn("journaled placement does not match this start's node pools; placing again",
-                     {{"workload", key}});
-        }
-      }
-      Status s = adm.ok() ? engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
-                                            p.admission.value("admittedAt", now), placed ? &*placed : nullptr,
-                                            p.admission.value("admissionSeq", uint64_t{0}))
-                          : adm.status();
+      Status s = restore();
       if (s.ok()) {
         ++restored;
         w.admitted_ms = p.admission.value("admittedAt", now);
@@ -939,6 +1085,15 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
       if (spec.name.empty()) return AlreadyExists("could not generate a free name from " + generate_name);
     }
     key = spec.ns + "/" + spec.name;
+    if (auto old = wl_.find(key); old != wl_.end() && old->second.stopping) {
+      // A cancelled workload of this name still has pods running: the name
+      // (and its runtime slot, logs and GPUs) is free only once they are gone.
+      int64_t left_ms = std::max<int64_t>(0, old->second.kill_at_ms - WallMs());
+      return AlreadyExists("workload " + key +
+                           " is still stopping: the pods of the cancelled workload have not " +
+                           "all exited yet (SIGKILL in " + std::to_string((left_ms + 999) / 1000) +
+                           " s at most); submit again once it is Cancelled");
+    }
     if (taken(key)) return AlreadyExists("workload " + key + " already exists");
     const core::Config& cfg = engine_.config();
     bool lq =
@@ -1003,44 +1158,174 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
 
 Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
+  int64_t kill_at = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = wl_.find(key);
     if (it == wl_.end()) return NotFound("workload " + key + " not found");
-    if (!it->second.terminal.empty()) {
-      return FailedPrecondition("workload " + key + " is already " + it->second.terminal);
+    Wl& w = it->second;
+    if (w.stopping) {
+      return FailedPrecondition("workload " + key +
+                                " is already cancelled; its pods are stopping (Terminating)");
     }
+    if (!w.terminal.empty()) return FailedPrecondition("workload " + key + " is already " + w.terminal);
+    if (w.cancel_pending) return FailedPrecondition("workload " + key + " is already being cancelled");
+    // Pods may run (or be about to start): they get SIGKILL at this
+    // deadline, journaled with the cancel so that a restarted daemon keeps it.
+    const core::WorkloadInfo* info = engine_.Find(key);
+    bool may_run = w.running || w.deferred ||
+                   (info && (info->state == core::WorkloadState::kAdmitted ||
+                             info->state == core::WorkloadState::kEvicting));
+    if (may_run) {
+      kill_at =
+          NowLocked() + std::max<int64_t>(0, w.spec.termination_grace.value_or(options_.default_grace_ms));
+      if (w.kill_at_ms >= 0 && w.kill_at_ms < kill_at) kill_at = w.kill_at_ms;  // an eviction's earlier one
+    }
+    w.cancel_pending = true;  // no start, retry or finish until the cancel is applied
   }
   store::Record r;
   r.type = store::RecordType::kWorkloadCancelled;
   r.time_ms = WallMs();
   r.key = key;
+  r.payload = kill_at >= 0 ? Json{{"user", user}, {"killAt", kill_at}}.dump() : Json{{"user", user}}.dump();
   auto seq = store_->Append(r);
-  if (!seq.ok()) return Status(StatusCode::kInternal, "store: " + seq.status().message());
+  if (!seq.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = wl_.find(key); it != wl_.end()) it->second.cancel_pending = false;
+    Wake();
+    return Status(StatusCode::kInternal, "store: " + seq.status().message());
+  }
   bool stop = false;
+  std::vector<store::Record> done;
   Json out;
+  int64_t now = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     r.seq = *seq;
     ApplyToModelLocked(r);
-    int64_t now = NowLocked();
+    now = NowLocked();
     auto it = wl_.find(key);
     if (it == wl_.end()) return NotFound("workload " + key + " not found");
     Wl& w = it->second;
-    DropFromEngineLocked(key, now);
+    w.cancel_pending = false;
     pending_launch_.erase(key);
+    if (!w.terminal.empty()) {
+      // It finished between the check and the journal: the finish stands.
+      return FailedPrecondition("workload " + key + " is already " + w.terminal);
+    }
     w.terminal = "Cancelled";
-    w.finished_ms = now;
-    w.deferred = false;
-    stop = w.running;
+    w.finished_ms = r.time_ms;  // as journaled: a restart shows the same time
+    auto m = model_.find(key);
+    if (w.running) {
+      // Its pods stop first: until every process of them is gone it keeps
+      // its admission (quota, GPUs, MIG instances, memory shares), as an
+      // evicting workload does.
+      w.stopping = true;
+      w.kill_at_ms = kill_at >= 0 ? kill_at : now;
+      HoldAdmissionLocked(key, w, now);
+      stop = true;
+    } else {
+      DropFromEngineLocked(key, now);
+      ReleaseGpusLocked(w);
+      w.deferred = false;
+      if (m != model_.end() && m->second.phase == "Cancelling") {
+        // Journaled as stopping, but nothing runs: complete it now.
+        store::Record c;
+        c.type = store::RecordType::kEvictionCompleted;
+        c.time_ms = WallMs();
+        c.key = key;
+        Json payload = FinalStatusJson(w);
+        payload["reason"] = "Cancelled";
+        c.payload = payload.dump();
+        done.push_back(std::move(c));
+      }
+    }
     EmitLocked("Cancelled", key, {{"user", user}});
     const Principal viewer{user, Role::kTenant, {w.spec.ns}};
     out = WorkloadJsonLocked(key, w, RedactorLocked(viewer));
   }
-  log_->Info("workload cancelled", {{"workload", key}, {"user", user}});
-  if (stop) runtime_->Stop(key, WallMs());
+  log_->Info(stop ? "workload cancelled; stopping its pods" : "workload cancelled",
+             {{"workload", key}, {"user", user}});
+  if (!done.empty()) (void)AppendAndApply(std::move(done));
+  if (stop) (void)runtime_->StopAt(key, now, kill_at >= 0 ? kill_at : now);
   Wake();
   return out;
+}
+
+void Daemon::HoldAdmissionLocked(const std::string& key, Wl& w, int64_t now) {
+  const core::WorkloadInfo* info = engine_.Find(key);
+  if (info == nullptr || info->state != core::WorkloadState::kAdmitted) return;  // evicting already holds
+  // Deactivating an admitted workload evicts it: its usage and placement
+  // stay charged until CompleteEviction or Cancel, and nothing preempts it
+  // again. The eviction is the daemon's own: not journaled or reported.
+  if (engine_.SetActive(key, false, now).ok()) {
+    ++w.own_evictions;
+    ++w.quiet_evictions;
+    w.reactivate = w.spec.active;
+  }
+}
+
+void Daemon::CompleteCancelLocked(const std::string& key, Wl& w, int64_t now,
+                                  std::vector<store::Record>* recs) {
+  ReleaseGpusLocked(w);
+  DropFromEngineLocked(key, now);
+  w.stopping = false;
+  w.running = false;
+  w.deferred = false;
+  w.reactivate = false;
+  w.terminal = "Cancelled";
+  store::Record r;
+  r.type = store::RecordType::kEvictionCompleted;
+  r.time_ms = WallMs();
+  r.key = key;
+  Json payload = FinalStatusJson(w);
+  payload["reason"] = "Cancelled";
+  r.payload = payload.dump();
+  recs->push_back(std::move(r));
+  EmitLocked("PodsStopped", key);
+  log_->Info("cancelled workload's pods are gone; its GPUs and quota are free", {{"workload", key}});
+}
+
+Json Daemon::FinalStatusJson(const Wl& w) {
+  Json j = Json::object();
+  if (w.retries) j["retries"] = w.retries;
+  if (w.started_ms >= 0) j["startedAt"] = w.started_ms;
+  if (w.admitted_ms >= 0) j["admittedAt"] = w.admitted_ms;
+  if (!w.pods.empty()) {
+    Json pods = Json::array();
+    for (const Pod& p : w.pods) {
+      Json pj = {{"pod", p.rp.pod}, {"pid", p.rp.pid}, {"gpus", p.gpus}};
+      if (p.exited) pj["exitCode"] = p.exit.signaled ? 128 + p.exit.signal : p.exit.exit_code;
+      pods.push_back(std::move(pj));
+    }
+    j["pods"] = std::move(pods);
+  }
+  return j;
+}
+
+void Daemon::RestoreFinalStatus(const Json& j, Wl* w) {
+  if (!j.is_object()) return;
+  w->retries = j.value("retries", 0);
+  w->started_ms = j.value("startedAt", int64_t{-1});
+  w->admitted_ms = j.value("admittedAt", int64_t{-1});
+  for (const auto& pj : j.value("pods", Json::array())) {
+    Pod pod;
+    pod.rp.pod = pj.value("pod", "");
+    pod.rp.pid = pj.value("pid", 0);
+    pod.gpus = pj.value("gpus", std::vector<int>{});
+    pod.exited = true;
+    pod.exit.exit_code = pj.value("exitCode", 0);
+    w->pods.push_back(std::move(pod));
+  }
+}
+
+std::string Daemon::NewStartId() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  static std::atomic<uint64_t> seq{0};
+  char buf[48];
+  snprintf(buf, sizeof buf, "%016llx-%llu", static_cast<unsigned long long>(rng()),
+           static_cast<unsigned long long>(++seq));
+  return buf;
 }
 
 // ---------------------------------------------------------------------------
@@ -1149,7 +1434,13 @@ void Daemon::Cycle(bool schedule) {
   }
   int64_t now = WallMs();
   for (const auto& k : stop) {
-    if (Status s = runtime_->Stop(k, now); !s.ok())
+    int64_t kill_at = now;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = wl_.find(k);
+      if (it != wl_.end() && it->second.kill_at_ms >= 0) kill_at = it->second.kill_at_ms;
+    }
+    if (Status s = runtime_->StopAt(k, now, kill_at); !s.ok())
       log_->Warn("stop failed", {{"workload", k}, {"error", s.message()}});
   }
   std::sort(launch.begin(), launch.end());
@@ -1216,9 +1507,13 @@ void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_c
   if (!cq.empty()) ++finished_total_[cq];
   store::Record r;
   r.type = store::RecordType::kWorkloadFinished;
-  r.time_ms = WallMs();
+  r.time_ms = now;  // the finish time shown, so that a restart shows the same
   r.key = key;
-  r.payload = Json{{"exitCode", exit_code}, {"phase", phase}, {"message", w.message}}.dump();
+  Json payload = FinalStatusJson(w);
+  payload["exitCode"] = exit_code;
+  payload["phase"] = phase;
+  payload["message"] = w.message;
+  r.payload = payload.dump();
   recs->push_back(std::move(r));
   EmitLocked(phase, key, {{"exitCode", exit_code}, {"clusterQueue", cq}});
   log_->Info(phase == "Succeeded" ? "workload succeeded" : "workload failed",
@@ -1268,6 +1563,16 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
     bool all = std::all_of(w.pods.begin(), w.pods.end(), [](const Pod& p) { return p.exited; });
     if (!all) continue;
     w.running = false;
+    if (w.stopping) {  // cancelled: now every process of its pods is gone
+      CompleteCancelLocked(key, w, now, recs);
+      continue;
+    }
+    if (w.cancel_pending) {
+      // A cancel is being journaled: it finishes the workload (Cancel sees
+      // that nothing runs any more), not this exit.
+      ReleaseGpusLocked(w);
+      continue;
+    }
     int code = 0;
     bool ok = true;
     for (const auto& p : w.pods) {
@@ -1303,6 +1608,10 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
       ReleaseGpusLocked(w);
       w.pods.clear();
       std::string cq = info->cluster_queue;
+      if (w.reactivate) {  // held by the daemon after a restart: it queues again as it was
+        (void)engine_.SetActive(key, true, now);
+        w.reactivate = false;
+      }
       (void)engine_.CompleteEviction(key, now);
       store::Record r;
       r.type = store::RecordType::kEvictionCompleted;
@@ -1356,6 +1665,7 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.time_ms = WallMs();
     r.key = key;
     Json adm = AdmissionJson(*info, now);
+    adm["startIds"] = true;  // every start of this admission is journaled before its fork
     adm["admissionSeq"] = info->admission_seq;  // the preemption tie-break, restored at start
     if (const core::placement::Placement* pl = engine_.Placement(key)) {
       adm["placement"] = PlacementToJson(*pl);
@@ -1385,7 +1695,23 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     }
   }
   for (const auto& e : res.evictions) {
+    if (e.reason == core::EvictionReason::kDeactivated) {
+      // The daemon's own holds (HoldAdmissionLocked): already handled, not
+      // journaled or reported; one whose workload has left the engine since
+      // (a later submission may reuse the name) is stale.
+      auto own = wl_.find(e.victim);
+      const core::WorkloadInfo* cur = engine_.Find(e.victim);
+      bool quiet = own != wl_.end() && own->second.quiet_evictions > 0;
+      if (quiet) --own->second.quiet_evictions;
+      if (quiet || cur == nullptr || cur->id != e.victim_id) continue;
+    }
     const core::WorkloadInfo* info = engine_.Find(e.victim);
+    Wl& victim = wl_[e.victim];
+    if (victim.running) {
+      int64_t deadline =
+          now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
+      if (victim.kill_at_ms < 0 || deadline < victim.kill_at_ms) victim.kill_at_ms = deadline;
+    }
     ++evicted_total_[{e.victim_cluster_queue, KueueEvictedReason(e.reason)}];
     if (!e.preemptor.empty())
       ++preempted_total_[{e.preemptor_cluster_queue, core::EvictionReasonName(e.reason)}];
@@ -1394,11 +1720,11 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     r.type = store::RecordType::kWorkloadEvicted;
     r.time_ms = WallMs();
     r.key = e.victim;
-    r.payload = Json{
-        {"reason", core::EvictionReasonName(e.reason)},
-        {"preemptor", e.preemptor},
-        {"message",
-         e.message}}.dump();
+    Json ep = {
+        {"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
+    // The pods' SIGKILL deadline, so that a restarted daemon keeps it.
+    if (victim.running) ep["killAt"] = victim.kill_at_ms;
+    r.payload = ep.dump();
     recs->push_back(std::move(r));
     EmitLocked("Evicted", e.victim,
                {{"clusterQueue", e.victim_cluster_queue},
@@ -1490,13 +1816,14 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
 
 void Daemon::Launch(const std::string& key) {
   runtime::LaunchSpec spec;
+  store::Record starting;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const core::WorkloadInfo* info = engine_.Find(key);
     auto it = wl_.find(key);
     if (info == nullptr || it == wl_.end() || info->state != core::WorkloadState::kAdmitted) return;
     Wl& w = it->second;
-    if (w.running) return;
+    if (w.running || w.cancel_pending || w.stopping) return;
     bool reuse = !w.pods.empty();  // a retry keeps its GPUs
     std::vector<Pod> pods;
     spec.key = key;
@@ -1556,6 +1883,35 @@ void Daemon::Launch(const std::string& key) {
     if (spec.pods.empty()) return;
     w.pods = std::move(pods);
     w.running = true;  // claimed; Start below
+    w.kill_at_ms = -1;
+    // The start gets an id, journaled before the fork (docs/daemon.md,
+    // "Start ids"): recovery then tells a start that ran from one that never
+    // did, instead of guessing from file times.
+    spec.start_id = NewStartId();
+    w.start_id = spec.start_id;
+    Json sp = Json::array();
+    for (const Pod& pod : w.pods) sp.push_back({{"pod", pod.rp.pod}, {"gpus", pod.gpus}});
+    starting.type = store::RecordType::kWorkloadStarting;
+    starting.time_ms = WallMs();
+    starting.key = key;
+    starting.payload = Json{{"startId", spec.start_id}, {"retries", w.retries}, {"pods", sp}}.dump();
+  }
+  {
+    std::shared_lock<std::shared_mutex> jl(journal_mu_);
+    if (Status s = AppendAndApply({starting}); !s.ok()) {
+      // Nothing may start that the journal does not know: try again later.
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = wl_.find(key);
+      if (it != wl_.end()) {
+        it->second.running = false;
+        if (!it->second.stopping && !it->second.cancel_pending) pending_launch_.insert(key);
+      }
+      return;
+    }
+  }
+  if (Failpoint("start-before-fork")) {
+    log_->Warn("failpoint start-before-fork: exiting", {{"workload", key}});
+    std::_Exit(86);
   }
   int64_t now = WallMs();
   auto started = runtime_->Start(spec, now);
@@ -1568,12 +1924,18 @@ void Daemon::Launch(const std::string& key) {
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   std::vector<store::Record> recs;
   bool stop = false;
+  int64_t kill_at = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = wl_.find(key);
     if (it == wl_.end()) return;
     Wl& w = it->second;
-    if (!started.ok()) {
+    if (!started.ok() && w.stopping) {
+      // Cancelled while it was starting, and nothing started: done.
+      w.running = false;
+      for (Pod& pod : w.pods) pod.exited = true;
+      CompleteCancelLocked(key, w, NowLocked(), &recs);
+    } else if (!started.ok()) {
       w.running = false;
       w.message = "start failed: " + started.status().message();
       log_->Warn("workload failed to start", {{"workload", key}, {"error", started.status().message()}});
@@ -1595,23 +1957,31 @@ void Daemon::Launch(const std::string& key) {
       log_->Info("workload started", {{"workload", key}, {"pods", std::to_string(w.pods.size())}});
       const core::WorkloadInfo* info = engine_.Find(key);
       // Cancelled or evicted while starting: stop what just started.
-      stop = info == nullptr || info->state != core::WorkloadState::kAdmitted;
+      stop = w.stopping || info == nullptr || info->state != core::WorkloadState::kAdmitted;
+      kill_at = w.kill_at_ms;
     }
   }
   (void)AppendAndApply(std::move(recs));
-  if (stop) runtime_->Stop(key, WallMs());
+  if (stop) {
+    int64_t t = WallMs();
+    (void)runtime_->StopAt(key, t, kill_at >= 0 ? kill_at : t);
+  }
 }
 
 store::Record Daemon::StartedRecord(const std::string& key, const Wl& w, bool recovered) {
   Json pods = Json::array();
   for (const Pod& pod : w.pods) {
-    pods.push_back({{"pod", pod.rp.pod},
-                    {"pid", pod.rp.pid},
-                    {"pgid", pod.rp.pgid},
-                    {"exitFile", pod.rp.exit_file},
-                    {"gpus", pod.gpus}});
+    Json pj = {{"pod", pod.rp.pod},
+               {"pid", pod.rp.pid},
+               {"pgid", pod.rp.pgid},
+               {"exitFile", pod.rp.exit_file},
+               {"gpus", pod.gpus}};
+    if (!pod.rp.start_file.empty()) pj["startFile"] = pod.rp.start_file;
+    pods.push_back(std::move(pj));
   }
   Json payload = {{"pods", pods}, {"retries", w.retries}};
+  if (!w.start_id.empty()) payload["startId"] = w.start_id;
+  if (w.started_ms >= 0) payload["startedAt"] = w.started_ms;
   if (recovered) payload["recovered"] = true;
   store::Record r;
   r.type = store::RecordType::kWorkloadStarted;
@@ -1680,6 +2050,7 @@ std::vector<Json> Daemon::EventsAfter(uint64_t after, int64_t wait_ms,
 // Queries
 
 std::string Daemon::PhaseLocked(const std::string& key, const Wl& w) const {
+  if (w.stopping) return "Terminating";  // cancelled; its pods still hold their GPUs
   if (!w.terminal.empty()) return w.terminal;
   if (w.deferred) return "Evicting";
   const core::WorkloadInfo* info = engine_.Find(key);
@@ -1728,7 +2099,7 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
   if (info) {
     st["clusterQueue"] = info->cluster_queue;
     st["priority"] = info->priority;
-    st["evictions"] = info->evictions;
+    st["evictions"] = std::max(0, info->evictions - w.own_evictions);
     if (info->state == core::WorkloadState::kAdmitted || info->state == core::WorkloadState::kEvicting) {
       st["admission"] = AdmissionJson(*info, w.admitted_ms);
     }
@@ -1736,7 +2107,9 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
       st["pending"] = {{"reason", core::PendingReasonKindName(info->pending.kind)},
                        {"message", red.PendingMessage(info->pending)}};
     }
-    if (info->last_eviction) {
+    // The daemon's own holds (HoldAdmissionLocked) are not evictions to show.
+    if (info->last_eviction &&
+        !(w.own_evictions > 0 && info->last_eviction->reason == core::EvictionReason::kDeactivated)) {
       const auto& e = *info->last_eviction;
       st["lastEviction"] = {
           {"reason", core::EvictionReasonName(e.reason)},
@@ -1828,7 +2201,7 @@ Result<Json> Daemon::Why(const std::string& key, const Principal& who) const {
   auto it = wl_.find(key);
   if (it == wl_.end()) return NotFound("workload " + key + " not found");
   Json j = {{"workload", key}, {"phase", PhaseLocked(key, it->second)}};
-  if (engine_.Find(key) == nullptr) {
+  if (engine_.Find(key) == nullptr || !it->second.terminal.empty()) {  // Terminating: held, not waiting
     j["reason"] = "None";
     j["message"] = "the workload is " + PhaseLocked(key, it->second) + "; it is not waiting";
     return j;

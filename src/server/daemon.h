@@ -142,11 +142,15 @@ class Daemon {
     Json spec;
     int64_t submitted_ms = 0;
     uint64_t order = 0;
-    std::string phase = "Pending";  // Pending Admitted Evicting Finished Cancelled
+    // Pending Admitted Evicting Cancelling (cancelled, pods may still run)
+    // Finished Cancelled.
+    std::string phase = "Pending";
     Json admission;                 // null or {clusterQueue, podSets, admittedAt}
-    Json started;                   // null or {pods:[{pod,pid,pgid,gpus}], retries}
-    Json result;                    // null or {exitCode, phase}
-    int64_t finished_ms = -1;       // when it became Finished or Cancelled
+    Json starting;                  // null or {startId, retries, pods:[{pod,gpus}]}, journaled before the fork
+    Json started;                   // null or {pods:[{pod,pid,pgid,gpus}], retries, startId, startedAt}
+    Json result;                    // null or {exitCode, phase, retries, startedAt, admittedAt, pods}
+    int64_t finished_ms = -1;       // when it became Finished or Cancelled(ling)
+    int64_t kill_at_ms = -1;        // journaled SIGKILL deadline of a cancel or eviction
   };
   struct Pod {
     runtime::RunningPod rp;
@@ -164,7 +168,17 @@ class Daemon {
     int32_t retries = 0;
     std::vector<Pod> pods;
     bool running = false;   // pods started and not all exited
-    bool deferred = false;  // recovered while its evicted pods still ran
+    bool deferred = false;  // recovered while its evicted pods still ran, and not restorable in the engine
+    // Cancelled while its pods ran: shown as Terminating, it keeps its
+    // admission (quota, GPUs) in the engine as an evicting workload until
+    // every process of its pods has exited (docs/daemon.md).
+    bool stopping = false;
+    bool cancel_pending = false;  // a cancel is being journaled: start nothing
+    bool reactivate = false;      // the daemon deactivated it in the engine to hold its admission
+    int32_t own_evictions = 0;    // evictions the daemon made itself (not shown)
+    int32_t quiet_evictions = 0;  // of those, not yet reported by a cycle
+    int64_t kill_at_ms = -1;      // SIGKILL deadline of the current stop
+    std::string start_id;         // of the latest start
     bool reclaim_wait = false;
     int64_t started_ms = -1;
     int64_t finished_ms = -1;
@@ -218,6 +232,17 @@ class Daemon {
   int64_t last_collect_ms_ = 0;
   // The WorkloadStarted record of `w`'s pods (`recovered`: found after a crash).
   static store::Record StartedRecord(const std::string& key, const Wl& w, bool recovered);
+  // What a finished or cancelled workload keeps across a restart: retries,
+  // startedAt, admittedAt and its pods (with their exit codes).
+  static Json FinalStatusJson(const Wl& w);
+  static void RestoreFinalStatus(const Json& j, Wl* w);
+  // Keeps an admitted workload's admission held in the engine while its pods
+  // stop, as an evicting workload (the daemon's own, unreported eviction).
+  void HoldAdmissionLocked(const std::string& key, Wl& w, int64_t now);
+  // The pods of a cancelled (Terminating) workload are all gone: release its
+  // admission and journal it Cancelled.
+  void CompleteCancelLocked(const std::string& key, Wl& w, int64_t now, std::vector<store::Record>* recs);
+  static std::string NewStartId();
   // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
   static bool Failpoint(const char* name);
   void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());

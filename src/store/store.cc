@@ -39,6 +39,7 @@ const char* RecordTypeName(RecordType t) {
     case RecordType::kWorkloadFinished: return "WorkloadFinished";
     case RecordType::kNodeChanged: return "NodeChanged";
     case RecordType::kWorkloadDeleted: return "WorkloadDeleted";
+    case RecordType::kWorkloadStarting: return "WorkloadStarting";
   }
   return "Unknown";
 }
@@ -46,7 +47,7 @@ const char* RecordTypeName(RecordType t) {
 namespace {
 
 constexpr int kMinRecordType = static_cast<int>(RecordType::kConfigApplied);
-constexpr int kMaxRecordType = static_cast<int>(RecordType::kWorkloadDeleted);
+constexpr int kMaxRecordType = static_cast<int>(RecordType::kWorkloadStarting);
 
 // One group never exceeds this many records, so that a burst cannot make a
 // single transaction (and the latency of everyone in it) unbounded.
@@ -104,8 +105,8 @@ std::string ColumnText(sqlite3_stmt* s, int col) {
 }
 
 // ---------------------------------------------------------------------------
-// Schema. Version 2 is the current one; see docs/store.md for each column.
-constexpr char kCreateV2[] = R"sql(
+// Schema. Version 3 is the current one; see docs/store.md for each column.
+constexpr char kCreateCurrent[] = R"sql(
 CREATE TABLE journal (
   seq     INTEGER PRIMARY KEY,
   type    INTEGER NOT NULL,
@@ -117,7 +118,7 @@ CREATE TABLE snapshots (
   upto_seq INTEGER PRIMARY KEY,
   state    TEXT    NOT NULL
 );
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 )sql";
 
 // Version 0 was the prototype layout: one `records` table with the record
@@ -167,9 +168,15 @@ constexpr char kMigrateV1ToV2[] = R"sql(
 PRAGMA user_version = 2;
 )sql";
 
+// Version 3 adds record type 11 (WorkloadStarting), the same way.
+constexpr char kMigrateV2ToV3[] = R"sql(
+PRAGMA user_version = 3;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {0, kMigrateV0ToV1},
     {1, kMigrateV1ToV2},
+    {2, kMigrateV2ToV3},
 };
 
 // Brings the database to `Store::kSchemaVersion` inside one transaction, so a
@@ -192,7 +199,7 @@ Status Migrate(sqlite3* db, int* version_out) {
     auto tables = QueryInt(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
     if (!tables.ok()) return fail(tables.status());
     if (*tables == 0) {  // A fresh database: create the current schema directly.
-      if (Status s = Exec(db, kCreateV2); !s.ok()) return fail(s);
+      if (Status s = Exec(db, kCreateCurrent); !s.ok()) return fail(s);
       v = Store::kSchemaVersion;
     }
   }

@@ -37,6 +37,7 @@ enum class RecordType : int {
   kWorkloadFinished = 8,   // payload: {"exitCode":N, "phase":"Succeeded"|"Failed"}
   kNodeChanged = 9,        // payload: node/GPU inventory as JSON
   kWorkloadDeleted = 10,   // payload: {"reason": "retention"}; the record of a finished workload is dropped
+  kWorkloadStarting = 11,  // payload: {"startId", "retries", "pods":[{pod,gpus}]}; journaled before the fork
 };
 const char* RecordTypeName(RecordType t);
 
@@ -84,7 +85,7 @@ class Store {
   virtual Result<Recovered> Recover() = 0;
 
   virtual uint64_t last_seq() const = 0;
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 };
 
 }  // namespace artel::store

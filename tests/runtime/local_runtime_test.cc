@@ -72,13 +72,26 @@ bool WaitProcessExit(int pid, milliseconds limit) {
   return rc == 1;
 }
 
+// Polls the runtime until `n` exits are reported or `limit` passes. A pod's
+// exit is reported once every process of its group is gone, which may be a
+// moment after its wrapper.
+std::vector<Exit> PollExits(LocalRuntime* rt, size_t n, milliseconds limit = milliseconds(20000)) {
+  std::vector<Exit> exits;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (true) {
+    auto more = rt->Poll();
+    exits.insert(exits.end(), more.begin(), more.end());
+    if (exits.size() >= n || std::chrono::steady_clock::now() > deadline) break;
+    poll(nullptr, 0, 10);
+  }
+  return exits;
+}
+
 // Polls the runtime after each pod's wrapper has exited, until `n` exits are
 // reported.
 std::vector<Exit> AwaitExits(LocalRuntime* rt, const std::vector<RunningPod>& pods, size_t n) {
-  std::vector<Exit> exits;
   for (const RunningPod& p : pods) EXPECT_TRUE(WaitProcessExit(p.pid, milliseconds(20000))) << p.pod;
-  auto more = rt->Poll();
-  exits.insert(exits.end(), more.begin(), more.end());
+  std::vector<Exit> exits = PollExits(rt, n);
   EXPECT_EQ(exits.size(), n);
   return exits;
 }
@@ -204,7 +217,7 @@ TEST(LocalRuntimeTest, StopSendsTermThenKillAfterGrace) {
 
   ASSERT_TRUE(rt->Stop("team-a/stop", 1000).ok());
   ASSERT_TRUE(WaitProcessExit((*pods)[0].pid, milliseconds(20000)));
-  auto first = rt->Poll();
+  auto first = PollExits(rt.get(), 1);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].pod, "a-0");
   EXPECT_FALSE(first[0].signaled);
@@ -218,7 +231,7 @@ TEST(LocalRuntimeTest, StopSendsTermThenKillAfterGrace) {
 
   rt->Tick(6000);
   ASSERT_TRUE(WaitProcessExit((*pods)[1].pid, milliseconds(20000)));
-  auto second = rt->Poll();
+  auto second = PollExits(rt.get(), 1);
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].pod, "b-0");
   EXPECT_TRUE(second[0].signaled);
@@ -450,10 +463,60 @@ TEST(LocalRuntimeTest, AdoptedPodIsStoppedWithTermThenKill) {
   EXPECT_FALSE(WaitProcessExit(old.pid, milliseconds(200)));  // TERM is ignored.
   rt->Tick(2100);
   ASSERT_TRUE(WaitProcessExit(old.pid, milliseconds(20000)));
-  auto exits = rt->Poll();
+  auto exits = PollExits(rt.get(), 1);
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_TRUE(exits[0].signaled);  // No exit file: reported as SIGKILL.
   EXPECT_EQ(exits[0].signal, SIGKILL);
+}
+
+// Start ids: a restarted daemon learns from the start file what became of a
+// journaled start. A start that ran is found (alive: its wrapper holds the
+// start file's lock; or exited, with its exit file); a start that never ran
+// is not, and its start file is claimed so that it never can.
+TEST(LocalRuntimeTest, FindStartTellsARunStartFromOneThatNeverRan) {
+  TempDir dir;
+  std::string ready = dir.path() + "/ready";
+  ASSERT_EQ(mkfifo(ready.c_str(), 0600), 0);
+  LaunchSpec spec;
+  spec.key = "team-a/ids";
+  spec.log_dir = dir.path();
+  spec.start_id = "start-1";
+  spec.pods = {ShPod("main-0", "trap '' TERM; echo ready > \"$1\"; sleep 1000", {ready})};
+  RunningPod old = StartPodInOldDaemon(spec);
+  ASSERT_EQ(ReadFifoLine(ready, milliseconds(20000)), "ready\n");
+  EXPECT_EQ(Slurp(dir.path() + "/team-a/ids/main-0.start"), "start-1 " + std::to_string(old.pid) + "\n");
+
+  auto rt = MakeRuntime();
+  // Another id: that start never ran, and now never will.
+  EXPECT_TRUE(rt->FindStart(spec.key, dir.path(), "start-0", {"main-0"}).empty());
+  EXPECT_TRUE(rt->FindStart(spec.key, dir.path(), "start-1", {"other-0"}).empty());
+  EXPECT_EQ(Slurp(dir.path() + "/team-a/ids/other-0.start"), "abandoned start-1\n");
+  std::vector<RunningPod> found = rt->FindStart(spec.key, dir.path(), "start-1", {"main-0"});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].pid, old.pid);
+  EXPECT_EQ(found[0].pgid, old.pid);
+  EXPECT_EQ(found[0].start_id, "start-1");
+  ASSERT_TRUE(rt->Adopt(spec.key, found, 1000));
+  EXPECT_TRUE(rt->Poll().empty());               // alive: the lock is held
+  ASSERT_TRUE(rt->StopAt(spec.key, 0, 0).ok());  // a deadline already past: SIGKILL now
+  std::vector<Exit> exits = PollExits(rt.get(), 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_TRUE(exits[0].signaled);
+  EXPECT_EQ(exits[0].signal, SIGKILL);
+
+  // Once it exited with a status, the exit file tells it.
+  spec.start_id = "start-2";
+  spec.pods = {ShPod("main-0", "exit 5")};
+  old = StartPodInOldDaemon(spec);
+  ASSERT_TRUE(WaitProcessExit(old.pid, milliseconds(20000)));
+  auto rt2 = MakeRuntime();
+  found = rt2->FindStart(spec.key, dir.path(), "start-2", {"main-0"});
+  ASSERT_EQ(found.size(), 1u);
+  ASSERT_TRUE(rt2->Adopt(spec.key, found, 1000));
+  exits = PollExits(rt2.get(), 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 5);
+  EXPECT_TRUE(rt2->FindStart(spec.key, dir.path(), "start-1", {"main-0"}).empty());  // replaced by start-2
 }
 
 TEST(LocalRuntimeTest, AdoptRefusesAPidThatIsNotThePod) {

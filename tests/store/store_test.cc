@@ -262,14 +262,14 @@ TEST(StoreMigrationTest, V1ToV2KeepsRecordsAndAcceptsWorkloadDeleted) {
     auto store = MustOpen(dir.path());
     ASSERT_NE(store, nullptr);
     Recovered rec = MustRecover(store.get());
-    EXPECT_EQ(rec.schema_version, 2);
+    EXPECT_EQ(rec.schema_version, Store::kSchemaVersion);  // 1 -> 2 -> 3
     ASSERT_EQ(rec.records.size(), 2u);
     EXPECT_EQ(rec.records[1].type, RecordType::kWorkloadFinished);
     auto seq = store->Append(Rec(RecordType::kWorkloadDeleted, "ns/a", R"({"reason":"retention"})"));
     ASSERT_TRUE(seq.ok()) << seq.status().ToString();
     EXPECT_EQ(*seq, 3u);
   }
-  EXPECT_EQ(UserVersion(dir.path()), 2);
+  EXPECT_EQ(UserVersion(dir.path()), Store::kSchemaVersion);
   auto store = MustOpen(dir.path());
   EXPECT_EQ(MustRecover(store.get()).records.back().type, RecordType::kWorkloadDeleted);
 }
