@@ -30,6 +30,11 @@ for b in "$ARTEL" "$ARTELD"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/artel-demo.XXXXXX")
+# Pods run as their namespace's user: they must be able to walk down to their
+# own directories under $WORK/data/work (docs/daemon.md, "Pod users and isolation").
+chmod 711 "$WORK"
+# git does not keep file modes: arteld refuses a tokens file others may read.
+chmod 600 examples/dev-cluster/tokens.yaml
 LOG=$WORK/arteld.log
 ARTELD_PID=""
 cleanup() {

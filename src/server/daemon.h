@@ -42,6 +42,7 @@
 #include "server/auth.h"
 #include "server/codec.h"
 #include "server/log.h"
+#include "server/pod_users.h"
 #include "server/prom.h"
 #include "store/store.h"
 
@@ -63,6 +64,9 @@ struct DaemonOptions {
   // its record is deleted (journaled as WorkloadDeleted); < 0 = forever.
   int64_t finished_retention_ms = 24LL * 3600 * 1000;
   std::string hostname;                 // node name; default gethostname()
+  // Pod users and directories (docs/daemon.md, "Pod users and isolation").
+  PodUserOptions pod_users;
+  std::string work_dir;                 // workloads' own directories; "" = <data_dir>/work
 };
 
 // Filters of a workload list (`GET /api/v1/workloads`).
@@ -174,6 +178,12 @@ class Daemon {
   void ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::vector<std::string>* launch,
                       std::vector<std::string>* stop);
   void Launch(const std::string& key);
+  // Sets each pod's user, own directory (created 0700, owned by that user)
+  // and default working directory; refuses root unless allowed.
+  Status PreparePodUsers(const std::string& key, int64_t submitted_ms, runtime::LaunchSpec* spec);
+  // A pod set's workingDir must be absolute and usable by the pods' user.
+  Status CheckWorkingDirs(const core::WorkloadSpec& spec);
+  Status InitDirectories();
   void MaybeSnapshot(bool force);
   Status AppendAndApply(std::vector<store::Record> recs);
   void ApplyToModelLocked(const store::Record& r);
@@ -211,6 +221,9 @@ class Daemon {
   std::unique_ptr<runtime::GpuDiscovery> discovery_;
   std::string gpu_mode_;
   std::string log_dir_;
+  // Pod users and the workloads' own directories (docs/daemon.md).
+  std::unique_ptr<PodUsers> pod_users_;
+  std::string work_dir_;
   std::vector<std::string> logs_to_remove_;  // workloads deleted by retention, logs still on disk (mu_)
 
   // Held shared by every journal append + model update, exclusively by a
