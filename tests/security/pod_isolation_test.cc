@@ -137,7 +137,9 @@ TEST_F(PodIsolationTest, PodCannotReadTokensJournalOrAnotherTenantsLog) {
   EXPECT_EQ(Mode(b_log), 0600u);
   EXPECT_EQ(Mode(data), 0711u);
   for (const char* f : {"/artel.db-wal", "/artel.db-shm"}) {
-    if (fs::exists(data + f)) EXPECT_EQ(Mode(data + f), 0600u) << f;
+    if (fs::exists(data + f)) {
+      EXPECT_EQ(Mode(data + f), 0600u) << f;
+    }
   }
 
   // The allocation survives a restart.
