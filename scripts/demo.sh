@@ -68,7 +68,7 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 [[ -n $URL ]] || { echo "demo: arteld did not start" >&2; cat "$LOG" >&2; exit 1; }
-grep -E 'gpu discovery|local runtime' "$LOG" | sed 's/^/  arteld: /'
+grep -E 'gpu discovery|local runtime|pods run as|cannot switch users' "$LOG" | sed 's/^/  arteld: /'
 echo "  arteld is up at $URL (fake GPUs, journal in $WORK/data)"
 
 export ARTEL_SERVER=$URL
