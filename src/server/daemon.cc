@@ -318,6 +318,24 @@ Status Daemon::InitDirectories() {
   return Status::Ok();
 }
 
+// The workload's own directories (<work>/<ns>/<name>-<ms>: one per
+// incarnation of the name), deleted with its record.
+void Daemon::RemoveOwnDirectoriesOf(const std::string& key) {
+  const std::string ns = key.substr(0, key.find('/'));
+  const std::string prefix = key.substr(key.find('/') + 1) + "-";
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(work_dir_) / ns, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0 ||
+        n.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+      continue;
+    }
+    if (Status s = RemoveOwnDirectory(it->path().string()); !s.ok()) {
+      log_->Warn("could not delete the workload's directory", {{"workload", key}, {"error", s.message()}});
+    }
+  }
+}
+
 Status Daemon::CheckWorkingDirs(const core::WorkloadSpec& spec) {
   for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
     const std::string& dir = spec.pod_sets[i].working_dir;
@@ -1017,6 +1035,7 @@ void Daemon::Cycle(bool schedule) {
         std::error_code ec;
         fs::remove_all(fs::path(log_dir_) / key, ec);
         if (ec) log_->Warn("could not delete logs", {{"workload", key}, {"error", ec.message()}});
+        RemoveOwnDirectoriesOf(key);
       }
     }  // else not journaled: after a restart the records come back and are collected again, logs and all
   }

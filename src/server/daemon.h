@@ -184,6 +184,7 @@ class Daemon {
   // A pod set's workingDir must be absolute and usable by the pods' user.
   Status CheckWorkingDirs(const core::WorkloadSpec& spec);
   Status InitDirectories();
+  void RemoveOwnDirectoriesOf(const std::string& key);
   void MaybeSnapshot(bool force);
   Status AppendAndApply(std::vector<store::Record> recs);
   void ApplyToModelLocked(const store::Record& r);

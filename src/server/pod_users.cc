@@ -63,6 +63,73 @@ uint64_t Fnv1a(const std::string& s) {
   return h;
 }
 
+// Deletes everything inside the directory open at `fd`, never following a
+// link and never leaving the file system, with raw system calls and no
+// allocation: it runs in a child forked from a multithreaded process.
+// Returns 0 or the last errno.
+int EmptyDirAt(int fd, int depth) {
+  struct Dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[1];
+  };
+  if (depth > 128) return ELOOP;
+  alignas(8) char buf[2048];
+  int err = 0;
+  // Entries deleted while reading may shift the rest: read again from the
+  // start until a pass finds nothing left to delete.
+  for (bool progress = true; progress;) {
+    progress = false;
+    if (lseek(fd, 0, SEEK_SET) != 0) return errno;
+    for (;;) {
+      long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (n < 0) err = errno;
+        break;
+      }
+      for (long off = 0; off < n;) {
+        const auto* d = reinterpret_cast<const Dirent64*>(buf + off);
+        off += d->d_reclen;
+        const char* name = d->d_name;
+        if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+        if (unlinkat(fd, name, 0) == 0) {
+          progress = true;
+          continue;
+        }
+        if (errno != EISDIR && errno != EPERM) {
+          if (errno != ENOENT) err = errno;
+          continue;
+        }
+        int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0 && errno == EACCES && fchmodat(fd, name, 0700, 0) == 0) {
+          // A directory the pod made unreadable (as the pod's user, so this
+          // can only touch what the pod could touch itself).
+          sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (sub < 0) {
+          err = errno;
+          continue;
+        }
+        struct stat top {}, st {};
+        if (fstat(fd, &top) == 0 && fstat(sub, &st) == 0 && st.st_dev == top.st_dev) {
+          if (int e = EmptyDirAt(sub, depth + 1); e != 0) err = e;
+        } else {
+          err = EXDEV;  // a mount point: not ours to empty
+        }
+        close(sub);
+        if (unlinkat(fd, name, AT_REMOVEDIR) == 0) {
+          progress = true;
+        } else if (errno != ENOENT) {
+          err = errno;
+        }
+      }
+    }
+  }
+  return err;
+}
+
 }  // namespace
 
 bool CanSwitchUsers() {
@@ -122,6 +189,35 @@ Status CheckPrivateFile(const std::string& path, const std::string& what) {
     return FailedPrecondition(what + " " + path + " has mode " + mode +
                               ": it is readable or writable by group or others (pods and other users of the "
                               "host could read or change it); run `chmod 600 " + path + "`");
+  }
+  return Status::Ok();
+}
+
+Status RemoveOwnDirectory(const std::string& dir) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status::Ok() : FailedPrecondition(dir + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a directory");
+  pid_t pid = fork();
+  if (pid < 0) return FailedPrecondition("cannot delete " + dir + ": fork: " + std::strerror(errno));
+  if (pid == 0) {
+    if (st.st_uid != geteuid()) {
+      if (syscall(SYS_setgroups, 0, nullptr) != 0 || syscall(SYS_setresgid, st.st_gid, st.st_gid, st.st_gid) != 0 ||
+          syscall(SYS_setresuid, st.st_uid, st.st_uid, st.st_uid) != 0) {
+        _exit(2);
+      }
+    }
+    // Contents only; the directory itself is removed by the parent.
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = fd < 0 ? errno : EmptyDirAt(fd, 0);
+    _exit(rc == 0 ? 0 : 1);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+    return FailedPrecondition("cannot delete " + dir + ": " + std::strerror(errno));
   }
   return Status::Ok();
 }

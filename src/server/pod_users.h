@@ -57,6 +57,12 @@ Status CheckDirAccessAs(const std::string& dir, const PodUser& user);
 // names the file, its mode and the fix (`chmod 600 FILE`).
 Status CheckPrivateFile(const std::string& path, const std::string& what);
 
+// Deletes a workload's own directory `dir` (a pod user's files): its
+// contents as the directory's owner, in a child that drops to that user (so
+// that a link planted by the pod cannot make arteld delete its own files),
+// then the directory itself. Missing = done.
+Status RemoveOwnDirectory(const std::string& dir);
+
 class PodUsers {
  public:
   // Loads the allocations in `state_file` (missing = none) and checks them

@@ -216,5 +216,28 @@ TEST_F(PodIsolationTest, WorkdirMustBeUsableByThePodsUser) {
   EXPECT_NE((out + err).find("workingDir"), std::string::npos) << out << err;
 }
 
+// The workload's own directory goes with its record (retention), deleted as
+// the pod's user: links the pod left are removed, never followed.
+TEST_F(PodIsolationTest, OwnDirectoryIsDeletedWithTheRecordAsThePodsUser) {
+  if (geteuid() != 0) GTEST_SKIP() << kSkipNotRoot;
+  const std::string victim = dir_ + "/victim";
+  fs::create_directories(victim);
+  chmod(victim.c_str(), 0755);
+  WriteFile(victim + "/keep", "arteld's\n", 0644);
+  WriteFile(dir_ + "/arteld.yaml", kConfig);
+  d_ = std::make_unique<Arteld>(dir_);
+  ASSERT_TRUE(d_->Start({"--config", dir_ + "/arteld.yaml", "--tokens", dir_ + "/tokens.yaml", "-m",
+                         dir_ + "/cluster.yaml", "--fake-gpus", "2xA100-80GB", "--finished-retention", "1s"}))
+      << d_->log();
+  std::string log = RunScript("team-a", "scratch", kTeamAToken,
+                              "mkdir -p a/b && echo x > a/b/f && ln -s " + victim + " link && ln -s " + victim +
+                                  "/keep a/keeplink && chmod 000 a/b && echo cwd=$(pwd)");
+  const std::string own = Value(log, "cwd");
+  ASSERT_EQ(own.rfind(dir_ + "/data/work/team-a/scratch-", 0), 0u) << log;
+  ASSERT_TRUE(fs::exists(own + "/a"));
+  EXPECT_TRUE(WaitFor([&] { return !fs::exists(own); }, 15000)) << d_->log();
+  EXPECT_EQ(ReadFile(victim + "/keep"), "arteld's\n");
+}
+
 }  // namespace
 }  // namespace artel::testing
