@@ -290,8 +290,8 @@ Status Daemon::InitDirectories() {
   if (!users.ok()) return users.status();
   pod_users_ = std::move(users).value();
   if (!switching) {
-    log_->Warn("arteld cannot switch users (not root, and without CAP_SETUID, CAP_SETGID and CAP_CHOWN): "
-               "pods run as arteld's own user and can read its tokens file and journal; tenant isolation "
+    log_->Warn("arteld cannot switch users (not root, and without CAP_SETUID, CAP_SETGID, CAP_CHOWN and "
+               "CAP_KILL): pods run as arteld's own user and can read its tokens file and journal; tenant isolation "
                "needs arteld to run as root or with those capabilities",
                {{"uid", std::to_string(geteuid())}});
     return Status::Ok();
@@ -374,13 +374,13 @@ Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, run
   if (lstat(own.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return FailedPrecondition("working directory " + own.string() + " is not a directory");
   }
+  if (st.st_uid == geteuid()) chmod(own.c_str(), 0700);  // before chown: no CAP_FOWNER needed
   if (user->uid >= 0 && (st.st_uid != static_cast<uid_t>(user->uid) || st.st_gid != static_cast<gid_t>(user->gid))) {
     if (chown(own.c_str(), static_cast<uid_t>(user->uid), static_cast<gid_t>(user->gid)) != 0) {
       return FailedPrecondition("cannot give working directory " + own.string() + " to uid " +
                                 std::to_string(user->uid) + ": " + std::strerror(errno));
     }
   }
-  chmod(own.c_str(), 0700);
   for (runtime::PodLaunch& pl : spec->pods) {
     pl.uid = user->uid;
     pl.gid = user->gid;

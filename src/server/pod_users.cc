@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -92,7 +93,7 @@ int EmptyDirAt(int fd, int depth) {
       for (long off = 0; off < n;) {
         const auto* d = reinterpret_cast<const Dirent64*>(buf + off);
         off += d->d_reclen;
-        const char* name = d->d_name;
+        const char* name = reinterpret_cast<const char*>(d) + offsetof(Dirent64, d_name);
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
         if (unlinkat(fd, name, 0) == 0) {
           progress = true;
@@ -133,9 +134,10 @@ int EmptyDirAt(int fd, int depth) {
 }  // namespace
 
 bool CanSwitchUsers() {
-  constexpr uint64_t kChown = 1ULL << 0, kSetgid = 1ULL << 6, kSetuid = 1ULL << 7;
-  const uint64_t caps = EffectiveCaps();
-  return (caps & (kChown | kSetgid | kSetuid)) == (kChown | kSetgid | kSetuid);
+  // CAP_KILL too: arteld must be able to stop the pods it started.
+  constexpr uint64_t kNeeded = (1ULL << 0) /* CHOWN */ | (1ULL << 5) /* KILL */ | (1ULL << 6) /* SETGID */ |
+                               (1ULL << 7) /* SETUID */;
+  return (EffectiveCaps() & kNeeded) == kNeeded;
 }
 
 Status CheckDirAccessAs(const std::string& dir, const PodUser& user) {

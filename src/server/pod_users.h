@@ -13,7 +13,7 @@
 // in which namespaces first run.
 //
 // When arteld cannot switch users (not root, and not holding CAP_SETUID,
-// CAP_SETGID and CAP_CHOWN), pods run as arteld's own user: `switching()` is
+// CAP_SETGID, CAP_CHOWN and CAP_KILL), pods run as arteld's own user: `switching()` is
 // false, `For` returns uid -1, and arteld warns at start.
 //
 // Thread-safety: `For` and the other methods are safe to call from many
@@ -43,8 +43,9 @@ struct PodUserOptions {
   int64_t range_last = 61999;
 };
 
-// True when this process may switch to another user: CAP_SETUID, CAP_SETGID
-// and CAP_CHOWN are effective (root has them).
+// True when this process may run pods as other users: CAP_SETUID,
+// CAP_SETGID, CAP_CHOWN (their directories) and CAP_KILL (stopping them) are
+// effective (root has them).
 bool CanSwitchUsers();
 
 // Checks, as `user` (in a short-lived child that drops to it), that `dir` is
