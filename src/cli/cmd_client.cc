@@ -767,9 +767,10 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
                     "KEY=VALUE node label the flavor must carry (repeatable)");
     cmd->add_option("--grace-period", a->grace, "Seconds between SIGTERM and SIGKILL on preemption");
     cmd->add_option("--backoff-limit", a->backoff, "Retries after a failure");
-    cmd->add_option("--workdir", a->workdir,
-                    "Run in this directory on arteld's host (made absolute; the pods' user must be able to read "
-                    "and enter it). Default: the workload's own directory");
+    cmd->add_option(
+        "--workdir", a->workdir,
+        "Run in this directory on arteld's host (made absolute; the pods' user must be able to read "
+        "and enter it). Default: the workload's own directory");
     cmd->add_flag("--wait,-w", a->wait, "Wait for the end, print the logs, exit with the workload's status");
     cmd->add_option("command", a->command, "The command, after --")->expected(-1);
     AddCommon(cmd, c.get(), false);

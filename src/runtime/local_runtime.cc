@@ -69,7 +69,9 @@ Status MakePrivateDirs(const std::string& base, const std::string& rel) {
     if (!first) path += "/" + part;
     first = false;
     if (mkdir(path.c_str(), 0700) != 0) {
-      if (errno != EEXIST) return FailedPrecondition("cannot create log directory " + path + ": " + Errno(errno));
+      if (errno != EEXIST) {
+        return FailedPrecondition("cannot create log directory " + path + ": " + Errno(errno));
+      }
       if (path != base) chmod(path.c_str(), 0700);
     }
   }
@@ -635,8 +637,12 @@ class LocalRuntimeImpl final : public LocalRuntime {
       int status = 0;
       waitpid(pid, &status, 0);
       RemoveCgroup(pod);
-      static const char* const kStages[] = {"start",           "setsid",          "join cgroup",
-                                            "chdir to working directory", "redirect output", "exec /bin/sh",
+      static const char* const kStages[] = {"start",
+                                            "setsid",
+                                            "join cgroup",
+                                            "chdir to working directory",
+                                            "redirect output",
+                                            "exec /bin/sh",
                                             "switch to the pod's user"};
       std::string stage = msg[0] >= 1 && msg[0] <= 6 ? kStages[msg[0]] : kStages[0];
       if (msg[0] == 3) stage += " " + p.working_dir;

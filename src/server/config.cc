@@ -43,7 +43,9 @@ Status LoadPodUsers(const std::string& file, const YAML::Node& r, PodUserOptions
     if (!a.IsSequence()) return At(file, a, "runtime.allowRoot", "must be a list of namespaces");
     for (const auto& e : a) {
       std::string ns = e.as<std::string>();
-      if (!ValidNamespace(ns)) return At(file, e, "runtime.allowRoot", "\"" + ns + "\" is not a namespace name");
+      if (!ValidNamespace(ns)) {
+        return At(file, e, "runtime.allowRoot", "\"" + ns + "\" is not a namespace name");
+      }
       out->allow_root.insert(ns);
     }
   }
@@ -87,8 +89,8 @@ Status LoadPodUsers(const std::string& file, const YAML::Node& r, PodUserOptions
     }
     if (first < 1 || last < first || last > kMaxId) {
       return At(file, g, "runtime.podUidRange",
-                "expected FIRST-LAST with 1 <= FIRST <= LAST <= " + std::to_string(kMaxId) + " (e.g. 61000-61999), got \"" +
-                    text + "\"");
+                "expected FIRST-LAST with 1 <= FIRST <= LAST <= " + std::to_string(kMaxId) +
+                    " (e.g. 61000-61999), got \"" + text + "\"");
     }
     out->range_first = first;
     out->range_last = last;

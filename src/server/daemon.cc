@@ -275,25 +275,28 @@ Status Daemon::InitDirectories() {
   fs::create_directories(options_.data_dir, ec);
   if (ec) return InvalidArgument("cannot create data dir " + options_.data_dir + ": " + ec.message());
   if (chmod(options_.data_dir.c_str(), switching ? 0711 : 0700) != 0) {
-    log_->Warn("cannot set the mode of the data dir", {{"dir", options_.data_dir}, {"error", std::strerror(errno)}});
+    log_->Warn("cannot set the mode of the data dir",
+               {{"dir", options_.data_dir}, {"error", std::strerror(errno)}});
   }
   log_dir_ = (fs::path(options_.data_dir) / "logs").string();
   work_dir_ = options_.work_dir.empty() ? (fs::path(options_.data_dir) / "work").string() : options_.work_dir;
   for (const auto& [dir, mode] : {std::pair<std::string, mode_t>{log_dir_, 0700}, {work_dir_, 0711}}) {
     fs::create_directories(dir, ec);
     if (ec || chmod(dir.c_str(), mode) != 0) {
-      return FailedPrecondition("cannot create " + dir + " with mode " + (mode == 0700 ? "0700" : "0711") + ": " +
-                                (ec ? ec.message() : std::string(std::strerror(errno))));
+      return FailedPrecondition("cannot create " + dir + " with mode " + (mode == 0700 ? "0700" : "0711") +
+                                ": " + (ec ? ec.message() : std::string(std::strerror(errno))));
     }
   }
-  auto users = PodUsers::Open(options_.pod_users, (fs::path(options_.data_dir) / "pod-users.json").string(), switching);
+  auto users = PodUsers::Open(options_.pod_users, (fs::path(options_.data_dir) / "pod-users.json").string(),
+                              switching);
   if (!users.ok()) return users.status();
   pod_users_ = std::move(users).value();
   if (!switching) {
-    log_->Warn("arteld cannot switch users (not root, and without CAP_SETUID, CAP_SETGID, CAP_CHOWN and "
-               "CAP_KILL): pods run as arteld's own user and can read its tokens file and journal; tenant isolation "
-               "needs arteld to run as root or with those capabilities",
-               {{"uid", std::to_string(geteuid())}});
+    log_->Warn(
+        "arteld cannot switch users (not root, and without CAP_SETUID, CAP_SETGID, CAP_CHOWN and "
+        "CAP_KILL): pods run as arteld's own user and can read its tokens file and journal; tenant isolation "
+        "needs arteld to run as root or with those capabilities",
+        {{"uid", std::to_string(geteuid())}});
     return Status::Ok();
   }
   // Pods must be able to walk down to their directories as other users.
@@ -303,10 +306,10 @@ Status Daemon::InitDirectories() {
     if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
       char mode[8];
       std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      return FailedPrecondition("pods run as their own users and cannot reach their working directories under " +
-                                work_dir_ + ": " + p.string() + " has mode " + mode +
-                                " (no search permission for others); run `chmod o+x " + p.string() +
-                                "`, or put dataDir or runtime.workDir elsewhere");
+      return FailedPrecondition(
+          "pods run as their own users and cannot reach their working directories under " + work_dir_ + ": " +
+          p.string() + " has mode " + mode + " (no search permission for others); run `chmod o+x " +
+          p.string() + "`, or put dataDir or runtime.workDir elsewhere");
     }
     if (p == p.parent_path()) break;
   }
@@ -367,7 +370,8 @@ Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, run
   const fs::path own = ns_dir / (name + "-" + std::to_string(submitted_ms));
   for (const auto& [dir, mode] : {std::pair<fs::path, mode_t>{ns_dir, 0711}, {own, 0700}}) {
     if (mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) {
-      return FailedPrecondition("cannot create working directory " + dir.string() + ": " + std::strerror(errno));
+      return FailedPrecondition("cannot create working directory " + dir.string() + ": " +
+                                std::strerror(errno));
     }
   }
   struct stat st {};
@@ -375,7 +379,8 @@ Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, run
     return FailedPrecondition("working directory " + own.string() + " is not a directory");
   }
   if (st.st_uid == geteuid()) chmod(own.c_str(), 0700);  // before chown: no CAP_FOWNER needed
-  if (user->uid >= 0 && (st.st_uid != static_cast<uid_t>(user->uid) || st.st_gid != static_cast<gid_t>(user->gid))) {
+  if (user->uid >= 0 &&
+      (st.st_uid != static_cast<uid_t>(user->uid) || st.st_gid != static_cast<gid_t>(user->gid))) {
     if (chown(own.c_str(), static_cast<uid_t>(user->uid), static_cast<gid_t>(user->gid)) != 0) {
       return FailedPrecondition("cannot give working directory " + own.string() + " to uid " +
                                 std::to_string(user->uid) + ": " + std::strerror(errno));
@@ -1428,7 +1433,8 @@ void Daemon::Launch(const std::string& key) {
   }
   Status prepared = PreparePodUsers(key, submitted_ms, &spec);
   int64_t now = WallMs();
-  auto started = prepared.ok() ? runtime_->Start(spec, now) : Result<std::vector<runtime::RunningPod>>(prepared);
+  auto started =
+      prepared.ok() ? runtime_->Start(spec, now) : Result<std::vector<runtime::RunningPod>>(prepared);
   // Failpoint for the crash tests (docs/daemon.md): die with the pods
   // running and their start not journaled.
   if (started.ok() && Failpoint("start-before-journal")) {

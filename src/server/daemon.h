@@ -66,7 +66,7 @@ struct DaemonOptions {
   std::string hostname;                 // node name; default gethostname()
   // Pod users and directories (docs/daemon.md, "Pod users and isolation").
   PodUserOptions pod_users;
-  std::string work_dir;                 // workloads' own directories; "" = <data_dir>/work
+  std::string work_dir;  // workloads' own directories; "" = <data_dir>/work
 };
 
 // Filters of a workload list (`GET /api/v1/workloads`).

@@ -113,7 +113,8 @@ int EmptyDirAt(int fd, int depth) {
           err = errno;
           continue;
         }
-        struct stat top {}, st {};
+        struct stat top {
+        }, st{};
         if (fstat(fd, &top) == 0 && fstat(sub, &st) == 0 && st.st_dev == top.st_dev) {
           if (int e = EmptyDirAt(sub, depth + 1); e != 0) err = e;
         } else {
@@ -135,8 +136,8 @@ int EmptyDirAt(int fd, int depth) {
 
 bool CanSwitchUsers() {
   // CAP_KILL too: arteld must be able to stop the pods it started.
-  constexpr uint64_t kNeeded = (1ULL << 0) /* CHOWN */ | (1ULL << 5) /* KILL */ | (1ULL << 6) /* SETGID */ |
-                               (1ULL << 7) /* SETUID */;
+  constexpr uint64_t kNeeded =
+      (1ULL << 0) /* CHOWN */ | (1ULL << 5) /* KILL */ | (1ULL << 6) /* SETGID */ | (1ULL << 7) /* SETUID */;
   return (EffectiveCaps() & kNeeded) == kNeeded;
 }
 
@@ -155,7 +156,9 @@ Status CheckDirAccessAs(const std::string& dir, const PodUser& user) {
     // A child drops to the user (raw syscalls: it is single-threaded) and
     // lets the kernel decide, so the check is exactly the pod's.
     pid_t pid = fork();
-    if (pid < 0) return FailedPrecondition("cannot check working directory " + dir + ": fork: " + std::strerror(errno));
+    if (pid < 0) {
+      return FailedPrecondition("cannot check working directory " + dir + ": fork: " + std::strerror(errno));
+    }
     if (pid == 0) {
       const gid_t g = static_cast<gid_t>(user.gid);
       const uid_t u = static_cast<uid_t>(user.uid);
@@ -184,13 +187,16 @@ Status CheckDirAccessAs(const std::string& dir, const PodUser& user) {
 
 Status CheckPrivateFile(const std::string& path, const std::string& what) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return NotFound("cannot read " + what + " " + path + ": " + std::strerror(errno));
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound("cannot read " + what + " " + path + ": " + std::strerror(errno));
+  }
   if ((st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return FailedPrecondition(what + " " + path + " has mode " + mode +
                               ": it is readable or writable by group or others (pods and other users of the "
-                              "host could read or change it); run `chmod 600 " + path + "`");
+                              "host could read or change it); run `chmod 600 " +
+                              path + "`");
   }
   return Status::Ok();
 }
@@ -205,7 +211,8 @@ Status RemoveOwnDirectory(const std::string& dir) {
   if (pid < 0) return FailedPrecondition("cannot delete " + dir + ": fork: " + std::strerror(errno));
   if (pid == 0) {
     if (st.st_uid != geteuid()) {
-      if (syscall(SYS_setgroups, 0, nullptr) != 0 || syscall(SYS_setresgid, st.st_gid, st.st_gid, st.st_gid) != 0 ||
+      if (syscall(SYS_setgroups, 0, nullptr) != 0 ||
+          syscall(SYS_setresgid, st.st_gid, st.st_gid, st.st_gid) != 0 ||
           syscall(SYS_setresuid, st.st_uid, st.st_uid, st.st_uid) != 0) {
         _exit(2);
       }
@@ -234,9 +241,10 @@ Result<std::unique_ptr<PodUsers>> PodUsers::Open(const PodUserOptions& options, 
     ss << in.rdbuf();
     nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("namespaces") || !j["namespaces"].is_object()) {
-      return FailedPrecondition("pod user allocations " + state_file +
-                                " are unreadable (expected {\"namespaces\": {\"<ns>\": <uid>}}); fix or restore the "
-                                "file: deleting it would give namespaces new uids, and their files to others");
+      return FailedPrecondition(
+          "pod user allocations " + state_file +
+          " are unreadable (expected {\"namespaces\": {\"<ns>\": <uid>}}); fix or restore the "
+          "file: deleting it would give namespaces new uids, and their files to others");
     }
     for (const auto& [ns, uid] : j["namespaces"].items()) {
       if (!uid.is_number_integer() || uid.get<int64_t>() <= 0) {
@@ -297,7 +305,8 @@ Result<PodUser> PodUsers::For(const std::string& ns) {
   if ((user.uid == 0 || user.gid == 0) && options_.allow_root.count(ns) == 0) {
     return Status(StatusCode::kPermissionDenied, "pods of namespace " + ns +
                                                      " would run as root (uid/gid 0); refused unless "
-                                                     "runtime.allowRoot lists " + ns);
+                                                     "runtime.allowRoot lists " +
+                                                     ns);
   }
   return user;
 }

@@ -58,10 +58,12 @@ class PodIsolationTest : public ::testing::Test {
   // finish, and returns its log as its tenant reads it through the API.
   std::string RunScript(const std::string& ns, const std::string& name, const std::string& token,
                         const std::string& script) {
-    HttpResult r = d_->Post("/api/v1/workloads", Workload(ns, name, "default", 0, {"sh", "-c", script}).dump(), token);
+    HttpResult r =
+        d_->Post("/api/v1/workloads", Workload(ns, name, "default", 0, {"sh", "-c", script}).dump(), token);
     EXPECT_EQ(r.status, 201) << r.body;
     EXPECT_TRUE(WaitFor([&] { return d_->Phase(ns, name) == "Succeeded"; }, 20000))
-        << d_->Phase(ns, name) << "\n" << d_->log();
+        << d_->Phase(ns, name) << "\n"
+        << d_->log();
     return d_->Get("/api/v1/namespaces/" + ns + "/workloads/" + name + "/logs", token).body;
   }
 
@@ -74,7 +76,8 @@ std::string Value(const std::string& log, const std::string& key) {
   size_t at = log.find(key + "=");
   if (at == std::string::npos) return "";
   size_t end = log.find('\n', at);
-  return log.substr(at + key.size() + 1, end == std::string::npos ? std::string::npos : end - at - key.size() - 1);
+  return log.substr(at + key.size() + 1,
+                    end == std::string::npos ? std::string::npos : end - at - key.size() - 1);
 }
 
 TEST_F(PodIsolationTest, PodCannotReadTokensJournalOrAnotherTenantsLog) {
@@ -82,8 +85,9 @@ TEST_F(PodIsolationTest, PodCannotReadTokensJournalOrAnotherTenantsLog) {
   ASSERT_TRUE(Start(kConfig)) << d_->log();
   const std::string data = dir_ + "/data";
   // team-b writes a log; team-a's pod then tries to read it.
-  std::string blog = RunScript("team-b", "private", kTeamBToken, "echo team-b-secret-line; echo uid=$(id -u); "
-                                                                  "echo gid=$(id -g); echo cwd=$(pwd)");
+  std::string blog = RunScript("team-b", "private", kTeamBToken,
+                               "echo team-b-secret-line; echo uid=$(id -u); "
+                               "echo gid=$(id -g); echo cwd=$(pwd)");
   EXPECT_NE(blog.find("team-b-secret-line"), std::string::npos) << blog;
   const std::string b_log = data + "/logs/team-b/private/main-0.log";
   ASSERT_TRUE(fs::exists(b_log));
@@ -93,9 +97,15 @@ TEST_F(PodIsolationTest, PodCannotReadTokensJournalOrAnotherTenantsLog) {
   std::string log = RunScript(
       "team-a", "probe", kTeamAToken,
       "echo uid=$(id -u); echo groups=$(id -G); echo cwd=$(pwd); echo cwdmode=$(stat -c %a .); "
-      "cat " + tokens + "; echo tokens_rc=$?; cat " + journal + " >/dev/null; echo journal_rc=$?; "
-      "cat " + b_log + "; echo blog_rc=$?; ls " + data + "/logs; echo lslogs_rc=$?; "
-      "ls " + data + "/work/team-b; echo lswork_rc=$?; echo fd3=$(test -e /proc/self/fd/3 && echo open || echo closed)");
+      "cat " +
+          tokens + "; echo tokens_rc=$?; cat " + journal +
+          " >/dev/null; echo journal_rc=$?; "
+          "cat " +
+          b_log + "; echo blog_rc=$?; ls " + data +
+          "/logs; echo lslogs_rc=$?; "
+          "ls " +
+          data +
+          "/work/team-b; echo lswork_rc=$?; echo fd3=$(test -e /proc/self/fd/3 && echo open || echo closed)");
 
   // EACCES on each secret, and none of their contents in the log.
   for (const char* rc : {"tokens_rc", "journal_rc", "blog_rc", "lslogs_rc", "lswork_rc"}) {
@@ -103,7 +113,8 @@ TEST_F(PodIsolationTest, PodCannotReadTokensJournalOrAnotherTenantsLog) {
     EXPECT_NE(Value(log, rc), "") << rc << "\n" << log;
   }
   size_t denied = 0;
-  for (size_t at = log.find("Permission denied"); at != std::string::npos; at = log.find("Permission denied", at + 1))
+  for (size_t at = log.find("Permission denied"); at != std::string::npos;
+       at = log.find("Permission denied", at + 1))
     ++denied;
   EXPECT_GE(denied, 5u) << log;
   EXPECT_EQ(log.find("admin-token-0001"), std::string::npos) << log;
@@ -204,9 +215,10 @@ TEST_F(PodIsolationTest, WorkdirMustBeUsableByThePodsUser) {
   chmod(open.c_str(), 0755);
   WriteFile(open + "/train.sh", "echo trained in $(pwd)\n", 0644);
   std::string out, err;
-  int rc = RunCommand({ARTEL_BIN, "run", "--queue", "team-a/default", "--name", "wd", "--workdir", open, "--wait",
-                       "--", "sh", "train.sh"},
-                      {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out, &err);
+  int rc =
+      RunCommand({ARTEL_BIN, "run", "--queue", "team-a/default", "--name", "wd", "--workdir", open, "--wait",
+                  "--", "sh", "train.sh"},
+                 {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out, &err);
   EXPECT_EQ(rc, 0) << out << err << d_->log();
   EXPECT_NE(out.find("trained in " + open), std::string::npos) << out << err;
   // The CLI reports the refusal with the field.
@@ -230,8 +242,8 @@ TEST_F(PodIsolationTest, OwnDirectoryIsDeletedWithTheRecordAsThePodsUser) {
                          dir_ + "/cluster.yaml", "--fake-gpus", "2xA100-80GB", "--finished-retention", "1s"}))
       << d_->log();
   std::string log = RunScript("team-a", "scratch", kTeamAToken,
-                              "mkdir -p a/b && echo x > a/b/f && ln -s " + victim + " link && ln -s " + victim +
-                                  "/keep a/keeplink && chmod 000 a/b && echo cwd=$(pwd)");
+                              "mkdir -p a/b && echo x > a/b/f && ln -s " + victim + " link && ln -s " +
+                                  victim + "/keep a/keeplink && chmod 000 a/b && echo cwd=$(pwd)");
   const std::string own = Value(log, "cwd");
   ASSERT_EQ(own.rfind(dir_ + "/data/work/team-a/scratch-", 0), 0u) << log;
   ASSERT_TRUE(fs::exists(own + "/a"));

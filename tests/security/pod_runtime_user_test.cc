@@ -102,7 +102,8 @@ TEST(PodRuntimeUserTest, PodRunsAsItsUserInItsDirectoryAndReportsItsExit) {
   spec.key = "team-a/denied";
   auto denied = rt->Start(spec, 0);
   ASSERT_FALSE(denied.ok());
-  EXPECT_NE(denied.status().message().find("chdir to working directory " + work + " as uid 65534 gid 65533 failed: "
+  EXPECT_NE(denied.status().message().find("chdir to working directory " + work +
+                                           " as uid 65534 gid 65533 failed: "
                                            "Permission denied"),
             std::string::npos)
       << denied.status().message();

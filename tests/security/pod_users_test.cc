@@ -2,6 +2,8 @@
 // (stable across restarts, collisions skipped, never root unless allowed)
 // and the config keys that drive it (runtime.podUsers, allowRoot,
 // podUidRange). Pure unit tests: no root needed, nothing is started.
+#include "server/pod_users.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,7 +12,6 @@
 
 #include "../server/harness.h"
 #include "server/config.h"
-#include "server/pod_users.h"
 
 namespace artel::server {
 namespace {
@@ -115,15 +116,16 @@ TEST(PodUsersTest, ConfigKeysAreCheckedWithFileLineAndField) {
     const char* yaml;
     const char* field;
   };
-  for (const Bad& b : {Bad{"runtime:\n  podUsers: {team-a: {uid: 0}}\n", "runtime.podUsers.team-a.uid"},
-                       Bad{"runtime:\n  podUsers: {team-a: {uid: 5, gid: 0}}\n", "runtime.podUsers.team-a.gid"},
-                       Bad{"runtime:\n  podUsers: {team-a: {uid: -3}}\n", "runtime.podUsers.team-a.uid"},
-                       Bad{"runtime:\n  podUsers: {team-a: {gid: 5}}\n", "runtime.podUsers.team-a.uid"},
-                       Bad{"runtime:\n  podUsers: {team-a: {uid: 5, user: x}}\n", "runtime.podUsers.team-a.user"},
-                       Bad{"runtime:\n  podUidRange: 62000\n", "runtime.podUidRange"},
-                       Bad{"runtime:\n  podUidRange: 0-10\n", "runtime.podUidRange"},
-                       Bad{"runtime:\n  podUidRange: 9-8\n", "runtime.podUidRange"},
-                       Bad{"runtime:\n  allowRoot: ops\n", "runtime.allowRoot"}}) {
+  for (const Bad& b :
+       {Bad{"runtime:\n  podUsers: {team-a: {uid: 0}}\n", "runtime.podUsers.team-a.uid"},
+        Bad{"runtime:\n  podUsers: {team-a: {uid: 5, gid: 0}}\n", "runtime.podUsers.team-a.gid"},
+        Bad{"runtime:\n  podUsers: {team-a: {uid: -3}}\n", "runtime.podUsers.team-a.uid"},
+        Bad{"runtime:\n  podUsers: {team-a: {gid: 5}}\n", "runtime.podUsers.team-a.uid"},
+        Bad{"runtime:\n  podUsers: {team-a: {uid: 5, user: x}}\n", "runtime.podUsers.team-a.user"},
+        Bad{"runtime:\n  podUidRange: 62000\n", "runtime.podUidRange"},
+        Bad{"runtime:\n  podUidRange: 0-10\n", "runtime.podUidRange"},
+        Bad{"runtime:\n  podUidRange: 9-8\n", "runtime.podUidRange"},
+        Bad{"runtime:\n  allowRoot: ops\n", "runtime.allowRoot"}}) {
     ArteldConfig c;
     Status s = load(b.yaml, &c);
     ASSERT_FALSE(s.ok()) << b.yaml;
