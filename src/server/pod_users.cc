@@ -268,7 +268,18 @@ Result<std::unique_ptr<PodUsers>> PodUsers::Open(const PodUserOptions& options, 
 }
 
 Result<PodUser> PodUsers::For(const std::string& ns) {
-  if (!switching_) return PodUser{};
+  if (!switching_) {
+    // Root without the capabilities to switch (a restricted container):
+    // its pods would be root.
+    if (geteuid() == 0 && options_.allow_root.count(ns) == 0) {
+      return Status(StatusCode::kPermissionDenied,
+                    "pods of namespace " + ns +
+                        " would run as root: arteld runs as uid 0 without CAP_SETUID, CAP_SETGID, CAP_CHOWN "
+                        "and CAP_KILL, so it cannot give them their own user; grant those or list " + ns +
+                        " in runtime.allowRoot");
+    }
+    return PodUser{};
+  }
   PodUser user;
   if (auto it = options_.configured.find(ns); it != options_.configured.end()) {
     user = it->second;

@@ -5,6 +5,7 @@
 #include "server/pod_users.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
@@ -91,7 +92,19 @@ TEST(PodUsersTest, RootOnlyWhereAllowedAndNoSwitchWithoutPrivileges) {
   // Not switching: every namespace runs as arteld's own user (uid -1).
   auto plain = PodUsers::Open(o, dir + "/pod-users.json", false);
   ASSERT_TRUE(plain.ok());
-  EXPECT_EQ((*plain)->For("team-a")->uid, -1);
+  auto ops_plain = (*plain)->For("ops");
+  ASSERT_TRUE(ops_plain.ok());
+  EXPECT_EQ(ops_plain->uid, -1);
+  auto team = (*plain)->For("team-a");
+  if (geteuid() == 0) {
+    // Root that cannot switch would run team-a's pods as root: refused.
+    ASSERT_FALSE(team.ok());
+    EXPECT_EQ(team.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(team.status().message().find("runtime.allowRoot"), std::string::npos);
+  } else {
+    ASSERT_TRUE(team.ok());
+    EXPECT_EQ(team->uid, -1);
+  }
   EXPECT_FALSE(fs::exists(dir + "/pod-users.json"));
   fs::remove_all(dir);
 }
