@@ -172,7 +172,9 @@ TEST_F(PodIsolationTest, RefusesTokensFileOthersMayRead) {
   chmod((dir_ + "/tokens.yaml").c_str(), 0620);
   EXPECT_FALSE(Start("", &error));
   chmod((dir_ + "/tokens.yaml").c_str(), 0600);
-  EXPECT_TRUE(Start("")) << d_->log();
+  ASSERT_TRUE(Start("")) << d_->log();
+  // Serving (and authenticating) with the private file.
+  EXPECT_TRUE(WaitFor([&] { return d_->Get("/api/v1/clusterqueues").status == 200; }, 10000)) << d_->log();
 }
 
 TEST_F(PodIsolationTest, RootPodsOnlyWhereAllowed) {
