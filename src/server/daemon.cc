@@ -378,7 +378,6 @@ Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, run
   if (lstat(own.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return FailedPrecondition("working directory " + own.string() + " is not a directory");
   }
-  if (st.st_uid == geteuid()) chmod(own.c_str(), 0700);  // before chown: no CAP_FOWNER needed
   if (user->uid >= 0 &&
       (st.st_uid != static_cast<uid_t>(user->uid) || st.st_gid != static_cast<gid_t>(user->gid))) {
     if (chown(own.c_str(), static_cast<uid_t>(user->uid), static_cast<gid_t>(user->gid)) != 0) {
@@ -386,6 +385,9 @@ Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, run
                                 std::to_string(user->uid) + ": " + std::strerror(errno));
     }
   }
+  // 0700 again if the pod opened it up in an earlier try (best effort: an
+  // arteld with capabilities but without CAP_FOWNER cannot).
+  chmod(own.c_str(), 0700);
   for (runtime::PodLaunch& pl : spec->pods) {
     pl.uid = user->uid;
     pl.gid = user->gid;
