@@ -504,8 +504,27 @@ class LocalRuntimeImpl final : public LocalRuntime {
     env["ARTEL_WORKLOAD"] = key;
     env["ARTEL_POD"] = p.pod;
 
-    auto cmd = ResolveCommand(p.command[0], env["PATH"], p.working_dir);
-    if (!cmd.ok()) return cmd.status();
+    // A pod of another user has its command looked up as that user, in the
+    // child (so a tenant cannot probe arteld's paths); here only the
+    // candidates are listed.
+    std::vector<std::string> candidates;
+    Result<std::string> cmd = p.command[0];
+    if (p.uid >= 0) {
+      if (p.command[0].empty()) return InvalidArgument("empty command");
+      if (p.command[0].find('/') != std::string::npos) {
+        candidates.push_back(p.command[0]);
+      } else {
+        std::stringstream dirs(env["PATH"]);
+        for (std::string d; std::getline(dirs, d, ':');) {
+          candidates.push_back((d.empty() ? "." : d) + "/" + p.command[0]);
+        }
+      }
+    } else {
+      cmd = ResolveCommand(p.command[0], env["PATH"], p.working_dir);
+      if (!cmd.ok()) return cmd.status();
+    }
+    std::vector<char*> candidate_ptrs;
+    for (std::string& c : candidates) candidate_ptrs.push_back(c.data());
 
     Pod pod;
     pod.name = p.pod;
@@ -601,6 +620,20 @@ class LocalRuntimeImpl final : public LocalRuntime {
       }
       // As the pod's user: the kernel checks the directory as that user.
       if (!p.working_dir.empty() && chdir(p.working_dir.c_str()) != 0) die(3);
+      if (switch_user) {
+        char* found = nullptr;
+        for (char* c : candidate_ptrs) {
+          struct stat cst {};
+          if (found == nullptr && stat(c, &cst) == 0 && S_ISREG(cst.st_mode) && access(c, X_OK) == 0) {
+            found = c;
+          }
+        }
+        if (found == nullptr) {
+          errno = ENOENT;
+          die(7);
+        }
+        argv[5] = found;  // the command, after the wrapper's four words
+      }
       struct sigaction dfl {};
       dfl.sa_handler = SIG_DFL;
       for (int sig = 1; sig < NSIG; ++sig) {
@@ -643,8 +676,15 @@ class LocalRuntimeImpl final : public LocalRuntime {
                                             "chdir to working directory",
                                             "redirect output",
                                             "exec /bin/sh",
-                                            "switch to the pod's user"};
-      std::string stage = msg[0] >= 1 && msg[0] <= 6 ? kStages[msg[0]] : kStages[0];
+                                            "switch to the pod's user",
+                                            "find the command"};
+      std::string stage = msg[0] >= 1 && msg[0] <= 7 ? kStages[msg[0]] : kStages[0];
+      if (msg[0] == 7) {
+        return InvalidArgument("command " + p.command[0] +
+                               (p.command[0].find('/') != std::string::npos ? " is not an executable file"
+                                                                            : " not found in PATH " + env["PATH"]) +
+                               " for uid " + std::to_string(uid) + " gid " + std::to_string(gid));
+      }
       if (msg[0] == 3) stage += " " + p.working_dir;
       if (switch_user && (msg[0] == 3 || msg[0] == 6)) {
         stage += " as uid " + std::to_string(uid) + " gid " + std::to_string(gid);

@@ -107,6 +107,32 @@ TEST(PodRuntimeUserTest, PodRunsAsItsUserInItsDirectoryAndReportsItsExit) {
                                            "Permission denied"),
             std::string::npos)
       << denied.status().message();
+
+  // The command is looked up as the pod's user: a script only root may run
+  // is refused at start, naming the user, like a missing command.
+  ASSERT_EQ(chmod(work.c_str(), 0755), 0);
+  WriteFile(work + "/root-only.sh", "echo ran\n", 0700);
+  spec.key = "team-a/rootonly";
+  spec.pods[0].command = {work + "/root-only.sh"};
+  auto refused = rt->Start(spec, 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("command " + work + "/root-only.sh is not an executable file for uid "
+                                            "65534 gid 65533"),
+            std::string::npos)
+      << refused.status().message();
+  spec.key = "team-a/missing";
+  spec.pods[0].command = {"no-such-command-artel"};
+  auto missing = rt->Start(spec, 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no-such-command-artel not found in PATH"), std::string::npos)
+      << missing.status().message();
+  // A command in PATH runs (found as the user).
+  spec.key = "team-a/path";
+  spec.pods[0].command = {"true"};
+  ASSERT_TRUE(rt->Start(spec, 0).ok());
+  std::vector<Exit> ok = WaitExits(rt.get(), 1);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].exit_code, 0);
   fs::remove_all(dir);
 }
 
