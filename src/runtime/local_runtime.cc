@@ -681,8 +681,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
       std::string stage = msg[0] >= 1 && msg[0] <= 7 ? kStages[msg[0]] : kStages[0];
       if (msg[0] == 7) {
         return InvalidArgument("command " + p.command[0] +
-                               (p.command[0].find('/') != std::string::npos ? " is not an executable file"
-                                                                            : " not found in PATH " + env["PATH"]) +
+                               (p.command[0].find('/') != std::string::npos
+                                    ? " is not an executable file"
+                                    : " not found in PATH " + env["PATH"]) +
                                " for uid " + std::to_string(uid) + " gid " + std::to_string(gid));
       }
       if (msg[0] == 3) stage += " " + p.working_dir;

@@ -116,7 +116,8 @@ TEST(PodRuntimeUserTest, PodRunsAsItsUserInItsDirectoryAndReportsItsExit) {
   spec.pods[0].command = {work + "/root-only.sh"};
   auto refused = rt->Start(spec, 0);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("command " + work + "/root-only.sh is not an executable file for uid "
+  EXPECT_NE(refused.status().message().find("command " + work +
+                                            "/root-only.sh is not an executable file for uid "
                                             "65534 gid 65533"),
             std::string::npos)
       << refused.status().message();
