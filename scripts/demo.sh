@@ -32,6 +32,11 @@ for b in "$ARTEL" "$ARTELD"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/artel-demo.XXXXXX")
+# Pods run as their namespace's user: they must be able to walk down to their
+# own directories under $WORK/data/work (docs/daemon.md, "Pod users and isolation").
+chmod 711 "$WORK"
+# git does not keep file modes: arteld refuses a tokens file others may read.
+chmod 600 examples/dev-cluster/tokens.yaml
 LOG=$WORK/arteld.log
 ARTELD_PID=""
 cleanup() {
@@ -65,7 +70,7 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 [[ -n $URL ]] || { echo "demo: arteld did not start" >&2; cat "$LOG" >&2; exit 1; }
-grep -E 'gpu discovery|local runtime|flavor matches no node' "$LOG" | sed 's/^/  arteld: /'
+grep -E 'gpu discovery|local runtime|flavor matches no node|pods run as|cannot switch users' "$LOG" | sed 's/^/  arteld: /'
 echo "  arteld is up at $URL (fake GPUs, journal in $WORK/data)"
 
 export ARTEL_SERVER=$URL

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -602,6 +603,7 @@ struct RunArgs {
   std::vector<std::string> env;
   std::vector<std::string> node_selector;
   std::vector<std::string> command;
+  std::string workdir;
   int grace = -1;
   int backoff = 0;
   bool wait = false;
@@ -632,6 +634,15 @@ int Run(const Common& c, const RunArgs& a) {
   if (!a.memory.empty()) requests["memory"] = a.memory;
   Json ps = {{"name", "main"}, {"count", a.count}, {"requests", requests}, {"command", a.command}};
   if (!a.gpu_memory.empty()) ps["annotations"] = {{"artel.dev/gpu-memory", a.gpu_memory}};
+  if (!a.workdir.empty()) {
+    // Absolute, as arteld runs the pod on its host; arteld checks that the
+    // pods' user may enter it.
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::absolute(a.workdir, ec);
+    std::string text = ec ? a.workdir : dir.lexically_normal().string();
+    if (text.size() > 1 && text.back() == '/') text.pop_back();
+    ps["workingDir"] = text;
+  }
   if (!a.env.empty()) {
     Json env = Json::object();
     for (const auto& kv : a.env) {
@@ -903,6 +914,10 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         ->allow_extra_args(false);
     cmd->add_option("--grace-period", a->grace, "Seconds between SIGTERM and SIGKILL on preemption");
     cmd->add_option("--backoff-limit", a->backoff, "Retries after a failure");
+    cmd->add_option(
+        "--workdir", a->workdir,
+        "Run in this directory on arteld's host (made absolute; the pods' user must be able to read "
+        "and enter it). Default: the workload's own directory");
     cmd->add_flag("--wait,-w", a->wait, "Wait for the end, print the logs, exit with the workload's status");
     cmd->add_option("command", a->command, "The command, after --")->expected(-1);
     AddCommon(cmd, c.get(), false);

@@ -5,7 +5,10 @@
 //   /bin/sh -c '<kWrapper>' artel-pod:<ns>/<name>/<pod> <exit-file> <start-id> <command...>
 //
 // The wrapper runs the command in the foreground, then writes its exit status
-// to <exit-file> (`<log_dir>/<ns>/<name>/<pod>.exit`) and exits with it. Its
+// to <exit-file> (`<log_dir>/<ns>/<name>/<pod>.exit`) and exits with it. The
+// runtime opens that file (and the log) before the child drops to the pod's
+// user and hands it over as descriptor 3, which the command itself does not
+// inherit: the pod needs no access to the log directory (0700, arteld's). Its
 // `$0` names the pod, so `ps` shows which pod a process belongs to, and
 // `Adopt` checks /proc/<pid>/cmdline to tell the pod from a process that
 // reused its pid. After a daemon restart the pods are no longer our children,
@@ -66,7 +69,7 @@ namespace fs = std::filesystem;
 
 constexpr char kShell[] = "/bin/sh";
 constexpr char kWrapper[] =
-    "f=\"$1\"; shift 2; trap ':' TERM INT HUP; \"$@\" 9>&-; rc=$?; echo \"$rc\" > \"$f\"; exit \"$rc\"";
+    "f=\"$1\"; shift 2; trap ':' TERM INT HUP; \"$@\" 3>&- 9>&-; rc=$?; echo \"$rc\" >&3; exit \"$rc\"";
 // The wrapper of an older arteld (no start id), still recognised on adoption.
 constexpr char kLegacyWrapper[] =
     "f=\"$1\"; shift; trap ':' TERM INT HUP; \"$@\"; rc=$?; echo \"$rc\" > \"$f\"; exit \"$rc\"";
@@ -80,6 +83,26 @@ constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
 constexpr const char* kInheritedEnv[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR"};
 
 std::string Errno(int err) { return std::strerror(err); }
+
+// Creates `base` and `base/rel` level by level, each 0700 (a tenant's pod
+// runs as another user and must not read other tenants' logs).
+Status MakePrivateDirs(const std::string& base, const std::string& rel) {
+  std::string path = base;
+  std::stringstream parts(rel);
+  std::string part;
+  bool first = true;
+  while (first || std::getline(parts, part, '/')) {
+    if (!first) path += "/" + part;
+    first = false;
+    if (mkdir(path.c_str(), 0700) != 0) {
+      if (errno != EEXIST) {
+        return FailedPrecondition("cannot create log directory " + path + ": " + Errno(errno));
+      }
+      if (path != base) chmod(path.c_str(), 0700);
+    }
+  }
+  return Status::Ok();
+}
 
 bool ValidName(const std::string& s) {
   return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
@@ -303,9 +326,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
     std::lock_guard<std::mutex> lock(mu_);
     if (workloads_.count(spec.key) != 0) return AlreadyExists("workload " + spec.key + " is already running");
     std::string dir = spec.log_dir + "/" + spec.key;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return FailedPrecondition("cannot create log directory " + dir + ": " + ec.message());
+    if (Status s = MakePrivateDirs(spec.log_dir, spec.key); !s.ok()) return s;
 
     Workload w;
     w.grace_ms = spec.grace_ms;
@@ -495,6 +516,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
       if (stat(f.c_str(), &st) != 0) continue;
       int64_t mtime_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
       if (mtime_ms < since_ms) continue;
+      // Opened (empty) at the start: a status only once the wrapper wrote it.
+      if (!ReadExitFile(f.string())) continue;
       RunningPod rp;
       rp.pod = pod;
       rp.exit_file = f.string();
@@ -626,7 +649,10 @@ class LocalRuntimeImpl final : public LocalRuntime {
                        const std::string& start_id) {
     if (!ValidName(p.pod)) return InvalidArgument("pod name \"" + p.pod + "\" is not valid");
     if (p.command.empty()) return InvalidArgument("no command");
-    if (!p.working_dir.empty()) {
+    // A pod switching users is checked by the kernel, as that user, when
+    // it enters the directory (a check as arteld's user would tell a
+    // tenant which of arteld's paths exist).
+    if (!p.working_dir.empty() && p.uid < 0) {
       std::error_code ec;
       if (!fs::is_directory(p.working_dir, ec)) {
         return InvalidArgument("working directory " + p.working_dir + " does not exist");
@@ -635,6 +661,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
     // Environment: the inherited allowlist, then the spec, then Artel's own.
     std::map<std::string, std::string> env;
     for (const char* name : kInheritedEnv) {
+      // Another user's pod does not get arteld's home and user names.
+      const std::string_view n = name;
+      if (p.uid >= 0 && (n == "HOME" || n == "USER" || n == "LOGNAME")) continue;
       if (const char* v = getenv(name)) env[name] = v;
     }
     for (const auto& [k, v] : p.env) env[k] = v;
@@ -646,8 +675,27 @@ class LocalRuntimeImpl final : public LocalRuntime {
     env["ARTEL_WORKLOAD"] = key;
     env["ARTEL_POD"] = p.pod;
 
-    auto cmd = ResolveCommand(p.command[0], env["PATH"], p.working_dir);
-    if (!cmd.ok()) return cmd.status();
+    // A pod of another user has its command looked up as that user, in the
+    // child (so a tenant cannot probe arteld's paths); here only the
+    // candidates are listed.
+    std::vector<std::string> candidates;
+    Result<std::string> cmd = p.command[0];
+    if (p.uid >= 0) {
+      if (p.command[0].empty()) return InvalidArgument("empty command");
+      if (p.command[0].find('/') != std::string::npos) {
+        candidates.push_back(p.command[0]);
+      } else {
+        std::stringstream dirs(env["PATH"]);
+        for (std::string d; std::getline(dirs, d, ':');) {
+          candidates.push_back((d.empty() ? "." : d) + "/" + p.command[0]);
+        }
+      }
+    } else {
+      cmd = ResolveCommand(p.command[0], env["PATH"], p.working_dir);
+      if (!cmd.ok()) return cmd.status();
+    }
+    std::vector<char*> candidate_ptrs;
+    for (std::string& c : candidates) candidate_ptrs.push_back(c.data());
 
     Pod pod;
     pod.name = p.pod;
@@ -662,6 +710,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
     }
     const std::string start_tmp = pod.start_file + "." + start_id + ".tmp";
     const std::string start_text = start_id + " ";  // the child appends its pid
+    const bool switch_user = p.uid >= 0;
+    const uid_t uid = switch_user ? static_cast<uid_t>(p.uid) : 0;
+    const gid_t gid = switch_user ? static_cast<gid_t>(p.gid >= 0 ? p.gid : p.uid) : 0;
 
     auto cg = MakeCgroup(key, p);
     if (!cg.ok()) return cg.status();
@@ -682,16 +733,27 @@ class LocalRuntimeImpl final : public LocalRuntime {
     envp.push_back(nullptr);
     std::string procs = pod.cgroup.empty() ? std::string() : pod.cgroup + "/cgroup.procs";
 
-    int log_fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    // Opened here, before the child drops to the pod's user: log and exit
+    // files are arteld's (0600); the pod only holds descriptors to them.
+    int log_fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (log_fd < 0) {
       RemoveCgroup(pod);
       return FailedPrecondition("cannot open log file " + log_file + ": " + Errno(errno));
+    }
+    fchmod(log_fd, 0600);  // A log left by an older version may be 0644.
+    int exit_fd = open(pod.exit_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (exit_fd < 0) {
+      int err = errno;
+      close(log_fd);
+      RemoveCgroup(pod);
+      return FailedPrecondition("cannot open exit file " + pod.exit_file + ": " + Errno(err));
     }
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int err_pipe[2];
     if (null_fd < 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
       int err = errno;
       close(log_fd);
+      close(exit_fd);
       if (null_fd >= 0) close(null_fd);
       RemoveCgroup(pod);
       return FailedPrecondition("cannot set up pod I/O: " + Errno(err));
@@ -699,8 +761,11 @@ class LocalRuntimeImpl final : public LocalRuntime {
 
     pid_t pid = fork();
     if (pid == 0) {
-      // Child. Reports (stage, errno) through err_pipe on failure.
-      int err_fd = err_pipe[1];
+      // Child. Reports (stage, errno) through err_pipe on failure. The
+      // descriptors it needs move above 9 first, so that none of them is
+      // overwritten when the exit file becomes descriptor 3.
+      int err_fd = fcntl(err_pipe[1], F_DUPFD_CLOEXEC, 10);
+      if (err_fd < 0) err_fd = err_pipe[1];
       auto die = [&](int stage) {
         int msg[2] = {stage, errno};
         ssize_t ignored = write(err_fd, msg, sizeof(msg));
@@ -755,9 +820,10 @@ class LocalRuntimeImpl final : public LocalRuntime {
         if (fd < 0 || write(fd, "0", 1) != 1) die(2);
         close(fd);
       }
-      if (!p.working_dir.empty() && chdir(p.working_dir.c_str()) != 0) die(3);
+      int xfd = fcntl(exit_fd, F_DUPFD_CLOEXEC, 10);
+      if (xfd < 0) die(4);
       if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
-          dup2(log_fd, STDERR_FILENO) < 0) {
+          dup2(log_fd, STDERR_FILENO) < 0 || dup2(xfd, 3) < 0) {
         die(4);
       }
       // The start-file lock goes with the wrapper across exec (not CLOEXEC).
@@ -765,6 +831,36 @@ class LocalRuntimeImpl final : public LocalRuntime {
         if (fcntl(start_fd, F_SETFD, 0) != 0) die(6);
       } else if (dup2(start_fd, kStartLockFd) < 0) {
         die(6);
+      }
+      // Only now drop to the pod's user: the start file above is claimed as arteld.
+      if (switch_user) {
+        // Drop to the pod's user: no supplementary groups, then gid, then
+        // uid (real, effective and saved). Raw syscalls: this child is
+        // single-threaded, so glibc's all-threads broadcast is not needed.
+        if (syscall(SYS_setgroups, 0, nullptr) != 0 || syscall(SYS_setresgid, gid, gid, gid) != 0 ||
+            syscall(SYS_setresuid, uid, uid, uid) != 0) {
+          die(7);
+        }
+        if (uid != 0 && syscall(SYS_setresuid, 0, 0, 0) == 0) {  // must be irreversible
+          errno = EPERM;
+          die(7);
+        }
+      }
+      // As the pod's user: the kernel checks the directory as that user.
+      if (!p.working_dir.empty() && chdir(p.working_dir.c_str()) != 0) die(3);
+      if (switch_user) {
+        char* found = nullptr;
+        for (char* c : candidate_ptrs) {
+          struct stat cst {};
+          if (found == nullptr && stat(c, &cst) == 0 && S_ISREG(cst.st_mode) && access(c, X_OK) == 0) {
+            found = c;
+          }
+        }
+        if (found == nullptr) {
+          errno = ENOENT;
+          die(8);
+        }
+        argv[6] = found;  // the command, after the wrapper's five words
       }
       struct sigaction dfl {};
       dfl.sa_handler = SIG_DFL;
@@ -776,7 +872,9 @@ class LocalRuntimeImpl final : public LocalRuntime {
       sigprocmask(SIG_SETMASK, &none, nullptr);
 #ifdef SYS_close_range
       // Descriptors the daemon opened without O_CLOEXEC must not leak in.
-      syscall(SYS_close_range, 3U, static_cast<unsigned>(kStartLockFd - 1), 4U /* CLOSE_RANGE_CLOEXEC */);
+      // Descriptor 3 is the exit file and kStartLockFd the start-file lock,
+      // both for the wrapper alone.
+      syscall(SYS_close_range, 4U, static_cast<unsigned>(kStartLockFd - 1), 4U /* CLOSE_RANGE_CLOEXEC */);
       syscall(SYS_close_range, static_cast<unsigned>(kStartLockFd + 1), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
 #endif
       execve(kShell, argv.data(), envp.data());
@@ -785,6 +883,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
     int fork_errno = errno;
     close(err_pipe[1]);
     close(log_fd);
+    close(exit_fd);
     close(null_fd);
     if (pid < 0) {
       close(err_pipe[0]);
@@ -801,11 +900,28 @@ class LocalRuntimeImpl final : public LocalRuntime {
       int status = 0;
       waitpid(pid, &status, 0);
       RemoveCgroup(pod);
-      static const char* const kStages[] = {
-          "start",           "setsid",       "join cgroup",         "chdir to working directory",
-          "redirect output", "exec /bin/sh", "claim the start file"};
-      const char* stage = msg[0] >= 1 && msg[0] <= 6 ? kStages[msg[0]] : kStages[0];
-      return FailedPrecondition(std::string(stage) + " failed: " + Errno(msg[1]));
+      static const char* const kStages[] = {"start",
+                                            "setsid",
+                                            "join cgroup",
+                                            "chdir to working directory",
+                                            "redirect output",
+                                            "exec /bin/sh",
+                                            "claim the start file",
+                                            "switch to the pod's user",
+                                            "find the command"};
+      std::string stage = msg[0] >= 1 && msg[0] <= 8 ? kStages[msg[0]] : kStages[0];
+      if (msg[0] == 8) {
+        return InvalidArgument("command " + p.command[0] +
+                               (p.command[0].find('/') != std::string::npos
+                                    ? " is not an executable file"
+                                    : " not found in PATH " + env["PATH"]) +
+                               " for uid " + std::to_string(uid) + " gid " + std::to_string(gid));
+      }
+      if (msg[0] == 3) stage += " " + p.working_dir;
+      if (switch_user && (msg[0] == 3 || msg[0] == 7)) {
+        stage += " as uid " + std::to_string(uid) + " gid " + std::to_string(gid);
+      }
+      return FailedPrecondition(stage + " failed: " + Errno(msg[1]));
     }
     pod.pid = pid;
     pod.pgid = pid;  // setsid made the wrapper a session and group leader.

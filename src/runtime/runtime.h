@@ -8,7 +8,8 @@
 //
 // `LocalRuntime` starts each pod of an admitted workload as a real process
 // in its own process group (command, args, env, working dir; stdout and
-// stderr to `<log_dir>/<ns>/<name>/<pod>.log`), sets CUDA_VISIBLE_DEVICES to
+// stderr to `<log_dir>/<ns>/<name>/<pod>.log`, directories 0700 and files
+// 0600, opened before the pod drops to its own user), sets CUDA_VISIBLE_DEVICES to
 // the assigned GPU or MIG UUIDs plus slice limits in the environment, and
 // applies cgroup v2 cpu/memory limits when the host allows it. `Stop` sends
 // SIGTERM to the process group and SIGKILL after the grace period. `Poll`
@@ -71,7 +72,16 @@ struct PodLaunch {
   std::string pod;  // "<podset>-<index>"
   std::vector<std::string> command;  // argv; command[0] resolved via PATH
   std::map<std::string, std::string> env;
+  // Where the pod runs: it enters this directory after dropping to `uid`, so
+  // the kernel checks the access as the pod's user. Empty = the runtime's.
   std::string working_dir;
+  // The user the pod runs as (docs/daemon.md, "Pod users"). With uid >= 0
+  // the child clears its supplementary groups and sets gid, then uid, after
+  // fork and before it enters `working_dir` and execs; -1 = the runtime's
+  // own user. The log and exit files are opened by the runtime before that,
+  // so the pod needs no access to the log directory.
+  int64_t uid = -1;
+  int64_t gid = -1;
   std::vector<std::string> visible_devices;  // GPU or MIG UUIDs
   std::map<std::string, std::string> slice_env;  // e.g. ARTEL_GPU_MEMORY_LIMIT
   int64_t cpu_millis = 0;      // cgroup cpu.max when > 0

@@ -137,6 +137,73 @@ Status ParseInventory(const std::string& file, const YAML::Node& root, Inventory
   return Status::Ok();
 }
 
+bool ValidNamespace(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+         s.find('\0') == std::string::npos;
+}
+
+// runtime.podUsers, runtime.allowRoot and runtime.podUidRange.
+Status LoadPodUsers(const std::string& file, const YAML::Node& r, PodUserOptions* out) {
+  constexpr int64_t kMaxId = 4294967294;  // (uid_t)-1 means "no change" to the kernel
+  if (const YAML::Node a = r["allowRoot"]) {
+    if (!a.IsSequence()) return At(file, a, "runtime.allowRoot", "must be a list of namespaces");
+    for (const auto& e : a) {
+      std::string ns = e.as<std::string>();
+      if (!ValidNamespace(ns)) {
+        return At(file, e, "runtime.allowRoot", "\"" + ns + "\" is not a namespace name");
+      }
+      out->allow_root.insert(ns);
+    }
+  }
+  if (const YAML::Node u = r["podUsers"]) {
+    if (!u.IsMap()) return At(file, u, "runtime.podUsers", "must be a map of namespace: {uid: N, gid: N}");
+    for (const auto& kv : u) {
+      std::string ns = kv.first.as<std::string>();
+      std::string field = "runtime.podUsers." + ns;
+      if (!ValidNamespace(ns)) return At(file, kv.first, field, "\"" + ns + "\" is not a namespace name");
+      if (Status s = CheckKeys(file, kv.second, field, {"uid", "gid"}); !s.ok()) return s;
+      if (!kv.second["uid"]) return At(file, kv.second, field + ".uid", "is required");
+      PodUser pu;
+      pu.uid = kv.second["uid"].as<int64_t>();
+      pu.gid = kv.second["gid"] ? kv.second["gid"].as<int64_t>() : pu.uid;
+      for (const auto& [name, id] : {std::pair<const char*, int64_t>{"uid", pu.uid}, {"gid", pu.gid}}) {
+        const YAML::Node n = kv.second[name] ? kv.second[name] : kv.second["uid"];
+        if (id < 0 || id > kMaxId) {
+          return At(file, n, field + "." + name, "must be between 0 and " + std::to_string(kMaxId));
+        }
+        if (id == 0 && out->allow_root.count(ns) == 0) {
+          return At(file, n, field + "." + name,
+                    "0 is root: pods of " + ns + " run as root only when runtime.allowRoot lists " + ns);
+        }
+      }
+      out->configured[ns] = pu;
+    }
+  }
+  if (const YAML::Node g = r["podUidRange"]) {
+    std::string text = g.as<std::string>();
+    size_t dash = text.find('-');
+    int64_t first = -1, last = -1;
+    try {
+      size_t used = 0;
+      if (dash == std::string::npos) throw std::invalid_argument("range");
+      first = std::stoll(text.substr(0, dash), &used);
+      if (used != dash) throw std::invalid_argument("range");
+      last = std::stoll(text.substr(dash + 1), &used);
+      if (used != text.size() - dash - 1) throw std::invalid_argument("range");
+    } catch (...) {
+      first = last = -1;
+    }
+    if (first < 1 || last < first || last > kMaxId) {
+      return At(file, g, "runtime.podUidRange",
+                "expected FIRST-LAST with 1 <= FIRST <= LAST <= " + std::to_string(kMaxId) +
+                    " (e.g. 61000-61999), got \"" + text + "\"");
+    }
+    out->range_first = first;
+    out->range_last = last;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ParseListen(const std::string& text, std::string* host, int* port) {
@@ -265,7 +332,7 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
     if (const YAML::Node r = root["runtime"]) {
       if (Status s = CheckKeys(path, r, "runtime",
                                {"defaultGracePeriodSeconds", "cgroupRoot", "stopWorkloadsOnExit",
-                                "finishedRetention"});
+                                "finishedRetention", "podUsers", "allowRoot", "podUidRange", "workDir"});
           !s.ok()) {
         return s;
       }
@@ -278,6 +345,8 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
         if (!ms.ok()) return At(path, r["finishedRetention"], "runtime.finishedRetention", ms.status().message());
         c->daemon.finished_retention_ms = *ms;
       }
+      if (Status st = LoadPodUsers(path, r, &c->daemon.pod_users); !st.ok()) return st;
+      if (r["workDir"]) c->daemon.work_dir = resolve(r["workDir"].as<std::string>());
     }
     if (const YAML::Node h = root["http"]) {
       if (Status s =

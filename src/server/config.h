@@ -10,7 +10,9 @@
 //   log: {format: logfmt, level: info}
 //   limits: {maxBodyBytes: 1048576, rateLimitQps: 0, rateLimitBurst: 0}
 //   scheduler: {fairSharing: false, intervalMs: 1000, debounceMs: 2, tickMs: 50}
-//   runtime: {defaultGracePeriodSeconds: 30, cgroupRoot: "", stopWorkloadsOnExit: false}
+//   runtime: {defaultGracePeriodSeconds: 30, cgroupRoot: "", stopWorkloadsOnExit: false,
+//             podUsers: {team-nlp: {uid: 1500, gid: 1500}}, allowRoot: [ops],
+//             podUidRange: 61000-61999, workDir: /var/lib/artel/work}
 //   http: {threads: 64}
 //   hostname: gpu-host-1          # default gethostname()
 //   nodeLabels: {topology.kubernetes.io/zone: zone-a}   # on every node pool

@@ -1,12 +1,15 @@
 #include "server/daemon.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -215,11 +218,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options, Logge
 
 Status Daemon::Init() {
   if (options_.data_dir.empty()) return InvalidArgument("--data-dir is required");
-  std::error_code ec;
-  fs::create_directories(options_.data_dir, ec);
-  if (ec) return InvalidArgument("cannot create data dir " + options_.data_dir + ": " + ec.message());
-  log_dir_ = (fs::path(options_.data_dir) / "logs").string();
-  fs::create_directories(log_dir_, ec);
+  if (Status s = InitDirectories(); !s.ok()) return s;
   if (options_.hostname.empty()) {
     char buf[256] = {0};
     gethostname(buf, sizeof buf - 1);
@@ -373,6 +372,138 @@ void Daemon::CheckFlavorsLocked() {
   for (const auto& [flavor, why] : flavors_without_nodes_) {
     log_->Warn("flavor matches no node", {{"flavor", flavor}, {"detail", why}});
   }
+}
+
+// Directories and pod users (docs/daemon.md, "Pod users and isolation"):
+// the data dir is 0711 when pods run as other users (they must reach their
+// own directories under work/, never list or read the rest) and 0700
+// otherwise; logs/ is 0700, work/ and work/<ns>/ 0711 and arteld's.
+Status Daemon::InitDirectories() {
+  std::error_code ec;
+  const bool switching = CanSwitchUsers();
+  fs::create_directories(options_.data_dir, ec);
+  if (ec) return InvalidArgument("cannot create data dir " + options_.data_dir + ": " + ec.message());
+  if (chmod(options_.data_dir.c_str(), switching ? 0711 : 0700) != 0) {
+    log_->Warn("cannot set the mode of the data dir",
+               {{"dir", options_.data_dir}, {"error", std::strerror(errno)}});
+  }
+  log_dir_ = (fs::path(options_.data_dir) / "logs").string();
+  work_dir_ = options_.work_dir.empty() ? (fs::path(options_.data_dir) / "work").string() : options_.work_dir;
+  for (const auto& [dir, mode] : {std::pair<std::string, mode_t>{log_dir_, 0700}, {work_dir_, 0711}}) {
+    fs::create_directories(dir, ec);
+    if (ec || chmod(dir.c_str(), mode) != 0) {
+      return FailedPrecondition("cannot create " + dir + " with mode " + (mode == 0700 ? "0700" : "0711") +
+                                ": " + (ec ? ec.message() : std::string(std::strerror(errno))));
+    }
+  }
+  auto users = PodUsers::Open(options_.pod_users, (fs::path(options_.data_dir) / "pod-users.json").string(),
+                              switching);
+  if (!users.ok()) return users.status();
+  pod_users_ = std::move(users).value();
+  if (!switching) {
+    log_->Warn(
+        "arteld cannot switch users (not root, and without CAP_SETUID, CAP_SETGID, CAP_CHOWN and "
+        "CAP_KILL): pods run as arteld's own user and can read its tokens file and journal; tenant isolation "
+        "needs arteld to run as root or with those capabilities",
+        {{"uid", std::to_string(geteuid())}});
+    return Status::Ok();
+  }
+  // Pods must be able to walk down to their directories as other users.
+  fs::path abs = fs::absolute(work_dir_, ec);
+  for (fs::path p = abs; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return FailedPrecondition(
+          "pods run as their own users and cannot reach their working directories under " + work_dir_ + ": " +
+          p.string() + " has mode " + mode + " (no search permission for others); run `chmod o+x " +
+          p.string() + "`, or put dataDir or runtime.workDir elsewhere");
+    }
+    if (p == p.parent_path()) break;
+  }
+  log_->Info("pods run as their namespace's user",
+             {{"uid_range", std::to_string(options_.pod_users.range_first) + "-" +
+                                std::to_string(options_.pod_users.range_last)},
+              {"configured", std::to_string(options_.pod_users.configured.size())},
+              {"work_dir", work_dir_}});
+  return Status::Ok();
+}
+
+// The workload's own directories (<work>/<ns>/<name>-<ms>: one per
+// incarnation of the name), deleted with its record.
+void Daemon::RemoveOwnDirectoriesOf(const std::string& key) {
+  const std::string ns = key.substr(0, key.find('/'));
+  const std::string prefix = key.substr(key.find('/') + 1) + "-";
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(work_dir_) / ns, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0 ||
+        n.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+      continue;
+    }
+    if (Status s = RemoveOwnDirectory(it->path().string()); !s.ok()) {
+      log_->Warn("could not delete the workload's directory", {{"workload", key}, {"error", s.message()}});
+    }
+  }
+}
+
+Status Daemon::CheckWorkingDirs(const core::WorkloadSpec& spec) {
+  for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
+    const std::string& dir = spec.pod_sets[i].working_dir;
+    if (dir.empty()) continue;
+    const std::string field = "spec.podSets[" + std::to_string(i) + "].workingDir";
+    Status s = Status::Ok();
+    if (!fs::path(dir).is_absolute()) {
+      s = InvalidArgument("workingDir \"" + dir + "\" must be an absolute path");
+    } else {
+      auto user = pod_users_->For(spec.ns);
+      s = user.ok() ? CheckDirAccessAs(dir, *user) : user.status();
+    }
+    if (!s.ok()) {
+      s.WithField(field);
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, runtime::LaunchSpec* spec) {
+  const std::string ns = key.substr(0, key.find('/'));
+  const std::string name = key.substr(key.find('/') + 1);
+  auto user = pod_users_->For(ns);
+  if (!user.ok()) return user.status();
+  // The workload's own directory: <work>/<ns>/<name>-<submitted ms>, so a
+  // name submitted again after deletion starts clean; a retry keeps it.
+  const fs::path ns_dir = fs::path(work_dir_) / ns;
+  const fs::path own = ns_dir / (name + "-" + std::to_string(submitted_ms));
+  for (const auto& [dir, mode] : {std::pair<fs::path, mode_t>{ns_dir, 0711}, {own, 0700}}) {
+    if (mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) {
+      return FailedPrecondition("cannot create working directory " + dir.string() + ": " +
+                                std::strerror(errno));
+    }
+  }
+  struct stat st {};
+  if (lstat(own.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return FailedPrecondition("working directory " + own.string() + " is not a directory");
+  }
+  if (user->uid >= 0 &&
+      (st.st_uid != static_cast<uid_t>(user->uid) || st.st_gid != static_cast<gid_t>(user->gid))) {
+    if (chown(own.c_str(), static_cast<uid_t>(user->uid), static_cast<gid_t>(user->gid)) != 0) {
+      return FailedPrecondition("cannot give working directory " + own.string() + " to uid " +
+                                std::to_string(user->uid) + ": " + std::strerror(errno));
+    }
+  }
+  // 0700 again if the pod opened it up in an earlier try (best effort: an
+  // arteld with capabilities but without CAP_FOWNER cannot).
+  chmod(own.c_str(), 0700);
+  for (runtime::PodLaunch& pl : spec->pods) {
+    pl.uid = user->uid;
+    pl.gid = user->gid;
+    if (pl.working_dir.empty()) pl.working_dir = own.string();
+    if (pl.env.count("HOME") == 0) pl.env["HOME"] = own.string();
+  }
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------
@@ -1067,6 +1198,7 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
 
 Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate_name,
                             const std::string& user) {
+  if (Status s = CheckWorkingDirs(spec); !s.ok()) return s;
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   std::string key;
   {
@@ -1429,6 +1561,7 @@ void Daemon::Cycle(bool schedule) {
         std::error_code ec;
         fs::remove_all(fs::path(log_dir_) / key, ec);
         if (ec) log_->Warn("could not delete logs", {{"workload", key}, {"error", ec.message()}});
+        RemoveOwnDirectoriesOf(key);
       }
     }  // else not journaled: after a restart the records come back and are collected again, logs and all
   }
@@ -1817,6 +1950,7 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
 void Daemon::Launch(const std::string& key) {
   runtime::LaunchSpec spec;
   store::Record starting;
+  int64_t submitted_ms = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const core::WorkloadInfo* info = engine_.Find(key);
@@ -1883,6 +2017,7 @@ void Daemon::Launch(const std::string& key) {
     if (spec.pods.empty()) return;
     w.pods = std::move(pods);
     w.running = true;  // claimed; Start below
+    submitted_ms = w.submitted_ms;
     w.kill_at_ms = -1;
     // The start gets an id, journaled before the fork (docs/daemon.md,
     // "Start ids"): recovery then tells a start that ran from one that never
@@ -1913,8 +2048,10 @@ void Daemon::Launch(const std::string& key) {
     log_->Warn("failpoint start-before-fork: exiting", {{"workload", key}});
     std::_Exit(86);
   }
+  Status prepared = PreparePodUsers(key, submitted_ms, &spec);
   int64_t now = WallMs();
-  auto started = runtime_->Start(spec, now);
+  auto started =
+      prepared.ok() ? runtime_->Start(spec, now) : Result<std::vector<runtime::RunningPod>>(prepared);
   // Failpoint for the crash tests (docs/daemon.md): die with the pods
   // running and their start not journaled.
   if (started.ok() && Failpoint("start-before-journal")) {

@@ -44,6 +44,7 @@
 #include "server/codec.h"
 #include "server/inventory.h"
 #include "server/log.h"
+#include "server/pod_users.h"
 #include "server/prom.h"
 #include "server/redact.h"
 #include "store/store.h"
@@ -68,6 +69,9 @@ struct DaemonOptions {
   std::string hostname;                 // node name; default gethostname()
   // Node pools, labels and taints of this host (server/inventory.h).
   InventoryOptions inventory;
+  // Pod users and directories (docs/daemon.md, "Pod users and isolation").
+  PodUserOptions pod_users;
+  std::string work_dir;  // workloads' own directories; "" = <data_dir>/work
 };
 
 // Filters of a workload list (`GET /api/v1/workloads`).
@@ -210,6 +214,13 @@ class Daemon {
   void ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::vector<std::string>* launch,
                       std::vector<std::string>* stop);
   void Launch(const std::string& key);
+  // Sets each pod's user, own directory (created 0700, owned by that user)
+  // and default working directory; refuses root unless allowed.
+  Status PreparePodUsers(const std::string& key, int64_t submitted_ms, runtime::LaunchSpec* spec);
+  // A pod set's workingDir must be absolute and usable by the pods' user.
+  Status CheckWorkingDirs(const core::WorkloadSpec& spec);
+  Status InitDirectories();
+  void RemoveOwnDirectoriesOf(const std::string& key);
   void MaybeSnapshot(bool force);
   Status AppendAndApply(std::vector<store::Record> recs);
   void ApplyToModelLocked(const store::Record& r);
@@ -262,6 +273,9 @@ class Daemon {
   std::unique_ptr<runtime::GpuDiscovery> discovery_;
   std::string gpu_mode_;
   std::string log_dir_;
+  // Pod users and the workloads' own directories (docs/daemon.md).
+  std::unique_ptr<PodUsers> pod_users_;
+  std::string work_dir_;
   std::vector<std::string> logs_to_remove_;  // workloads deleted by retention, logs still on disk (mu_)
 
   // Held shared by every journal append + model update, exclusively by a

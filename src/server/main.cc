@@ -129,6 +129,15 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   Logger log(cfg.log_format, cfg.log_level);
+  // Secrets must be private to arteld's user: pods run on this host.
+  for (const auto& [file, what] :
+       {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"}, {cfg.api.tls_key, "TLS key"}}) {
+    if (file.empty()) continue;
+    if (artel::Status s = artel::server::CheckPrivateFile(file, what); !s.ok()) {
+      std::cerr << "arteld: " << s.message() << "\n";
+      return 2;
+    }
+  }
   std::unique_ptr<TokenTable> table;
   if (!cfg.tokens_file.empty()) {
     auto t = TokenTable::Load(cfg.tokens_file);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -512,7 +513,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
   // One process per store: seqs are assigned in memory, so a second writer
   // would collide. The kernel drops the lock when the process dies.
   std::string lock_path = dir + "/LOCK";
-  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) return InvalidArgument("store: cannot open " + lock_path + ": " + std::strerror(errno));
   if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
@@ -522,6 +523,15 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
 
   std::string path = dir + "/artel.db";
   bool existed = std::filesystem::exists(path, ec);
+  // The journal and its snapshots are arteld's alone (0600): created empty
+  // with that mode (an empty file is an empty database; SQLite gives the
+  // -wal and -shm files the database's mode), and tightened if older.
+  if (!existed) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) chmod((path + suffix).c_str(), 0600);
+  fchmod(lock_fd, 0600);
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &raw,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -59,6 +59,10 @@ tokens:
   - {token: "$TEAM_B_TOKEN", user: bob, role: tenant, namespaces: [team-b]}
   - {token: "$METRICS_TOKEN", user: prometheus, role: metrics}
 TOK
+  # arteld refuses a tokens file others may read, and its pods (their own
+  # users) must be able to walk down to $WORK/data/work.
+  chmod 600 "$WORK/tokens.yaml"
+  chmod 711 "$WORK"
   "$arteld" --listen 127.0.0.1:0 --data-dir "$WORK/data" --fake-gpus 8xA100-80GB \
     --tokens "$WORK/tokens.yaml" -m "$root/examples/two-teams" \
     --grace-period 2 --stop-workloads-on-exit >"$WORK/arteld.out" 2>"$WORK/arteld.log" &

@@ -203,6 +203,7 @@ TEST(CrashTest, PodsStartedButNotJournaledAreAdoptedNotStartedTwice) {
   WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);
   const std::string runs = dir + "/runs", go = dir + "/go";
   ASSERT_EQ(mkfifo(go.c_str(), 0600), 0);
+  ASSERT_EQ(chmod(go.c_str(), 0666), 0);  // the pod runs as its namespace's user
   auto starts = [&] {
     std::string text = ReadFile(runs);
     return static_cast<int>(std::count(text.begin(), text.end(), '\n'));

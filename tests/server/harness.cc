@@ -79,12 +79,19 @@ std::string TempDir(const std::string& tag) {
   fs::path p = fs::temp_directory_path() /
                ("artel-" + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
   fs::create_directories(p);
+  // Like /tmp: pods run as their namespace's user (not the test's) and may
+  // leave marker files here; the test's own files stay 0600.
+  fs::permissions(p, fs::perms::all | fs::perms::sticky_bit);
   return p.string();
 }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
+void WriteFile(const std::string& path, const std::string& text, mode_t mode) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return;
+  fchmod(fd, mode);  // whatever the umask; arteld refuses a tokens file others may read
+  ssize_t n = write(fd, text.data(), text.size());
+  (void)n;
+  close(fd);
 }
 
 std::string ReadFile(const std::string& path) {

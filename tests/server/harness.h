@@ -9,6 +9,7 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +37,8 @@ inline constexpr const char* kTeamAToken = "team-a-token-0001";
 inline constexpr const char* kTeamBToken = "team-b-token-0001";
 
 std::string TempDir(const std::string& tag);
-void WriteFile(const std::string& path, const std::string& text);
+// Writes a file with `mode` (0600 by default: a tokens file must be private).
+void WriteFile(const std::string& path, const std::string& text, mode_t mode = 0600);
 std::string ReadFile(const std::string& path);
 
 // Polls `pred` every 20 ms until it holds or `timeout_ms` passes.
