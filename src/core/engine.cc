@@ -798,8 +798,9 @@ void EngineImpl::BindFlavorsToNodes() {
     if (fs != nullptr) {
       for (const auto& [k, v] : fs->node_labels) labels += (labels.empty() ? "" : ", ") + k + "=" + v;
     }
-    flavor_nodes_why[f] = labelled > 0 ? "its " + std::to_string(labelled) + " node(s) are not ready"
-                                       : "no node matches flavor " + flavors[f].name + "'s nodeLabels (" + labels + ")";
+    flavor_nodes_why[f] =
+        labelled > 0 ? "its " + std::to_string(labelled) + " node(s) are not ready"
+                     : "no node matches flavor " + flavors[f].name + "'s nodeLabels (" + labels + ")";
   }
 }
 

@@ -172,7 +172,9 @@ bool NodesExclude(EngineImpl& e, WlId id, size_t i, int32_t f, std::string* why)
         g.only_nodes = e.flavor_nodes[f];
         g.groups.push_back(std::move(*pg));
         fits = e.cluster->CanEverHost(g, &bad);
-        if (!fits) bad += " (of the " + std::to_string(e.flavor_nodes[f].size()) + " node(s) with the flavor's labels)";
+        if (!fits)
+          bad +=
+              " (of the " + std::to_string(e.flavor_nodes[f].size()) + " node(s) with the flavor's labels)";
       }
     }
     w.node_fit[slot] = fits ? 1 : 0;
@@ -462,7 +464,8 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
           a.kind = node_excluded ? PendingReason::Kind::kInfeasible : PendingReason::Kind::kNoFlavor;
           a.ref = ReasonRef{};
           a.ref.pod_set = static_cast<int32_t>(i);
-          a.message = (node_excluded ? "no flavor of ClusterQueue " + cq.name + " has nodes that can hold a pod of pod set "
+          a.message = (node_excluded ? "no flavor of ClusterQueue " + cq.name +
+                                           " has nodes that can hold a pod of pod set "
                                      : "no flavor of ClusterQueue " + cq.name + " fits pod set ") +
                       pss.name + (excluded.empty() ? "" : ": " + excluded);
         } else {
@@ -524,7 +527,9 @@ void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<T
   Assignment& a = *out;
   AssignFlavors(e, id, cq, full, &a);
   if (Usable(e, id, cq, a, targets)) return;
-  if (total_delta == 0 || a.kind == PendingReason::Kind::kNoFlavor || a.kind == PendingReason::Kind::kInfeasible) return;
+  if (total_delta == 0 || a.kind == PendingReason::Kind::kNoFlavor ||
+      a.kind == PendingReason::Kind::kInfeasible)
+    return;
   // Partial admission: the smallest reduction x in [1, total_delta] that
   // fits or has preemption targets. Fewer pods never need more quota, so
   // the predicate is monotone in x.

@@ -51,7 +51,8 @@ TEST_F(PriorityTest, TenantsMayNotSetAnExplicitPriority) {
   Json e = r.json();
   EXPECT_EQ(e.value("code", ""), "PermissionDenied") << r.body;
   EXPECT_EQ(e.value("field", ""), "spec.priority") << r.body;
-  EXPECT_NE(e.value("message", "").find("spec.priorityClassName (a WorkloadPriorityClass)"), std::string::npos)
+  EXPECT_NE(e.value("message", "").find("spec.priorityClassName (a WorkloadPriorityClass)"),
+            std::string::npos)
       << r.body;
   // Nothing was created.
   EXPECT_EQ(d_->Get("/api/v1/namespaces/team-b/workloads/greedy", kAdminToken).status, 404);
@@ -73,11 +74,14 @@ TEST_F(PriorityTest, ThePriorityClassIsTheTenantsWayAndAdminsMaySetAValue) {
   // An admin may set any value.
   r = d_->Post("/api/v1/workloads", Body("by-admin", 2000000000, "").dump(), kAdminToken);
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_EQ(d_->Get("/api/v1/namespaces/team-b/workloads/by-class", kTeamBToken).json()["status"].value("priority", -1),
+  EXPECT_EQ(d_->Get("/api/v1/namespaces/team-b/workloads/by-class", kTeamBToken)
+                .json()["status"]
+                .value("priority", -1),
             1000);
-  EXPECT_EQ(
-      d_->Get("/api/v1/namespaces/team-b/workloads/by-admin", kAdminToken).json()["status"].value("priority", -1),
-      2000000000);
+  EXPECT_EQ(d_->Get("/api/v1/namespaces/team-b/workloads/by-admin", kAdminToken)
+                .json()["status"]
+                .value("priority", -1),
+            2000000000);
 }
 
 }  // namespace

@@ -1150,7 +1150,8 @@ class ClusterImpl {
         ++considered;
         const NodeState& n = nodes_[node];
         FilterReason v = Verdict(c, g, n.klass);
-        if (v == FilterReason::kOk && c.pinned[g] != -1 && c.pinned[g] != node) v = FilterReason::kNodeSelector;
+        if (v == FilterReason::kOk && c.pinned[g] != -1 && c.pinned[g] != node)
+          v = FilterReason::kNodeSelector;
         if (v == FilterReason::kOk && !HostAffinityOk(c, g, node)) v = FilterReason::kNodeAffinity;
         if (!n.ready) v = FilterReason::kNotReady;
         if (v != FilterReason::kOk) {
@@ -1167,9 +1168,11 @@ class ClusterImpl {
       std::string parts;
       auto add = [&](const std::string& p) { parts += (parts.empty() ? "" : ", ") + p; };
       for (int i = 1; i < static_cast<int>(FilterReason::kCount); ++i) {
-        if (filtered[i] > 0) add(Plural(filtered[i], "node") + " " + FilterReasonText(static_cast<FilterReason>(i)));
+        if (filtered[i] > 0)
+          add(Plural(filtered[i], "node") + " " + FilterReasonText(static_cast<FilterReason>(i)));
       }
-      for (const auto& [what, k] : small) add(Plural(k, "node") + " too small even when empty (" + what + ")");
+      for (const auto& [what, k] : small)
+        add(Plural(k, "node") + " too small even when empty (" + what + ")");
       *why = considered == 0 ? "no node" : "no node takes one pod of " + pg.name + ": " + parts;
       return false;
     }
