@@ -594,9 +594,10 @@ TEST(EngineFlavorNodesTest, FlavorWithoutNodesIsSkippedAndNodeChangesRetry) {
   ASSERT_EQ(why->flavors.size(), 2u) << why->message;
   EXPECT_EQ(why->flavors[0].flavor, "a100-40g");
   EXPECT_EQ(why->flavors[0].outcome, FlavorAttempt::Outcome::kExcluded);
-  EXPECT_NE(why->flavors[0].message.find(
-                "no node matches flavor a100-40g's nodeLabels (nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB)"),
-            std::string::npos)
+  EXPECT_NE(
+      why->flavors[0].message.find(
+          "no node matches flavor a100-40g's nodeLabels (nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB)"),
+      std::string::npos)
       << why->flavors[0].message;
   EXPECT_EQ(why->flavors[1].flavor, "a100-80g");
   EXPECT_NE(why->flavors[1].outcome, FlavorAttempt::Outcome::kExcluded);
