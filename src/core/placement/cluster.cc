@@ -1125,13 +1125,9 @@ class ClusterImpl {
   bool CanEverHost(const GangRequest& req, std::string* why) const {
     Ctx c;
     c.req = &req;
-    if (!req.only_nodes.empty()) {
-      c.allowed.assign(nodes_.size(), 0);
-      for (int32_t n : req.only_nodes) {
-        if (n >= 0 && n < static_cast<int32_t>(nodes_.size())) c.allowed[n] = 1;
-      }
-    }
     InitFilters(c, req);
+    // Only the nodes asked for (a flavor's nodes): the cost is theirs, not the cluster's.
+    const std::vector<int32_t>& scan = req.only_nodes.empty() ? all_nodes_ : req.only_nodes;
     const auto G = static_cast<int32_t>(req.groups.size());
     for (int32_t g = 0; g < G; ++g) {
       const PodGroup& pg = req.groups[g];
@@ -1145,8 +1141,8 @@ class ClusterImpl {
       std::map<std::string, int64_t> small;
       int64_t considered = 0;
       bool ok = false;
-      for (int32_t node : all_nodes_) {
-        if (!c.allowed.empty() && !c.allowed[node]) continue;
+      for (int32_t node : scan) {
+        if (node < 0 || node >= static_cast<int32_t>(nodes_.size())) continue;
         ++considered;
         const NodeState& n = nodes_[node];
         FilterReason v = Verdict(c, g, n.klass);
