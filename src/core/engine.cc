@@ -733,6 +733,9 @@ Status EngineImpl::RebuildCluster() {
       w.info.placements.clear();
     }
     cluster.reset();
+    flavor_nodes.clear();
+    flavor_nodes_why.clear();
+    ++nodes_gen;
     return Status::Ok();
   }
   auto c = std::make_unique<placement::Cluster>();
@@ -759,9 +762,46 @@ Status EngineImpl::RebuildCluster() {
     }
   }
   cluster = std::move(c);
-  // Waiting gangs get another chance on the new nodes.
+  BindFlavorsToNodes();
+  // Waiting gangs get another chance on the new nodes, and so does every
+  // workload parked because no flavor's nodes could hold it.
   UnparkList(&parked_placement);
+  for (int32_t root = 0; root < static_cast<int32_t>(root_epoch.size()); ++root) Unpark(root);
   return Status::Ok();
+}
+
+void EngineImpl::BindFlavorsToNodes() {
+  ++nodes_gen;
+  flavor_nodes.assign(flavors.size(), {});
+  flavor_nodes_why.assign(flavors.size(), "");
+  if (!cluster || !opts.placement_matches_labels) return;
+  for (size_t f = 0; f < flavors.size(); ++f) {
+    const ResourceFlavorSpec* fs = flavors[f].spec;
+    int32_t labelled = 0;
+    for (const placement::NodeSpec& n : node_specs) {
+      bool match = true;
+      if (fs != nullptr) {
+        for (const auto& [k, v] : fs->node_labels) {
+          auto it = n.labels.find(k);
+          const std::string* have = it != n.labels.end() ? &it->second : nullptr;
+          if (have == nullptr && k == placement::kHostnameLabel) have = &n.name;
+          match = match && have != nullptr && *have == v;
+        }
+      }
+      if (!match) continue;
+      ++labelled;
+      const int32_t idx = cluster->FindNode(n.name);
+      if (n.ready && idx >= 0) flavor_nodes[f].push_back(idx);
+    }
+    if (!flavor_nodes[f].empty()) continue;
+    std::string labels;
+    if (fs != nullptr) {
+      for (const auto& [k, v] : fs->node_labels) labels += (labels.empty() ? "" : ", ") + k + "=" + v;
+    }
+    flavor_nodes_why[f] =
+        labelled > 0 ? "its " + std::to_string(labelled) + " node(s) are not ready"
+                     : "no node matches flavor " + flavors[f].name + "'s nodeLabels (" + labels + ")";
+  }
 }
 
 placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, placement::GangRequest& g) const {
@@ -1360,7 +1400,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     K kind = a.kind;
     if (preempt_mode) kind = K::kPreemptionNoCandidates;
     if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
-    if (kind == K::kNoFlavor) {
+    if (kind == K::kNoFlavor || kind == K::kInfeasible) {
       w.info.pending = PendingReason{};
       w.info.pending.kind = kind;
       w.info.pending.cluster_queue = cq.name;
@@ -1999,7 +2039,8 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   if (w.info.state != WorkloadState::kPending) return PendingReason{};
   e.Materialize(*id);
   PendingReason r = w.info.pending;
-  if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates && r.kind != K::kNoFlavor) ||
+  if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates && r.kind != K::kNoFlavor &&
+       r.kind != K::kInfeasible) ||
       w.cq < 0)
     return r;
   // Every flavor tried, as the last cycle tried them (now).
@@ -2019,7 +2060,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   auto done = [&]() -> Result<PendingReason> {
     // Excluded flavors are already listed in a NoFlavor message; elsewhere
     // the line counts them (`flavors` has each with its reason).
-    if (r.flavors.size() > 1 && r.kind != K::kNoFlavor) {
+    if (r.flavors.size() > 1 && r.kind != K::kNoFlavor && r.kind != K::kInfeasible) {
       std::string clauses;
       size_t excluded = 0;
       for (const FlavorAttempt& f : r.flavors) {
@@ -2032,12 +2073,12 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
       r.message += "; flavors tried:" + clauses;
       if (excluded > 0) {
         r.message += (clauses.empty() ? " " : "; ") + std::to_string(excluded) +
-                     " flavor(s) not usable (node labels, taints or topology)";
+                     " flavor(s) not usable (node labels, taints, topology or no node that can hold a pod)";
       }
     }
     return r;
   };
-  if (r.kind == K::kNoFlavor || r.flavor.empty()) return done();
+  if (r.kind == K::kNoFlavor || r.kind == K::kInfeasible || r.flavor.empty()) return done();
   int32_t fr = e.tree.FindFr(e.flavors_by_name.Find(r.flavor), e.resources.Find(r.resource));
   if (fr < 0) return done();
   const int32_t node = e.cqs[w.cq].node;

@@ -60,9 +60,12 @@ struct EngineOptions {
   // An exact shortcut: false is the reference the property tests compare.
   bool prune_preemption_search = true;
   // With nodes: true matches pods to nodes by labels (the admitted flavors'
-  // nodeLabels and the pod sets' nodeSelector) and taints, as in a cluster.
-  // false places by capacity and GPU shape only: for one standalone host
-  // (arteld) that stands for every node pool its configuration describes.
+  // nodeLabels and the pod sets' nodeSelector) and taints, as in a cluster,
+  // and a flavor is a candidate for a pod set only where some node could
+  // ever hold one of its pods (docs/semantics.md, "Flavors bound to nodes").
+  // arteld uses true: it presents the host's GPUs as node pools
+  // (server/inventory.h). false places by capacity and GPU shape only,
+  // ignoring labels, and leaves flavor assignment quota-only.
   bool placement_matches_labels = true;
   // Safety valve: the most cycles one `Schedule` call may run.
   int max_rounds = 1 << 20;

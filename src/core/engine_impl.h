@@ -188,6 +188,13 @@ struct Wl {
   bool has_placement = false;
   std::unique_ptr<placement::Placement> placement;  // with has_placement; committed in EngineImpl::cluster under info.key
   Time run_started = 0;
+  // Static node feasibility per (pod set, flavor id), index pod_set *
+  // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
+  // 0 = none (`node_why` says why), -1 = not known yet. Valid while
+  // node_fit_gen == EngineImpl::nodes_gen (flavor_assigner.cc NodesExclude).
+  uint64_t node_fit_gen = 0;
+  std::vector<int8_t> node_fit;
+  std::vector<std::string> node_why;
 };
 
 struct FlavorRt {
@@ -287,7 +294,8 @@ struct Assignment {
   int32_t borrow_level = 0;
   std::vector<PodSetAssign> pod_sets;
   FrAmounts usage;  // total over all pod sets, sorted by fr
-  // Explanation of the most limiting spot: kNoFlavor (with `message`),
+  // Explanation of the most limiting spot: kNoFlavor or kInfeasible (no
+  // flavor's nodes can ever hold a pod; both with `message`),
   // kInsufficientQuota, or kNone with `ref` possibly set (a flavor that
   // needs preemption).
   PendingReason::Kind kind = PendingReason::Kind::kNone;
@@ -357,6 +365,13 @@ class EngineImpl {
   std::vector<placement::NodeSpec> node_specs;
   std::unique_ptr<placement::Cluster> cluster;
   std::vector<WlId> parked_placement;  // waiting for node capacity
+  // Flavors bound to nodes (with nodes and placement_matches_labels), built
+  // by RebuildCluster, so once per configuration or nodes change: per flavor
+  // id, the ready nodes (Cluster indices) whose labels carry every one of the
+  // flavor's nodeLabels, and, when there is none, why (flavor_nodes_why).
+  std::vector<std::vector<int32_t>> flavor_nodes;
+  std::vector<std::string> flavor_nodes_why;
+  uint64_t nodes_gen = 1;  // bumped by RebuildCluster; invalidates Wl::node_fit
 
   // --- helpers shared by the policies (engine.cc) ---
   std::string Key(WlId id) const { return wls[id].info.key; }
@@ -385,6 +400,8 @@ class EngineImpl {
   void RebuildUsage();
   void Materialize(WlId id);
   Status RebuildCluster();
+  // Fills flavor_nodes / flavor_nodes_why from the cluster (RebuildCluster).
+  void BindFlavorsToNodes();
   // Places every admitted pod of `id` per assignment `a`; on success commits
   // and records the placement. Returns the placement outcome.
   placement::PlaceResult PlaceWorkload(WlId id, const Assignment& a);

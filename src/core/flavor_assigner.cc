@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/placement/placement.h"
 #include "core/preemption.h"
 
 namespace artel::core {
@@ -131,6 +132,62 @@ bool TasExcludes(const EngineImpl& e, const CqRt& cq, const ResourceFlavorSpec* 
   return false;
 }
 
+// Artel's node rule (docs/semantics.md, "Flavors bound to nodes"): with
+// nodes, and placement matching labels, a flavor is a candidate for pod set
+// `i` only if some ready node carries the flavor's nodeLabels, matches the
+// pod set's nodeSelector and required node affinity, has its taints
+// tolerated by the pod set's and the flavor's tolerations, and, empty, holds
+// one pod of the pod set (static feasibility: what is placed now is the
+// placement step's business). Flavor -> nodes is bound once per
+// configuration or nodes change (EngineImpl::BindFlavorsToNodes); the answer
+// per pod set and flavor is kept on the workload until the next change.
+// Sets `why`.
+bool NodesExclude(EngineImpl& e, WlId id, size_t i, int32_t f, std::string* why) {
+  if (!e.cluster || !e.opts.placement_matches_labels) return false;
+  Wl& w = e.wls[id];
+  const size_t nf = e.flavors.size();
+  if (w.node_fit_gen != e.nodes_gen || w.node_fit.size() != w.pod_sets.size() * nf) {
+    w.node_fit_gen = e.nodes_gen;
+    w.node_fit.assign(w.pod_sets.size() * nf, -1);
+    w.node_why.clear();
+  }
+  const size_t slot = i * nf + static_cast<size_t>(f);
+  if (w.node_fit[slot] < 0) {
+    std::string bad;
+    bool fits = true;
+    if (static_cast<size_t>(f) < e.flavor_nodes.size() && e.flavor_nodes[f].empty()) {
+      fits = false;
+      bad = e.flavor_nodes_why[f];
+    } else if (static_cast<size_t>(f) < e.flavor_nodes.size()) {
+      auto pg = placement::PodGroupFromSpec(w.info.spec.pod_sets[i]);
+      if (pg.ok()) {  // else placement reports the error
+        const ResourceFlavorSpec* fs = e.flavors[f].spec;
+        pg->count = 1;
+        pg->min_count = 1;
+        placement::GangRequest g;
+        if (fs != nullptr) {
+          g.flavor_node_labels = fs->node_labels;
+          g.flavor_tolerations = fs->tolerations;
+        }
+        g.only_nodes = e.flavor_nodes[f];
+        g.groups.push_back(std::move(*pg));
+        fits = e.cluster->CanEverHost(g, &bad);
+        if (!fits)
+          bad +=
+              " (of the " + std::to_string(e.flavor_nodes[f].size()) + " node(s) with the flavor's labels)";
+      }
+    }
+    w.node_fit[slot] = fits ? 1 : 0;
+    if (!fits) {
+      if (w.node_why.size() != w.node_fit.size()) w.node_why.resize(w.node_fit.size());
+      w.node_why[slot] = std::move(bad);
+    }
+  }
+  if (w.node_fit[slot] == 1) return false;
+  *why = w.node_why[slot];
+  return true;
+}
+
 bool CanPreemptWhileBorrowing(const EngineImpl& e, const CqRt& cq) {
   return e.opts.fair_sharing || cq.spec->preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
 }
@@ -245,6 +302,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       FlavorTry reason_try;      // the flavor `best_reason` comes from
       bool reason_ever = false;  // ... and whether it can ever fit
       std::string excluded;
+      bool node_excluded = false;  // some flavor's nodes can never hold a pod
       const size_t tried_from = tried != nullptr ? tried->size() : 0;
       auto note_excluded = [&](int32_t f, const std::string& why) {
         if (!excluded.empty()) excluded += "; ";
@@ -269,6 +327,14 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
         if ((fspec != nullptr && !fspec->topology_name.empty()) || !pss.annotations.empty()) {
           std::string why;
           if (TasExcludes(e, cq, fspec, pss, &why)) {
+            note_excluded(f, why);
+            continue;
+          }
+        }
+        {
+          std::string why;
+          if (NodesExclude(e, id, i, f, &why)) {
+            node_excluded = true;
             note_excluded(f, why);
             continue;
           }
@@ -394,11 +460,14 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       if (best.flavor < 0 || best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
         if (best.flavor < 0) {
-          a.kind = PendingReason::Kind::kNoFlavor;
+          // Excluded by the nodes: the pods can never fit on these nodes.
+          a.kind = node_excluded ? PendingReason::Kind::kInfeasible : PendingReason::Kind::kNoFlavor;
           a.ref = ReasonRef{};
           a.ref.pod_set = static_cast<int32_t>(i);
-          a.message = "no flavor of ClusterQueue " + cq.name + " fits pod set " + pss.name +
-                      (excluded.empty() ? "" : ": " + excluded);
+          a.message = (node_excluded ? "no flavor of ClusterQueue " + cq.name +
+                                           " has nodes that can hold a pod of pod set "
+                                     : "no flavor of ClusterQueue " + cq.name + " fits pod set ") +
+                      pss.name + (excluded.empty() ? "" : ": " + excluded);
         } else {
           a.ref = best_reason;
           a.kind = PendingReason::Kind::kInsufficientQuota;
@@ -458,7 +527,9 @@ void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<T
   Assignment& a = *out;
   AssignFlavors(e, id, cq, full, &a);
   if (Usable(e, id, cq, a, targets)) return;
-  if (total_delta == 0 || a.kind == PendingReason::Kind::kNoFlavor) return;
+  if (total_delta == 0 || a.kind == PendingReason::Kind::kNoFlavor ||
+      a.kind == PendingReason::Kind::kInfeasible)
+    return;
   // Partial admission: the smallest reduction x in [1, total_delta] that
   // fits or has preemption targets. Fewer pods never need more quota, so
   // the predicate is monotone in x.

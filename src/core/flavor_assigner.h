@@ -6,7 +6,13 @@
 //     (NoSchedule/NoExecute) are not tolerated by the pod set's and the
 //     flavor's tolerations, or whose node labels do not match the pod set's
 //     nodeSelector and required node affinity restricted to the label keys
-//     of the group's flavors (Kueue flavorSelector).
+//     of the group's flavors (Kueue flavorSelector). With nodes (and
+//     placement matching labels), also skip a flavor none of whose nodes
+//     could ever hold one pod of the pod set: labels, the pod set's
+//     nodeSelector and affinity on every key, taints, capacity when empty
+//     (Artel's rule, docs/semantics.md "Flavors bound to nodes"; cached per
+//     workload until the configuration or the nodes change). When every
+//     flavor is skipped and one was skipped for its nodes: kInfeasible.
 //  2. For each requested resource, val = usage of earlier pod sets of this
 //     workload in the same flavor + this pod set's request.
 //     val > potentialAvailable -> NoFit; val <= available -> Fit at its

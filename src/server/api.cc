@@ -338,6 +338,24 @@ void ApiServer::Routes() {
       return SendError(res, s);
     }
     if (!who.CanUseNamespace(spec->ns)) return SendError(res, forbid_ns(who, spec->ns));
+    // A tenant's priority comes from a WorkloadPriorityClass, which admins
+    // define: an explicit spec.priority would outrank any class (prod work
+    // included). It is accepted only when it equals the value of the class
+    // the workload names (as in a Kueue Workload, where both are set).
+    if (spec->priority && !who.is_admin()) {
+      std::optional<int32_t> class_value;
+      if (spec->priority_class) class_value = daemon_->PriorityClassValue(*spec->priority_class);
+      if (!class_value || *class_value != *spec->priority) {
+        Status s(StatusCode::kPermissionDenied,
+                 "user " + who.user + " may not set spec.priority (" + std::to_string(*spec->priority) +
+                     "): tenants set priority through spec.priorityClassName (a WorkloadPriorityClass)" +
+                     (spec->priority_class && class_value
+                          ? "; " + *spec->priority_class + " has value " + std::to_string(*class_value)
+                          : ""));
+        s.WithField("spec.priority");
+        return SendError(res, s);
+      }
+    }
     auto r = daemon_->Submit(std::move(spec).value(), gen, who.user);
     if (!r.ok()) return SendError(res, r.status());
     SendJson(res, 201, *r);

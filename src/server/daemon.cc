@@ -2637,6 +2637,14 @@ Json Daemon::Gpus(const Principal& who) const {
   return Json{{"kind", "GpuList"}, {"mode", gpu_mode_}, {"items", items}};
 }
 
+std::optional<int32_t> Daemon::PriorityClassValue(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const core::PriorityClassSpec& p : engine_.config().priority_classes) {
+    if (p.name == name) return p.value;
+  }
+  return std::nullopt;
+}
+
 Json Daemon::Config(const Principal& who) const {
   std::lock_guard<std::mutex> lock(mu_);
   Json objs = Json::array();

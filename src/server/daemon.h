@@ -122,6 +122,8 @@ class Daemon {
   Json Nodes() const;
   Json Gpus(const Principal& who) const;
   Json Config(const Principal& who) const;
+  // The value of WorkloadPriorityClass `name`; nullopt when there is none.
+  std::optional<int32_t> PriorityClassValue(const std::string& name) const;
   // The pod logs of a workload, the last `tail_bytes` of each pod's file.
   Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const;
   std::string Metrics() const;

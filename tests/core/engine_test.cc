@@ -550,5 +550,66 @@ TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
   EXPECT_EQ(UsageOf(b, "team-a", "pods"), 4 * kGpu);
 }
 
+// Flavors bound to nodes (docs/semantics.md §4): with nodes, a flavor whose
+// nodes can never hold a pod of the pod set is skipped (Excluded in `why`)
+// and the next flavor is tried; when no flavor's nodes can, the workload is
+// Infeasible, and a change of nodes retries it.
+TEST(EngineFlavorNodesTest, FlavorWithoutNodesIsSkippedAndNodeChangesRetry) {
+  Config c;
+  ResourceFlavorSpec f40{"a100-40g"}, f80{"a100-80g"};
+  f40.node_labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-40GB";
+  f80.node_labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
+  c.flavors = {f40, f80};
+  ClusterQueueSpec q = Cq("nlp", "", 24 * kGpu);
+  q.resource_groups[0].flavors[0].flavor = "a100-40g";
+  FlavorQuotasSpec q80;
+  q80.flavor = "a100-80g";
+  q80.resources.push_back({"nvidia.com/gpu", 8 * kGpu, std::nullopt, std::nullopt});
+  q.resource_groups[0].flavors.push_back(q80);
+  c.cluster_queues.push_back(q);
+  c.local_queues.push_back({"team-nlp", "default", "nlp"});
+  auto host = [](const std::string& name, const std::string& product, int gpus) {
+    placement::NodeSpec n;
+    n.name = name;
+    n.labels["nvidia.com/gpu.product"] = product;
+    for (int i = 0; i < gpus; ++i) n.gpus.push_back(placement::GpuSpec{"A100-80GB"});
+    return n;
+  };
+  Engine e;
+  ASSERT_TRUE(e.Configure(c).ok());
+  ASSERT_TRUE(e.SetNodes({host("h80", "NVIDIA-A100-SXM4-80GB", 8)}).ok());
+  WorkloadId small = MustSubmit(e, Job("team-nlp", "small", 4), 0);
+  WorkloadId wide = MustSubmit(e, Job("team-nlp", "wide", 12), 0);
+  WorkloadId more = MustSubmit(e, Job("team-nlp", "more", 6), 0);
+  Settle(e, 0);
+  ASSERT_EQ(e.Get(small)->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Get(small)->admission[0].flavors.at("nvidia.com/gpu"), "a100-80g");
+  // 12 GPUs: no a100-80g node holds them, and no node has a100-40g's labels.
+  ASSERT_EQ(e.Get(wide)->state, WorkloadState::kPending);
+  EXPECT_EQ(e.Get(wide)->pending.kind, PendingReason::Kind::kInfeasible) << e.Get(wide)->pending.message;
+  // 6 GPUs: short of a100-80g quota; a100-40g is listed as excluded by `why`.
+  ASSERT_EQ(e.Get(more)->state, WorkloadState::kPending);
+  auto why = e.Why("team-nlp/more");
+  ASSERT_TRUE(why.ok());
+  ASSERT_EQ(why->flavors.size(), 2u) << why->message;
+  EXPECT_EQ(why->flavors[0].flavor, "a100-40g");
+  EXPECT_EQ(why->flavors[0].outcome, FlavorAttempt::Outcome::kExcluded);
+  EXPECT_NE(
+      why->flavors[0].message.find(
+          "no node matches flavor a100-40g's nodeLabels (nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB)"),
+      std::string::npos)
+      << why->flavors[0].message;
+  EXPECT_EQ(why->flavors[1].flavor, "a100-80g");
+  EXPECT_NE(why->flavors[1].outcome, FlavorAttempt::Outcome::kExcluded);
+  // A 40GB host appears: both waiting workloads are retried and run on it.
+  ASSERT_TRUE(
+      e.SetNodes({host("h80", "NVIDIA-A100-SXM4-80GB", 8), host("h40", "NVIDIA-A100-SXM4-40GB", 24)}).ok());
+  Settle(e, 1);
+  ASSERT_EQ(e.Get(wide)->state, WorkloadState::kAdmitted) << e.Get(wide)->pending.message;
+  EXPECT_EQ(e.Get(wide)->admission[0].flavors.at("nvidia.com/gpu"), "a100-40g");
+  ASSERT_EQ(e.Get(more)->state, WorkloadState::kAdmitted) << e.Get(more)->pending.message;
+  EXPECT_EQ(e.Get(more)->admission[0].flavors.at("nvidia.com/gpu"), "a100-40g");
+}
+
 }  // namespace
 }  // namespace artel::core

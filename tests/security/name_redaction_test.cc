@@ -207,12 +207,10 @@ TEST_F(NameRedactionTest, WhyCountsOtherTeamsCandidatesInsteadOfNamingThem) {
                  kTeamAToken)
             .status,
         201);
-    ASSERT_EQ(
-        d_->Post("/api/v1/workloads",
-                 Workload("team-b", "run-b" + std::to_string(i), "default", 1, {"sleep", "60"}, 100).dump(),
-                 kTeamBToken)
-            .status,
-        201);
+    // Tenants set priority through a WorkloadPriorityClass (prod = 1000).
+    Json b = Workload("team-b", "run-b" + std::to_string(i), "default", 1, {"sleep", "60"});
+    b["spec"]["priorityClassName"] = "prod";
+    ASSERT_EQ(d_->Post("/api/v1/workloads", b.dump(), kTeamBToken).status, 201);
   }
   ASSERT_TRUE(WaitFor(
       [&] {

@@ -106,7 +106,7 @@ function normWorkload(o, events) {
     for (const e of events) push(e.time, e.type, eventDetail(e));
   } else {
     push(created, 'Submitted');
-    if (st.lastEviction) push(st.lastEviction.time, 'Evicted', `${st.lastEviction.reason}${st.lastEviction.preemptor ? ` by ${st.lastEviction.preemptor}` : ''}`);
+    if (st.lastEviction) push(st.lastEviction.time, 'Evicted', `${st.lastEviction.reason}${byPreemptor(st.lastEviction)}`);
     push(first(st.admittedAt, adm && adm.admittedAt), 'Admitted', st.clusterQueue);
     push(st.startedAt, 'Started');
     push(st.finishedAt, phase, st.exitCode !== undefined ? `exit ${st.exitCode}` : undefined);
@@ -125,16 +125,27 @@ function normWorkload(o, events) {
     gpus,
     created,
     reason: pending.reason ? `${pending.reason}: ${pending.message || ''}`.replace(/: $/, '') : '',
-    message: first(st.message, st.lastEviction && `last evicted: ${st.lastEviction.reason}${st.lastEviction.preemptor ? ` by ${st.lastEviction.preemptor}` : ''}`, ''),
+    message: first(st.message, st.lastEviction && `last evicted: ${st.lastEviction.reason}${byPreemptor(st.lastEviction)}`, ''),
     timeline,
   };
+}
+
+// " by <preemptor>" for an eviction or an Evicted event. For a tenant the API
+// hides another tenant's preemptor and gives only its ClusterQueue
+// (preemptorClusterQueue): "a workload in ClusterQueue X".
+export function byPreemptor(x) {
+  if (!x) return '';
+  if (x.preemptor) return ` by ${x.preemptor}`;
+  if (x.preemptorClusterQueue) return ` by a workload in ClusterQueue ${x.preemptorClusterQueue}`;
+  return '';
 }
 
 function eventDetail(e) {
   const parts = [];
   if (e.clusterQueue) parts.push(e.clusterQueue);
   if (e.reason) parts.push(e.reason);
-  if (e.preemptor) parts.push(`by ${e.preemptor}`);
+  const by = byPreemptor(e);
+  if (by) parts.push(by.trim());
   if (e.exitCode !== undefined) parts.push(`exit ${e.exitCode}`);
   if (e.message) parts.push(e.message);
   return parts.join(' · ');

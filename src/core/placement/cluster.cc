@@ -1068,6 +1068,113 @@ class ClusterImpl {
     }
   }
 
+  // Group g's pod as the policies see it. False, with `err`, when no node
+  // of this cluster can ever meet it (an unknown resource or MIG shape).
+  bool ResolveDemand(const PodGroup& pg, int32_t g, Demand* out, std::string* err) const {
+    Demand& d = *out;
+    d.group = g;
+    for (const auto& [name, amount] : pg.requests) {
+      if (amount == 0 || IsGpuResource(name)) continue;
+      if (amount < 0) {
+        *err = "group " + pg.name + ": negative " + name;
+        return false;
+      }
+      auto it = resource_index_.find(name);
+      if (it == resource_index_.end()) {
+        if (IsStandardResource(name)) continue;
+        *err = "group " + pg.name + ": no node has " + name;
+        return false;
+      }
+      d.resources.emplace_back(it->second, amount);
+    }
+    if (auto it = resource_index_.find("pods"); it != resource_index_.end() && !pg.requests.count("pods")) {
+      d.resources.emplace_back(it->second, kMilli);
+    }
+    const GpuRequest& gr = pg.gpu;
+    d.kind = gr.kind;
+    d.count = gr.count;
+    if (gr.kind != GpuKind::kNone && gr.count <= 0) {
+      *err = "group " + pg.name + ": GPU count must be > 0";
+      return false;
+    }
+    bool any_shape = false;
+    for (int m = 0; m < kNumGpuModels; ++m) {
+      int s = -1;
+      if (gr.kind == GpuKind::kMigProfile) s = FindProfile(m, gr.mig_profile);
+      if (gr.kind == GpuKind::kMigNeed) s = SmallestShapeFor(m, gr.memory_mib, gr.compute_slices);
+      d.shape[m] = static_cast<int8_t>(s);
+      any_shape = any_shape || s >= 0;
+    }
+    if (gr.kind == GpuKind::kMigProfile && !any_shape) {
+      *err = "group " + pg.name + ": no GPU model has MIG profile " + gr.mig_profile;
+      return false;
+    }
+    if (gr.kind == GpuKind::kMigNeed && !any_shape) {
+      *err = "group " + pg.name + ": no MIG profile offers " + std::to_string(gr.memory_mib) + "MiB and " +
+             std::to_string(gr.compute_slices) + "/7 compute";
+      return false;
+    }
+    d.share_mib = gr.memory_mib;
+    d.share_permille = gr.memory_permille;
+    d.cores = gr.cores_percent;
+    d.isolated = gr.isolated;
+    return true;
+  }
+
+  // See Cluster::CanEverHost.
+  bool CanEverHost(const GangRequest& req, std::string* why) const {
+    Ctx c;
+    c.req = &req;
+    InitFilters(c, req);
+    // Only the nodes asked for (a flavor's nodes): the cost is theirs, not the cluster's.
+    const std::vector<int32_t>& scan = req.only_nodes.empty() ? all_nodes_ : req.only_nodes;
+    const auto G = static_cast<int32_t>(req.groups.size());
+    for (int32_t g = 0; g < G; ++g) {
+      const PodGroup& pg = req.groups[g];
+      Demand d;
+      std::string bad;
+      if (!ResolveDemand(pg, g, &d, &bad)) {
+        *why = bad;
+        return false;
+      }
+      std::array<int64_t, static_cast<int>(FilterReason::kCount)> filtered{};
+      std::map<std::string, int64_t> small;
+      int64_t considered = 0;
+      bool ok = false;
+      for (int32_t node : scan) {
+        if (node < 0 || node >= static_cast<int32_t>(nodes_.size())) continue;
+        ++considered;
+        const NodeState& n = nodes_[node];
+        FilterReason v = Verdict(c, g, n.klass);
+        if (v == FilterReason::kOk && c.pinned[g] != -1 && c.pinned[g] != node)
+          v = FilterReason::kNodeSelector;
+        if (v == FilterReason::kOk && !HostAffinityOk(c, g, node)) v = FilterReason::kNodeAffinity;
+        if (!n.ready) v = FilterReason::kNotReady;
+        if (v != FilterReason::kOk) {
+          ++filtered[static_cast<int>(v)];
+          continue;
+        }
+        if (capacity_->Fit(n, d, true, 1) > 0) {
+          ok = true;
+          break;
+        }
+        ++small[capacity_->Explain(n, d, resource_names_, true).limit];
+      }
+      if (ok) continue;
+      std::string parts;
+      auto add = [&](const std::string& p) { parts += (parts.empty() ? "" : ", ") + p; };
+      for (int i = 1; i < static_cast<int>(FilterReason::kCount); ++i) {
+        if (filtered[i] > 0)
+          add(Plural(filtered[i], "node") + " " + FilterReasonText(static_cast<FilterReason>(i)));
+      }
+      for (const auto& [what, k] : small)
+        add(Plural(k, "node") + " too small even when empty (" + what + ")");
+      *why = considered == 0 ? "no node" : "no node takes one pod of " + pg.name + ": " + parts;
+      return false;
+    }
+    return true;
+  }
+
   // See Cluster::PreemptionScopes.
   std::vector<int32_t> PreemptionScopes(const GangRequest& req) const {
     std::vector<int32_t> scope(nodes_.size(), -1);
@@ -1120,43 +1227,9 @@ class ClusterImpl {
                           std::to_string(pg.min()));
       }
       Demand d;
-      d.group = g;
-      for (const auto& [name, amount] : pg.requests) {
-        if (amount == 0 || IsGpuResource(name)) continue;
-        if (amount < 0) return Infeasible("group " + pg.name + ": negative " + name);
-        auto it = resource_index_.find(name);
-        if (it == resource_index_.end()) {
-          if (IsStandardResource(name)) continue;
-          return Infeasible("group " + pg.name + ": no node has " + name);
-        }
-        d.resources.emplace_back(it->second, amount);
-      }
-      if (auto it = resource_index_.find("pods"); it != resource_index_.end() && !pg.requests.count("pods")) {
-        d.resources.emplace_back(it->second, kMilli);
-      }
+      std::string bad;
+      if (!ResolveDemand(pg, g, &d, &bad)) return Infeasible(std::move(bad));
       const GpuRequest& gr = pg.gpu;
-      d.kind = gr.kind;
-      d.count = gr.count;
-      if (gr.kind != GpuKind::kNone && gr.count <= 0) return Infeasible("group " + pg.name + ": GPU count must be > 0");
-      bool any_shape = false;
-      for (int m = 0; m < kNumGpuModels; ++m) {
-        int s = -1;
-        if (gr.kind == GpuKind::kMigProfile) s = FindProfile(m, gr.mig_profile);
-        if (gr.kind == GpuKind::kMigNeed) s = SmallestShapeFor(m, gr.memory_mib, gr.compute_slices);
-        d.shape[m] = static_cast<int8_t>(s);
-        any_shape = any_shape || s >= 0;
-      }
-      if (gr.kind == GpuKind::kMigProfile && !any_shape) {
-        return Infeasible("group " + pg.name + ": no GPU model has MIG profile " + gr.mig_profile);
-      }
-      if (gr.kind == GpuKind::kMigNeed && !any_shape) {
-        return Infeasible("group " + pg.name + ": no MIG profile offers " + std::to_string(gr.memory_mib) + "MiB and " +
-                          std::to_string(gr.compute_slices) + "/7 compute");
-      }
-      d.share_mib = gr.memory_mib;
-      d.share_permille = gr.memory_permille;
-      d.cores = gr.cores_percent;
-      d.isolated = gr.isolated;
       if (gr.kind == GpuKind::kWhole) whole_needed += int64_t{pg.min()} * gr.count;
       c.demands.push_back(std::move(d));
     }
@@ -1753,6 +1826,10 @@ int64_t Cluster::FreeWholeGpus() const { return impl_->free_whole_; }
 int64_t Cluster::MigBusySlices() const { return impl_->mig_busy_slices_; }
 int64_t Cluster::MigTotalSlices() const { return impl_->mig_total_slices_; }
 Status Cluster::CheckInvariants() const { return impl_->CheckInvariants(); }
+bool Cluster::CanEverHost(const GangRequest& request, std::string* why) const {
+  return impl_->CanEverHost(request, why);
+}
+
 std::vector<int32_t> Cluster::PreemptionScopes(const GangRequest& request) const {
   return impl_->PreemptionScopes(request);
 }

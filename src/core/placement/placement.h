@@ -309,6 +309,16 @@ class Cluster {
   // Checks internal invariants (tests). Returns the first violation.
   Status CheckInvariants() const;
 
+  // Static feasibility, for flavor assignment (core/flavor_assigner.cc):
+  // could every group of `request` have one pod on some node, ignoring what
+  // is placed now? A node counts when it is ready, allowed by `only_nodes`,
+  // passes the static filters (the gang's flavor nodeLabels and tolerations,
+  // the group's nodeSelector, required affinity and tolerations) and, empty,
+  // holds one pod of the group (node_filter.h, CapacityFilter with `empty`).
+  // Counts and topology are not looked at. When false, `why` says what ruled
+  // the nodes out.
+  bool CanEverHost(const GangRequest& request, std::string* why) const;
+
   // For placement-aware preemption (core/preemption.cc): per node, the scope
   // in which freeing capacity could help `request`: -1 when no group of the
   // gang may use the node (readiness, flavor labels, node selector and
