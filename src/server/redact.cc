@@ -14,10 +14,6 @@ std::string_view NsOf(std::string_view key) {
   return slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
 }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool TokenChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '/';
 }
@@ -79,17 +75,26 @@ std::string Redactor::PendingMessage(const core::PendingReason& p) const {
   std::string msg = p.message;
   if (all_) return msg;
   if (!p.would_preempt.empty()) {
-    // The core lists the victims at the end of its message in one of these
-    // two forms (engine.cc FillMessage and Engine::Why); rebuild that part
-    // from the list itself.
+    // The core lists the victims in one of these two forms (engine.cc
+    // FillMessage and Engine::Why), at the end of its message or before a
+    // further clause; rebuild that part from the list itself.
     std::string names;
     for (const auto& k : p.would_preempt) names += " " + k;
     const std::string waiting =
         "waiting for " + std::to_string(p.would_preempt.size()) + " preempted workload(s) to stop:";
     const std::string would = "; it would fit if these were preempted:";
     for (const std::string& head : {waiting, would}) {
-      if (EndsWith(msg, head + names)) {
-        msg = msg.substr(0, msg.size() - names.size()) + " " + DescribeList(p.would_preempt);
+      const std::string listed = head + names;
+      size_t at = msg.find(listed);
+      // The list must end there (the end of the message, or a new clause),
+      // not continue with a longer name.
+      while (at != std::string::npos) {
+        const size_t end = at + listed.size();
+        if (end == msg.size() || msg[end] == ';' || msg[end] == ',' || msg[end] == '.') break;
+        at = msg.find(listed, at + 1);
+      }
+      if (at != std::string::npos) {
+        msg.replace(at + head.size(), names.size(), " " + DescribeList(p.would_preempt));
         break;
       }
     }
