@@ -2,17 +2,21 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <set>
 
+#include "core/placement/placement.h"
 #include "core/quantity.h"
+#include "manifest/yaml_util.h"
 
 namespace artel::server {
 namespace {
 
 constexpr int kMaxDepth = 64;
 constexpr int kMaxIndent = 1024;
+constexpr char kBodySource[] = "request body";
 
 Status Invalid(const std::string& field, const std::string& msg) {
   Status s = InvalidArgument(msg);
@@ -116,6 +120,91 @@ Result<Json> NodeToJson(const YAML::Node& n, int depth) {
   return Json(nullptr);
 }
 
+// Re-reads a JSON text that failed to parse and returns the field path of
+// the value being read when the parser stopped (for an invalid UTF-8 byte in
+// a string: that string's field), or "" at the top level.
+class PathSax {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  std::string path() const {
+    std::string out;
+    for (const Level& l : stack_) {
+      if (l.is_object) {
+        if (!l.has_key) break;
+        if (!out.empty()) out += '.';
+        out += l.key;
+      } else {
+        out += "[" + std::to_string(l.index) + "]";
+      }
+    }
+    return out;
+  }
+
+  bool null() { return Value(); }
+  bool boolean(bool) { return Value(); }
+  bool number_integer(number_integer_t) { return Value(); }
+  bool number_unsigned(number_unsigned_t) { return Value(); }
+  bool number_float(number_float_t, const string_t&) { return Value(); }
+  bool string(string_t&) { return Value(); }
+  bool binary(binary_t&) { return Value(); }
+  bool start_object(std::size_t) {
+    stack_.push_back(Level{true, false, {}, 0});
+    return true;
+  }
+  bool key(string_t& k) {
+    stack_.back().key = k;
+    stack_.back().has_key = true;
+    return true;
+  }
+  bool end_object() { return Close(); }
+  bool start_array(std::size_t) {
+    stack_.push_back(Level{false, false, {}, 0});
+    return true;
+  }
+  bool end_array() { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  struct Level {
+    bool is_object;
+    bool has_key;
+    std::string key;
+    size_t index;
+  };
+  bool Value() {
+    if (!stack_.empty()) {
+      if (stack_.back().is_object) {
+        stack_.back().has_key = false;
+      } else {
+        ++stack_.back().index;
+      }
+    }
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return Value();
+  }
+  std::vector<Level> stack_;
+};
+
+std::string JsonErrorPath(std::string_view body) {
+  PathSax sax;
+  try {
+    Json::sax_parse(body.begin(), body.end(), &sax);
+  } catch (const Json::exception&) {
+  }
+  std::string path = sax.path();
+  // Keys were read by the parser, so they are valid UTF-8; keep it so anyway.
+  path.resize(manifest::yaml::ValidUtf8Prefix(path));
+  return path;
+}
+
 // ---- strict readers -------------------------------------------------------
 
 Status CheckKeys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> allowed) {
@@ -133,10 +222,18 @@ std::string Join(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
 
+// A NUL byte would be cut silently where the string reaches the kernel
+// (exec arguments, environment, paths), so every string is refused with one.
+Status CheckNoNul(const std::string& s, const std::string& field) {
+  if (s.find('\0') != std::string::npos) return Invalid(field, "must not contain a NUL byte");
+  return Status::Ok();
+}
+
 Status ReadString(const Json& obj, std::string_view key, const std::string& path, std::string* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::Ok();
   if (!it->is_string()) return Invalid(Join(path, key), "must be a string");
+  if (Status s = CheckNoNul(it->get_ref<const std::string&>(), Join(path, key)); !s.ok()) return s;
   *out = it->get<std::string>();
   return Status::Ok();
 }
@@ -160,7 +257,11 @@ Status ReadStringMap(const Json& obj, std::string_view key, const std::string& p
   if (it == obj.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return Invalid(Join(path, key), "must be a map of strings");
   for (auto e = it->begin(); e != it->end(); ++e) {
+    if (e.key().find('\0') != std::string::npos)
+      return Invalid(Join(path, key), "a key must not contain a NUL byte");
     if (!e->is_string()) return Invalid(Join(path, key) + "." + e.key(), "must be a string");
+    if (Status s = CheckNoNul(e->get_ref<const std::string&>(), Join(path, key) + "." + e.key()); !s.ok())
+      return s;
     (*out)[e.key()] = e->get<std::string>();
   }
   return Status::Ok();
@@ -174,6 +275,9 @@ Status ReadStringList(const Json& obj, std::string_view key, const std::string& 
   for (size_t i = 0; i < it->size(); ++i) {
     if (!(*it)[i].is_string())
       return Invalid(Join(path, key) + "[" + std::to_string(i) + "]", "must be a string");
+    if (Status s = CheckNoNul((*it)[i].get_ref<const std::string&>(), Join(path, key) + "[" + std::to_string(i) + "]");
+        !s.ok())
+      return s;
     out->push_back((*it)[i].get<std::string>());
   }
   return Status::Ok();
@@ -183,6 +287,13 @@ Status ReadQuantity(const Json& v, const std::string& path, core::Amount* out) {
   std::string text;
   if (v.is_string()) {
     text = v.get<std::string>();
+    // Kubernetes reads neither padding nor a '+' sign in a quantity; a
+    // quantity that only looks right ("1 ", "+1") is a mistake to report.
+    if (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                          std::isspace(static_cast<unsigned char>(text.back())))) {
+      return Invalid(path, "\"" + text + "\" must not start or end with spaces");
+    }
+    if (!text.empty() && text.front() == '+') return Invalid(path, "\"" + text + "\" must not have a '+' sign");
   } else if (v.is_number_integer()) {
     text = std::to_string(v.get<int64_t>());
   } else if (v.is_number_float()) {
@@ -312,6 +423,36 @@ Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::s
   return Status::Ok();
 }
 
+// Checks at submit what the engine would otherwise find only when placing
+// the pod set (and then report as Infeasible forever): the GPU request must
+// be one the placement layer reads (core::placement::ParseGpuRequest), so a
+// fraction of nvidia.com/gpu without a slicing request is refused here.
+Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& p) {
+  auto g = core::placement::ParseGpuRequest(ps.requests, ps.annotations);
+  if (g.ok()) return Status::Ok();
+  std::string msg = g.status().message();
+  std::string field = p + ".requests";
+  for (const auto& [name, amount] : ps.requests) {
+    if (msg.starts_with(name + " ")) {
+      field += "." + name;
+      break;
+    }
+  }
+  if (msg.find("whole number") != std::string::npos) {
+    msg +=
+        "; a fraction of a GPU needs a slicing request (nvidia.com/gpumem, artel.dev/gpu-memory, a MIG "
+        "profile or the gpu-fraction annotation; docs/placement.md)";
+  }
+  return Invalid(field, msg);
+}
+
+// The program to run: an empty first word can never be executed.
+Status CheckCommand(const std::vector<std::string>& command, const std::string& field) {
+  if (!command.empty() && command.front().empty())
+    return Invalid(field + "[0]", "the program name must not be empty");
+  return Status::Ok();
+}
+
 Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
   if (Status s = CheckKeys(ps, p,
                            {"name", "count", "minCount", "requests", "nodeSelector", "nodeAffinity",
@@ -344,7 +485,8 @@ Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
       return Invalid(p + ".env." + k, "invalid environment variable name");
     }
   }
-  return Status::Ok();
+  if (Status s = CheckCommand(out->command, p + ".command"); !s.ok()) return s;
+  return CheckGpuRequest(*out, p);
 }
 
 }  // namespace
@@ -359,9 +501,15 @@ bool IsDnsLabel(std::string_view s) {
 
 Result<Json> YamlToJson(std::string_view text) {
   if (Status s = CheckDepth(text); !s.ok()) return s;
+  // The bounded loader refuses alias bombs, cycles and invalid UTF-8 before
+  // NodeToJson expands anything (manifest/yaml_util.h).
+  manifest::yaml::LoadLimits limits;
+  limits.max_depth = kMaxDepth;
+  Result<std::vector<YAML::Node>> docs = manifest::yaml::LoadDocuments(text, kBodySource, limits);
+  if (!docs.ok()) return docs.status();
+  if (docs->empty()) return Json(nullptr);
   try {
-    YAML::Node n = YAML::Load(std::string(text));
-    return NodeToJson(n, 0);
+    return NodeToJson(docs->front(), 0);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
                            std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -376,8 +524,17 @@ Result<Json> ParseBody(std::string_view body) {
     try {
       return Json::parse(body.begin(), body.end());
     } catch (const Json::parse_error& e) {
-      return InvalidArgument("malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+      Status s = InvalidArgument("malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                                 std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+      // nlohmann's message quotes the last token read, which may hold the
+      // very bytes that are not UTF-8; the error body must stay valid JSON.
+      if (!manifest::yaml::IsValidUtf8(s.message())) {
+        std::string msg = s.message();
+        msg.resize(manifest::yaml::ValidUtf8Prefix(msg));
+        s = InvalidArgument(msg + "...'");
+      }
+      if (std::string field = JsonErrorPath(body); !field.empty()) s.WithField(field);
+      return s;
     } catch (const Json::exception& e) {
       return InvalidArgument(std::string("malformed JSON: ") + e.what());
     }
@@ -508,6 +665,8 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
       if (Status s = ReadStringList(c, "command", cp, &ps.command); !s.ok()) return s;
       if (Status s = ReadStringList(c, "args", cp, &ps.command); !s.ok()) return s;
       if (Status s = ReadString(c, "workingDir", cp, &ps.working_dir); !s.ok()) return s;
+      if (Status s = CheckCommand(ps.command, cp + (c.contains("command") ? ".command" : ".args")); !s.ok())
+        return s;
       if (auto eit = c.find("env"); eit != c.end() && eit->is_array()) {
         for (size_t k = 0; k < eit->size(); ++k) {
           const Json& e = (*eit)[k];
@@ -515,7 +674,7 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
           if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
             return Invalid(ep, "needs a name");
           std::string name = e["name"].get<std::string>();
-          if (name.empty() || name.find('=') != std::string::npos)
+          if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos)
             return Invalid(ep + ".name", "invalid name");
           std::string value;
           if (Status s = ReadString(e, "value", ep, &value); !s.ok()) return s;
@@ -532,6 +691,7 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
       for (const auto& [r, a] : req) ps.requests[r] += a;
     }
   }
+  if (Status s = CheckGpuRequest(ps, pp + ".containers[0].resources"); !s.ok()) return s;
   spec.pod_sets.push_back(std::move(ps));
   return spec;
 }
