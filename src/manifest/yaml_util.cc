@@ -489,6 +489,20 @@ size_t ValidUtf8Prefix(std::string_view s) {
   return n;
 }
 
+std::string EscapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  while (!s.empty()) {
+    size_t ok = ValidUtf8Prefix(s);
+    out.append(s.substr(0, ok));
+    if (ok == s.size()) break;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned>(static_cast<unsigned char>(s[ok])));
+    out += hex;
+    s.remove_prefix(ok + 1);
+  }
+  return out;
+}
+
 namespace {
 
 // Replays a YAML stream's events and enforces LoadLimits (see yaml_util.h).
@@ -502,7 +516,20 @@ class BudgetHandler : public YAML::EventHandler {
 
   const Status& error() const { return error_; }
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 does not consume a token it cannot start a node with
+    // (a ',' at the start of a document): it reports an empty document and
+    // then the same one again, forever. A document that starts where the
+    // previous one started made no progress.
+    if (documents_ > 0 && mark.pos == last_start_.pos && mark.line == last_start_.line) {
+      path_.clear();
+      Fail(mark, "YAML syntax error: unexpected character at the start of a document");
+    }
+    last_start_ = mark;
+    if (++documents_ > limits_.max_documents) {
+      path_.clear();
+      Fail(mark, "more than " + std::to_string(limits_.max_documents) + " documents");
+    }
     open_.clear();
     anchors_.clear();
     nodes_ = 0;
@@ -658,10 +685,14 @@ class BudgetHandler : public YAML::EventHandler {
   std::string path_;
   int64_t nodes_ = 0;
   int64_t bytes_ = 0;
+  int64_t documents_ = 0;
+  YAML::Mark last_start_;
 };
 
 Status SyntaxError(const YAML::Exception& e, const std::string& source) {
-  Status s = InvalidArgument("YAML syntax error: " + e.msg);
+  // yaml-cpp quotes the offending character, which may be a byte that is
+  // not UTF-8; error bodies are JSON.
+  Status s = InvalidArgument("YAML syntax error: " + EscapeInvalidUtf8(e.msg));
   SourcePos pos;
   pos.file = source;
   if (!e.mark.is_null()) {

@@ -528,11 +528,7 @@ Result<Json> ParseBody(std::string_view body) {
                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
       // nlohmann's message quotes the last token read, which may hold the
       // very bytes that are not UTF-8; the error body must stay valid JSON.
-      if (!manifest::yaml::IsValidUtf8(s.message())) {
-        std::string msg = s.message();
-        msg.resize(manifest::yaml::ValidUtf8Prefix(msg));
-        s = InvalidArgument(msg + "...'");
-      }
+      if (!manifest::yaml::IsValidUtf8(s.message())) s = InvalidArgument(manifest::yaml::EscapeInvalidUtf8(s.message()));
       if (std::string field = JsonErrorPath(body); !field.empty()) s.WithField(field);
       return s;
     } catch (const Json::exception& e) {
@@ -748,9 +744,11 @@ Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
 }
 
 Json ErrorJson(const Status& s) {
-  Json j = {{"code", StatusCodeName(s.code())}, {"message", s.message()}};
-  if (!s.field().empty()) j["field"] = s.field();
-  if (s.pos().known()) j["position"] = s.pos().ToString();
+  // Messages may quote user input; an error body must always encode.
+  using manifest::yaml::EscapeInvalidUtf8;
+  Json j = {{"code", StatusCodeName(s.code())}, {"message", EscapeInvalidUtf8(s.message())}};
+  if (!s.field().empty()) j["field"] = EscapeInvalidUtf8(s.field());
+  if (s.pos().known()) j["position"] = EscapeInvalidUtf8(s.pos().ToString());
   return j;
 }
 

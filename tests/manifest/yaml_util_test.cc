@@ -239,5 +239,30 @@ TEST(YamlBudgetTest, ValidUtf8Prefix) {
   EXPECT_EQ(ValidUtf8Prefix("\xf4\x8f\xbf\xbf"), 4u);  // U+10FFFF
 }
 
+// Found by fuzz_manifest: yaml-cpp 0.7 reports endless empty documents for a
+// text that starts with ',' (LoadAll never returned, growing its vector).
+TEST(YamlBudgetTest, ATokenThatStartsNoNodeIsAnErrorNotAnEndlessStream) {
+  for (const char* text : {",", ", x", "# comment\n, this\na: 1\n", "a: 1\n---\n, b\n"}) {
+    Result<std::vector<YAML::Node>> docs = LoadDocuments(text, "c.yaml");
+    ASSERT_FALSE(docs.ok()) << text;
+    EXPECT_THAT(docs.status().message(), HasSubstr("YAML syntax error")) << text;
+  }
+  LoadLimits few;
+  few.max_documents = 3;
+  EXPECT_TRUE(LoadDocuments("a: 1\n---\nb: 2\n---\nc: 3\n", "d.yaml", few).ok());
+  Result<std::vector<YAML::Node>> many = LoadDocuments("a: 1\n---\nb: 2\n---\nc: 3\n---\nd: 4\n", "d.yaml", few);
+  ASSERT_FALSE(many.ok());
+  EXPECT_THAT(many.status().message(), HasSubstr("more than 3 documents"));
+}
+
+// Found by fuzz_api_body: yaml-cpp's messages quote the offending byte.
+TEST(YamlBudgetTest, SyntaxErrorsQuotingInvalidBytesAreValidUtf8) {
+  Result<std::vector<YAML::Node>> docs = LoadDocuments("a: \"x\\\xb0\"\n", "e.yaml");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_TRUE(IsValidUtf8(docs.status().message())) << docs.status().message();
+  EXPECT_THAT(docs.status().message(), HasSubstr("\\xB0"));
+  EXPECT_EQ(EscapeInvalidUtf8("a\xff\xc3\xa9"), "a\\xFF\xc3\xa9");
+}
+
 }  // namespace
 }  // namespace artel::manifest::yaml

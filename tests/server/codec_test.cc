@@ -249,5 +249,18 @@ TEST(CodecTest, EmptyProgramAndNulBytesAreRefused) {
   EXPECT_EQ(nul_dir.status().field(), "spec.podSets[0].workingDir");
 }
 
+// Found by fuzzing: a YAML body that starts with ',' (yaml-cpp's endless
+// empty documents) and a syntax error quoting a byte that is not UTF-8.
+TEST(CodecTest, FuzzFoundBodiesAreErrorsThatEncode) {
+  for (std::string body : {std::string(","), std::string(", x: 1\n"),
+                           std::string("metadata:\n  name: w\nspec: {queueName: \"d\\\xb0\"}\n")}) {
+    auto j = ParseBody(body);
+    ASSERT_FALSE(j.ok()) << body;
+    EXPECT_EQ(j.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NO_THROW(ErrorJson(j.status()).dump()) << body;
+  }
+  EXPECT_NO_THROW(ErrorJson(InvalidArgument("bad \xff")).dump());
+}
+
 }  // namespace
 }  // namespace artel::server
