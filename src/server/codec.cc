@@ -592,7 +592,9 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
 
 Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_name) {
   if (!j.is_object()) return InvalidArgument("a Job must be an object");
-  if (j.value("apiVersion", "") != "batch/v1") return Invalid("apiVersion", "must be batch/v1 for a Job");
+  // Not j.value(): it throws when the field is there but not a string.
+  if (auto av = j.find("apiVersion"); av == j.end() || *av != "batch/v1")
+    return Invalid("apiVersion", "must be batch/v1 for a Job");
   core::WorkloadSpec spec;
   if (Status s = ReadMetadata(j, false, &spec, generate_name); !s.ok()) return s;
   auto q = spec.labels.find(std::string(kQueueNameLabel));
@@ -694,8 +696,13 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
 
 Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* generate_name) {
   if (!j.is_object()) return InvalidArgument("the body must be a Workload or Job object");
-  std::string kind = j.value("kind", "Workload");
-  if (!j.contains("kind") || !j["kind"].is_string()) kind = "Workload";
+  // Not j.value(): it throws when `kind` is there but not a string (found
+  // by fuzz_api_body: `kind:` with no value answered 500).
+  std::string kind = "Workload";
+  if (auto it = j.find("kind"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Invalid("kind", "must be Workload or Job");
+    kind = it->get<std::string>();
+  }
   if (kind == "Workload") return WorkloadFromJson(j, generate_name);
   if (kind == "Job") return WorkloadFromJob(j, generate_name);
   return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");

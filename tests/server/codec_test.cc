@@ -262,5 +262,19 @@ TEST(CodecTest, FuzzFoundBodiesAreErrorsThatEncode) {
   EXPECT_NO_THROW(ErrorJson(InvalidArgument("bad \xff")).dump());
 }
 
+// Found by fuzz_api_body: `kind:` with no value (or not a string) threw
+// from nlohmann's value() and answered 500.
+TEST(CodecTest, KindOrApiVersionOfTheWrongTypeIsAFieldError) {
+  auto null_kind = Decode("apiVersion: artel.dev/v1alpha1\nkind:\n");
+  ASSERT_FALSE(null_kind.ok());
+  EXPECT_EQ(null_kind.status().code(), StatusCode::kInvalidArgument);
+  auto num_kind = Decode(R"({"kind": 5, "metadata": {}})");
+  ASSERT_FALSE(num_kind.ok());
+  EXPECT_EQ(num_kind.status().field(), "kind");
+  auto job = Decode(R"({"kind": "Job", "apiVersion": 1})");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().field(), "apiVersion");
+}
+
 }  // namespace
 }  // namespace artel::server
