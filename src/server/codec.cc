@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 #include "core/placement/placement.h"
@@ -222,18 +223,10 @@ std::string Join(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
 
-// A NUL byte would be cut silently where the string reaches the kernel
-// (exec arguments, environment, paths), so every string is refused with one.
-Status CheckNoNul(const std::string& s, const std::string& field) {
-  if (s.find('\0') != std::string::npos) return Invalid(field, "must not contain a NUL byte");
-  return Status::Ok();
-}
-
 Status ReadString(const Json& obj, std::string_view key, const std::string& path, std::string* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::Ok();
   if (!it->is_string()) return Invalid(Join(path, key), "must be a string");
-  if (Status s = CheckNoNul(it->get_ref<const std::string&>(), Join(path, key)); !s.ok()) return s;
   *out = it->get<std::string>();
   return Status::Ok();
 }
@@ -257,11 +250,7 @@ Status ReadStringMap(const Json& obj, std::string_view key, const std::string& p
   if (it == obj.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return Invalid(Join(path, key), "must be a map of strings");
   for (auto e = it->begin(); e != it->end(); ++e) {
-    if (e.key().find('\0') != std::string::npos)
-      return Invalid(Join(path, key), "a key must not contain a NUL byte");
     if (!e->is_string()) return Invalid(Join(path, key) + "." + e.key(), "must be a string");
-    if (Status s = CheckNoNul(e->get_ref<const std::string&>(), Join(path, key) + "." + e.key()); !s.ok())
-      return s;
     (*out)[e.key()] = e->get<std::string>();
   }
   return Status::Ok();
@@ -275,9 +264,6 @@ Status ReadStringList(const Json& obj, std::string_view key, const std::string& 
   for (size_t i = 0; i < it->size(); ++i) {
     if (!(*it)[i].is_string())
       return Invalid(Join(path, key) + "[" + std::to_string(i) + "]", "must be a string");
-    if (Status s = CheckNoNul((*it)[i].get_ref<const std::string&>(), Join(path, key) + "[" + std::to_string(i) + "]");
-        !s.ok())
-      return s;
     out->push_back((*it)[i].get<std::string>());
   }
   return Status::Ok();
@@ -427,11 +413,11 @@ Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::s
 // the pod set (and then report as Infeasible forever): the GPU request must
 // be one the placement layer reads (core::placement::ParseGpuRequest), so a
 // fraction of nvidia.com/gpu without a slicing request is refused here.
-Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& p) {
+Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& requests_path) {
   auto g = core::placement::ParseGpuRequest(ps.requests, ps.annotations);
   if (g.ok()) return Status::Ok();
   std::string msg = g.status().message();
-  std::string field = p + ".requests";
+  std::string field = requests_path;
   for (const auto& [name, amount] : ps.requests) {
     if (msg.starts_with(name + " ")) {
       field += "." + name;
@@ -446,10 +432,66 @@ Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& p) {
   return Invalid(field, msg);
 }
 
-// The program to run: an empty first word can never be executed.
-Status CheckCommand(const std::vector<std::string>& command, const std::string& field) {
-  if (!command.empty() && command.front().empty())
-    return Invalid(field + "[0]", "the program name must not be empty");
+// Where a pod set's field came from in the submitted object: "spec.podSets[i].F"
+// for a Workload, the pod template's first container for a Job.
+using PodSetPath = std::function<std::string(size_t pod_set, std::string_view field)>;
+
+Status CheckNoNul(const std::string& s, const std::string& field) {
+  if (s.find('\0') != std::string::npos) return Invalid(field, "must not contain a NUL byte");
+  return Status::Ok();
+}
+
+Status CheckNoNul(const std::map<std::string, std::string>& m, const std::string& field) {
+  for (const auto& [k, v] : m) {
+    if (k.find('\0') != std::string::npos) return Invalid(field, "a key must not contain a NUL byte");
+    if (Status s = CheckNoNul(v, field + "." + k); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// What a new submission must also satisfy, beyond being well formed. These
+// are checked on POST only (WorkloadFromObject), not when the journal is
+// read back (WorkloadFromJson), so that a workload acknowledged by an older
+// arteld is never dropped on recovery.
+//   - no NUL byte in any string: where a string reaches the kernel (exec
+//     arguments, environment, paths) it would be cut silently;
+//   - the program to run, when there is one, has a name;
+//   - the GPU request is one placement can serve (CheckGpuRequest).
+Status CheckSubmission(const core::WorkloadSpec& spec, const PodSetPath& path) {
+  if (Status s = CheckNoNul(spec.labels, "metadata.labels"); !s.ok()) return s;
+  if (Status s = CheckNoNul(spec.annotations, "metadata.annotations"); !s.ok()) return s;
+  if (spec.priority_class) {
+    if (Status s = CheckNoNul(*spec.priority_class, "spec.priorityClassName"); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
+    const core::PodSetSpec& ps = spec.pod_sets[i];
+    for (size_t k = 0; k < ps.command.size(); ++k) {
+      std::string f = path(i, "command") + "[" + std::to_string(k) + "]";
+      if (Status s = CheckNoNul(ps.command[k], f); !s.ok()) return s;
+    }
+    if (!ps.command.empty() && ps.command.front().empty())
+      return Invalid(path(i, "command") + "[0]", "the program name must not be empty");
+    if (Status s = CheckNoNul(ps.env, path(i, "env")); !s.ok()) return s;
+    if (Status s = CheckNoNul(ps.working_dir, path(i, "workingDir")); !s.ok()) return s;
+    if (Status s = CheckNoNul(ps.node_selector, path(i, "nodeSelector")); !s.ok()) return s;
+    if (Status s = CheckNoNul(ps.annotations, path(i, "annotations")); !s.ok()) return s;
+    for (size_t k = 0; k < ps.tolerations.size(); ++k) {
+      const core::Toleration& t = ps.tolerations[k];
+      for (const std::string* v : {&t.key, &t.value, &t.effect}) {
+        if (Status s = CheckNoNul(*v, path(i, "tolerations") + "[" + std::to_string(k) + "]"); !s.ok()) return s;
+      }
+    }
+    for (size_t k = 0; k < ps.node_affinity.size(); ++k) {
+      for (const core::NodeSelectorRequirement& r : ps.node_affinity[k].match_expressions) {
+        std::string f = path(i, "nodeAffinity") + "[" + std::to_string(k) + "]";
+        if (Status s = CheckNoNul(r.key, f); !s.ok()) return s;
+        for (const std::string& v : r.values) {
+          if (Status s = CheckNoNul(v, f); !s.ok()) return s;
+        }
+      }
+    }
+    if (Status s = CheckGpuRequest(ps, path(i, "requests")); !s.ok()) return s;
+  }
   return Status::Ok();
 }
 
@@ -485,8 +527,7 @@ Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
       return Invalid(p + ".env." + k, "invalid environment variable name");
     }
   }
-  if (Status s = CheckCommand(out->command, p + ".command"); !s.ok()) return s;
-  return CheckGpuRequest(*out, p);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -663,8 +704,6 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
       if (Status s = ReadStringList(c, "command", cp, &ps.command); !s.ok()) return s;
       if (Status s = ReadStringList(c, "args", cp, &ps.command); !s.ok()) return s;
       if (Status s = ReadString(c, "workingDir", cp, &ps.working_dir); !s.ok()) return s;
-      if (Status s = CheckCommand(ps.command, cp + (c.contains("command") ? ".command" : ".args")); !s.ok())
-        return s;
       if (auto eit = c.find("env"); eit != c.end() && eit->is_array()) {
         for (size_t k = 0; k < eit->size(); ++k) {
           const Json& e = (*eit)[k];
@@ -689,7 +728,6 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
       for (const auto& [r, a] : req) ps.requests[r] += a;
     }
   }
-  if (Status s = CheckGpuRequest(ps, pp + ".containers[0].resources"); !s.ok()) return s;
   spec.pod_sets.push_back(std::move(ps));
   return spec;
 }
@@ -703,8 +741,33 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* genera
     if (!it->is_string()) return Invalid("kind", "must be Workload or Job");
     kind = it->get<std::string>();
   }
-  if (kind == "Workload") return WorkloadFromJson(j, generate_name);
-  if (kind == "Job") return WorkloadFromJob(j, generate_name);
+  if (kind == "Workload") {
+    auto spec = WorkloadFromJson(j, generate_name);
+    if (!spec.ok()) return spec;
+    if (Status s = CheckSubmission(*spec, [](size_t i, std::string_view f) {
+          return "spec.podSets[" + std::to_string(i) + "]." + std::string(f);
+        });
+        !s.ok()) {
+      return s;
+    }
+    return spec;
+  }
+  if (kind == "Job") {
+    auto spec = WorkloadFromJob(j, generate_name);
+    if (!spec.ok()) return spec;
+    if (Status s = CheckSubmission(*spec, [](size_t, std::string_view f) {
+          const std::string pod = "spec.template.spec";
+          if (f == "nodeSelector" || f == "tolerations" || f == "annotations") return pod + "." + std::string(f);
+          if (f == "nodeAffinity")
+            return pod + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+          if (f == "requests") return pod + ".containers[0].resources.requests";
+          return pod + ".containers[0]." + std::string(f);
+        });
+        !s.ok()) {
+      return s;
+    }
+    return spec;
+  }
   return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
 }
 

@@ -276,5 +276,27 @@ TEST(CodecTest, KindOrApiVersionOfTheWrongTypeIsAFieldError) {
   EXPECT_EQ(job.status().field(), "apiVersion");
 }
 
+// The submit-time checks are not applied when the journal is read back: a
+// workload an older arteld acknowledged (a fractional GPU, a NUL in an
+// argument) is recovered, not dropped.
+TEST(CodecTest, SubmitChecksDoNotApplyToTheJournal) {
+  core::WorkloadSpec spec;
+  spec.name = "old";
+  spec.ns = "team-a";
+  spec.queue = "default";
+  core::PodSetSpec ps;
+  ps.name = "main";
+  ps.requests["nvidia.com/gpu"] = 500;
+  ps.command = {"echo", std::string("a\0b", 3)};
+  spec.pod_sets.push_back(ps);
+  Json journal = WorkloadSpecToJson(spec);
+  auto recovered = WorkloadFromJson(Json::parse(journal.dump()));
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  EXPECT_EQ(recovered->pod_sets[0].command[1], std::string("a\0b", 3));
+  auto submitted = WorkloadFromObject(journal);
+  ASSERT_FALSE(submitted.ok());
+  EXPECT_EQ(submitted.status().field(), "spec.podSets[0].command[1]");
+}
+
 }  // namespace
 }  // namespace artel::server
