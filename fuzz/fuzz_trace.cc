@@ -12,8 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t opts = data[0];
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   artel::sim::TraceFormat format;
-  constexpr artel::sim::TracePreset kPresets[] = {artel::sim::TracePreset::kAuto, artel::sim::TracePreset::kGeneric,
-                                                  artel::sim::TracePreset::kPhilly, artel::sim::TracePreset::kItp};
+  constexpr artel::sim::TracePreset kPresets[] = {
+      artel::sim::TracePreset::kAuto, artel::sim::TracePreset::kGeneric, artel::sim::TracePreset::kPhilly,
+      artel::sim::TracePreset::kItp};
   format.preset = kPresets[opts & 3];
   format.header = (opts & 4) == 0;
   format.strict = (opts & 8) != 0;

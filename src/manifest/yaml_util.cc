@@ -558,7 +558,8 @@ class BudgetHandler : public YAML::EventHandler {
     size_t valid = ValidUtf8Prefix(value);
     if (valid != value.size()) {
       char byte[8];
-      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(value[valid])));
+      std::snprintf(byte, sizeof byte, "0x%02X",
+                    static_cast<unsigned>(static_cast<unsigned char>(value[valid])));
       Fail(mark, std::string(is_key ? "a key" : "the value") + " is not valid UTF-8 (byte " + byte +
                      " at offset " + std::to_string(valid) + ")");
     }

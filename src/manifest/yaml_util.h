@@ -229,10 +229,8 @@ struct LoadLimits {
 
 // Limits for files a user names on their own command line (scenarios with
 // many inline workloads): larger, but still bounded.
-inline constexpr LoadLimits kLocalFileLimits{.max_nodes = 2000000,
-                                             .max_scalar_bytes = int64_t{256} << 20,
-                                             .max_depth = 100,
-                                             .max_documents = 100000};
+inline constexpr LoadLimits kLocalFileLimits{
+    .max_nodes = 2000000, .max_scalar_bytes = int64_t{256} << 20, .max_depth = 100, .max_documents = 100000};
 
 // Parses `text` into its documents (like YAML::LoadAll) within `limits`. A
 // syntax error is returned with yaml-cpp's position made 1-based. Empty

@@ -279,7 +279,8 @@ Status ReadQuantity(const Json& v, const std::string& path, core::Amount* out) {
                           std::isspace(static_cast<unsigned char>(text.back())))) {
       return Invalid(path, "\"" + text + "\" must not start or end with spaces");
     }
-    if (!text.empty() && text.front() == '+') return Invalid(path, "\"" + text + "\" must not have a '+' sign");
+    if (!text.empty() && text.front() == '+')
+      return Invalid(path, "\"" + text + "\" must not have a '+' sign");
   } else if (v.is_number_integer()) {
     text = std::to_string(v.get<int64_t>());
   } else if (v.is_number_float()) {
@@ -436,6 +437,20 @@ Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& requests_p
 // for a Workload, the pod template's first container for a Job.
 using PodSetPath = std::function<std::string(size_t pod_set, std::string_view field)>;
 
+std::string WorkloadPodSetPath(size_t i, std::string_view field) {
+  return "spec.podSets[" + std::to_string(i) + "]." + std::string(field);
+}
+
+std::string JobPodSetPath(size_t, std::string_view field) {
+  const std::string pod = "spec.template.spec";
+  if (field == "nodeSelector" || field == "tolerations" || field == "annotations")
+    return pod + "." + std::string(field);
+  if (field == "nodeAffinity")
+    return pod + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+  if (field == "requests") return pod + ".containers[0].resources.requests";
+  return pod + ".containers[0]." + std::string(field);
+}
+
 Status CheckNoNul(const std::string& s, const std::string& field) {
   if (s.find('\0') != std::string::npos) return Invalid(field, "must not contain a NUL byte");
   return Status::Ok();
@@ -478,7 +493,8 @@ Status CheckSubmission(const core::WorkloadSpec& spec, const PodSetPath& path) {
     for (size_t k = 0; k < ps.tolerations.size(); ++k) {
       const core::Toleration& t = ps.tolerations[k];
       for (const std::string* v : {&t.key, &t.value, &t.effect}) {
-        if (Status s = CheckNoNul(*v, path(i, "tolerations") + "[" + std::to_string(k) + "]"); !s.ok()) return s;
+        if (Status s = CheckNoNul(*v, path(i, "tolerations") + "[" + std::to_string(k) + "]"); !s.ok())
+          return s;
       }
     }
     for (size_t k = 0; k < ps.node_affinity.size(); ++k) {
@@ -569,7 +585,8 @@ Result<Json> ParseBody(std::string_view body) {
                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
       // nlohmann's message quotes the last token read, which may hold the
       // very bytes that are not UTF-8; the error body must stay valid JSON.
-      if (!manifest::yaml::IsValidUtf8(s.message())) s = InvalidArgument(manifest::yaml::EscapeInvalidUtf8(s.message()));
+      if (!manifest::yaml::IsValidUtf8(s.message()))
+        s = InvalidArgument(manifest::yaml::EscapeInvalidUtf8(s.message()));
       if (std::string field = JsonErrorPath(body); !field.empty()) s.WithField(field);
       return s;
     } catch (const Json::exception& e) {
@@ -741,34 +758,14 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* genera
     if (!it->is_string()) return Invalid("kind", "must be Workload or Job");
     kind = it->get<std::string>();
   }
-  if (kind == "Workload") {
-    auto spec = WorkloadFromJson(j, generate_name);
-    if (!spec.ok()) return spec;
-    if (Status s = CheckSubmission(*spec, [](size_t i, std::string_view f) {
-          return "spec.podSets[" + std::to_string(i) + "]." + std::string(f);
-        });
-        !s.ok()) {
-      return s;
-    }
-    return spec;
+  if (kind != "Workload" && kind != "Job") {
+    return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
   }
-  if (kind == "Job") {
-    auto spec = WorkloadFromJob(j, generate_name);
-    if (!spec.ok()) return spec;
-    if (Status s = CheckSubmission(*spec, [](size_t, std::string_view f) {
-          const std::string pod = "spec.template.spec";
-          if (f == "nodeSelector" || f == "tolerations" || f == "annotations") return pod + "." + std::string(f);
-          if (f == "nodeAffinity")
-            return pod + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
-          if (f == "requests") return pod + ".containers[0].resources.requests";
-          return pod + ".containers[0]." + std::string(f);
-        });
-        !s.ok()) {
-      return s;
-    }
-    return spec;
-  }
-  return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
+  bool job = kind == "Job";
+  auto spec = job ? WorkloadFromJob(j, generate_name) : WorkloadFromJson(j, generate_name);
+  if (!spec.ok()) return spec;
+  if (Status s = CheckSubmission(*spec, job ? JobPodSetPath : WorkloadPodSetPath); !s.ok()) return s;
+  return spec;
 }
 
 Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {

@@ -998,7 +998,8 @@ std::vector<ScenarioDoc> ParseScenarios(std::string_view text, const std::string
   std::vector<ScenarioDoc> docs;
   // Bounded: alias bombs, cycles and invalid UTF-8 are refused before any
   // reader walks the nodes (manifest/yaml_util.h).
-  Result<std::vector<YAML::Node>> loaded = manifest::yaml::LoadDocuments(text, file, manifest::yaml::kLocalFileLimits);
+  Result<std::vector<YAML::Node>> loaded =
+      manifest::yaml::LoadDocuments(text, file, manifest::yaml::kLocalFileLimits);
   if (!loaded.ok()) {
     ScenarioDoc doc;
     doc.error = loaded.status();

@@ -230,13 +230,13 @@ TEST(YamlBudgetTest, ValidUtf8Prefix) {
   EXPECT_EQ(ValidUtf8Prefix(""), 0u);
   EXPECT_EQ(ValidUtf8Prefix("abc"), 3u);
   EXPECT_EQ(ValidUtf8Prefix("\xc3\xa9x"), 3u);
-  EXPECT_EQ(ValidUtf8Prefix("a\xff"), 1u);            // never a lead byte
-  EXPECT_EQ(ValidUtf8Prefix("a\xc0\x80"), 1u);        // overlong NUL
-  EXPECT_EQ(ValidUtf8Prefix("a\xe0\x80\x80"), 1u);    // overlong
-  EXPECT_EQ(ValidUtf8Prefix("a\xed\xa0\x80"), 1u);    // surrogate
+  EXPECT_EQ(ValidUtf8Prefix("a\xff"), 1u);              // never a lead byte
+  EXPECT_EQ(ValidUtf8Prefix("a\xc0\x80"), 1u);          // overlong NUL
+  EXPECT_EQ(ValidUtf8Prefix("a\xe0\x80\x80"), 1u);      // overlong
+  EXPECT_EQ(ValidUtf8Prefix("a\xed\xa0\x80"), 1u);      // surrogate
   EXPECT_EQ(ValidUtf8Prefix("a\xf4\x90\x80\x80"), 1u);  // above U+10FFFF
-  EXPECT_EQ(ValidUtf8Prefix("a\xe2\x82"), 1u);        // truncated
-  EXPECT_EQ(ValidUtf8Prefix("\xf4\x8f\xbf\xbf"), 4u);  // U+10FFFF
+  EXPECT_EQ(ValidUtf8Prefix("a\xe2\x82"), 1u);          // truncated
+  EXPECT_EQ(ValidUtf8Prefix("\xf4\x8f\xbf\xbf"), 4u);   // U+10FFFF
 }
 
 // Found by fuzz_manifest: yaml-cpp 0.7 reports endless empty documents for a
@@ -250,7 +250,8 @@ TEST(YamlBudgetTest, ATokenThatStartsNoNodeIsAnErrorNotAnEndlessStream) {
   LoadLimits few;
   few.max_documents = 3;
   EXPECT_TRUE(LoadDocuments("a: 1\n---\nb: 2\n---\nc: 3\n", "d.yaml", few).ok());
-  Result<std::vector<YAML::Node>> many = LoadDocuments("a: 1\n---\nb: 2\n---\nc: 3\n---\nd: 4\n", "d.yaml", few);
+  Result<std::vector<YAML::Node>> many =
+      LoadDocuments("a: 1\n---\nb: 2\n---\nc: 3\n---\nd: 4\n", "d.yaml", few);
   ASSERT_FALSE(many.ok());
   EXPECT_THAT(many.status().message(), HasSubstr("more than 3 documents"));
 }

@@ -65,9 +65,9 @@ class UntrustedYamlTest : public ::testing::Test {
     WriteFile(dir_ + "/tokens.yaml", kTokensYaml);
     d_ = std::make_unique<Arteld>(dir_);
     std::string err;
-    ASSERT_TRUE(d_->Start({"--fake-gpus", "2xA100-80GB", "--tokens", dir_ + "/tokens.yaml", "-m",
-                           dir_ + "/cluster.yaml"},
-                          &err))
+    ASSERT_TRUE(d_->Start(
+        {"--fake-gpus", "2xA100-80GB", "--tokens", dir_ + "/tokens.yaml", "-m", dir_ + "/cluster.yaml"},
+        &err))
         << err;
   }
   void TearDown() override {
@@ -95,7 +95,8 @@ TEST_F(UntrustedYamlTest, AliasBombIsRefusedQuicklyWithBoundedMemory) {
   }
   // Through apply (a tenant's LocalQueue with the bomb in its labels).
   std::string lq = Bomb(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq-bomb\n  namespace: team-a\n"
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq-bomb\n  namespace: "
+      "team-a\n"
       "  labels:\n",
       "    ", 9);
   lq += "spec:\n  clusterQueue: team-a\n";
@@ -114,15 +115,15 @@ TEST_F(UntrustedYamlTest, InvalidUtf8Is400WithTheFieldAndTheNameStaysFree) {
   std::string head =
       "apiVersion: artel.dev/v1alpha1\nkind: Workload\nmetadata:\n  name: u8b\n  namespace: team-a\nspec:\n"
       "  queueName: default\n  podSets:\n  - name: main\n    count: 1\n";
-  HttpResult bad =
-      d_->Post("/api/v1/namespaces/team-a/workloads", head + "    command: [echo, \"\xff\"]\n", kTeamAToken,
-               "application/yaml");
+  HttpResult bad = d_->Post("/api/v1/namespaces/team-a/workloads", head + "    command: [echo, \"\xff\"]\n",
+                            kTeamAToken, "application/yaml");
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_EQ(bad.json().value("field", ""), "spec.podSets[0].command[1]") << bad.body;
   EXPECT_THAT(bad.json().value("message", ""), HasSubstr("not valid UTF-8"));
   // JSON with the same byte.
-  HttpResult bad_json = d_->Post("/api/v1/namespaces/team-a/workloads",
-                                 "{\"metadata\":{\"name\":\"u8b\",\"labels\":{\"x\":\"\xff\"}}}", kTeamAToken);
+  HttpResult bad_json =
+      d_->Post("/api/v1/namespaces/team-a/workloads",
+               "{\"metadata\":{\"name\":\"u8b\",\"labels\":{\"x\":\"\xff\"}}}", kTeamAToken);
   EXPECT_EQ(bad_json.status, 400) << bad_json.body;
   EXPECT_EQ(bad_json.json().value("field", ""), "metadata.labels.x") << bad_json.body;
   // The refused name is free: a valid resubmission is created at once.
@@ -131,10 +132,11 @@ TEST_F(UntrustedYamlTest, InvalidUtf8Is400WithTheFieldAndTheNameStaysFree) {
                              kTeamAToken, "application/yaml");
   EXPECT_EQ(good.status, 201) << good.body;
   // Apply: a tenant's LocalQueue label.
-  HttpResult apply = d_->Post("/api/v1/apply",
-                              "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq8\n"
-                              "  namespace: team-a\n  labels: {team: \"\xfe\"}\nspec:\n  clusterQueue: team-a\n",
-                              kTeamAToken, "application/yaml");
+  HttpResult apply =
+      d_->Post("/api/v1/apply",
+               "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq8\n"
+               "  namespace: team-a\n  labels: {team: \"\xfe\"}\nspec:\n  clusterQueue: team-a\n",
+               kTeamAToken, "application/yaml");
   EXPECT_EQ(apply.status, 400) << apply.body;
   EXPECT_THAT(apply.body, HasSubstr("metadata.labels.team")) << apply.body;
   EXPECT_THAT(apply.body, HasSubstr("not valid UTF-8")) << apply.body;
@@ -153,11 +155,12 @@ TEST_F(UntrustedYamlTest, SubmitRefusesFractionalGpusEmptyProgramsAndNul) {
       {"    command: [echo, \"a\\0b\"]\n", "spec.podSets[0].command[1]"},
   };
   for (const auto& c : cases) {
-    HttpResult r = d_->Post("/api/v1/namespaces/team-a/workloads",
-                            "apiVersion: artel.dev/v1alpha1\nkind: Workload\nmetadata: {name: v1, namespace: team-a}\n"
-                            "spec:\n  queueName: default\n  podSets:\n  - name: main\n" +
-                                c.extra,
-                            kTeamAToken, "application/yaml");
+    HttpResult r =
+        d_->Post("/api/v1/namespaces/team-a/workloads",
+                 "apiVersion: artel.dev/v1alpha1\nkind: Workload\nmetadata: {name: v1, namespace: team-a}\n"
+                 "spec:\n  queueName: default\n  podSets:\n  - name: main\n" +
+                     c.extra,
+                 kTeamAToken, "application/yaml");
     EXPECT_EQ(r.status, 400) << c.extra << r.body;
     EXPECT_EQ(r.json().value("field", ""), c.field) << c.extra << r.body;
   }
@@ -169,9 +172,9 @@ TEST_F(UntrustedYamlTest, CliApplyOfABombExitsWithAClearError) {
   WriteFile(file, BombWorkload("cli-bomb", 9));
   std::string out, err;
   auto start = std::chrono::steady_clock::now();
-  int rc = RunCommand({ARTEL_BIN, "apply", "-f", file},
-                      {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out,
-                      &err);
+  int rc =
+      RunCommand({ARTEL_BIN, "apply", "-f", file},
+                 {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out, &err);
   auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GT(rc, 0) << out << err;
   EXPECT_LT(rc, 128) << "artel died of a signal: " << out << err;
