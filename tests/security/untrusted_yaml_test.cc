@@ -185,5 +185,13 @@ TEST_F(UntrustedYamlTest, CliApplyOfABombExitsWithAClearError) {
   EXPECT_EQ(d_->Phase("team-a", "cli-bomb"), "");
 }
 
+TEST_F(UntrustedYamlTest, CliRunWithAnArgumentThatIsNotUtf8ExitsWithAClearError) {
+  std::string out, err;
+  int rc = RunCommand({ARTEL_BIN, "run", "--queue", "default", "--", "echo", "\xff"},
+                      {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out, &err);
+  EXPECT_EQ(rc, 1) << out << err;
+  EXPECT_THAT(err, HasSubstr("not valid UTF-8")) << out << err;
+}
+
 }  // namespace
 }  // namespace artel::testing
