@@ -187,8 +187,9 @@ TEST_F(UntrustedYamlTest, CliApplyOfABombExitsWithAClearError) {
 
 TEST_F(UntrustedYamlTest, CliRunWithAnArgumentThatIsNotUtf8ExitsWithAClearError) {
   std::string out, err;
-  int rc = RunCommand({ARTEL_BIN, "run", "--queue", "default", "--", "echo", "\xff"},
-                      {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out, &err);
+  int rc =
+      RunCommand({ARTEL_BIN, "run", "--queue", "default", "--", "echo", "\xff"},
+                 {{"ARTEL_SERVER", d_->url()}, {"ARTEL_TOKEN", kTeamAToken}, {"HOME", dir_}}, &out, &err);
   EXPECT_EQ(rc, 1) << out << err;
   EXPECT_THAT(err, HasSubstr("not valid UTF-8")) << out << err;
 }
