@@ -3,7 +3,9 @@
 # packages first (scripts/install-deps.sh; a no-op when all are present).
 #
 #   make demo    build, then run the demo (scripts/demo.sh)
-#   make test    sanitizer build (ASan+UBSan) in build-asan/, then every CTest test
+#   make test    sanitizer build (ASan+UBSan) in build-asan/, then every CTest test;
+#                then the clang fuzz tree in build-fuzz/: each libFuzzer target of
+#                fuzz/ for FUZZ_SECONDS over its committed corpus (docs/testing.md)
 #   make build   optimized build in build/; binaries in build/bin/
 #   make bench   optimized build, then every build/bin/bench_* program
 #   make format  clang-format -i over src tests bench
@@ -16,6 +18,8 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 20
 CMAKE ?= cmake
 CTEST ?= ctest
 
@@ -29,7 +33,12 @@ ASAN_CMAKE_FLAGS := -DARTEL_SANITIZE=ON -DARTEL_BUILD_BENCH=OFF \
 export ASAN_OPTIONS := halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1
 
-SOURCE_DIRS := src tests bench
+# The fuzz tree: clang++ (libFuzzer exists only there), the libraries the
+# targets need and fuzz/; see fuzz/CMakeLists.txt for the per-input limits.
+FUZZ_CMAKE_FLAGS := -DARTEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DARTEL_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
+
+SOURCE_DIRS := src tests bench fuzz
 
 .PHONY: all deps build test bench demo format format-check tidy clean
 
@@ -46,6 +55,9 @@ test: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -G Ninja $(ASAN_CMAKE_FLAGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j $(JOBS)
+	$(CMAKE) -S . -B $(FUZZ_DIR) -G Ninja $(FUZZ_CMAKE_FLAGS)
+	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
+	$(CTEST) --test-dir $(FUZZ_DIR) --output-on-failure --no-tests=error -j $(JOBS)
 
 bench: build
 	@set -e; shopt -s nullglob; benches=($(BUILD_DIR)/bin/bench_*); \
@@ -70,4 +82,4 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD_DIR) -j $(JOBS) -extra-arg=-Wno-unknown-warning-option '^$(CURDIR)/src/'
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

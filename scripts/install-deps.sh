@@ -10,6 +10,9 @@ PACKAGES=(
   libsqlite3-dev
   libcpp-httplib-dev libssl-dev
   clang-format clang-tidy
+  # The fuzz tree of `make test` (fuzz/, build-fuzz/): clang++ with libFuzzer
+  # and the sanitizer runtimes for clang.
+  clang libclang-rt-14-dev
   # Observability pack (deploy/prometheus, web/, tests/observability): promtool
   # and the Prometheus server, Chromium for the browser tests, Node.js for the
   # web UI build, jq and curl for the test scripts.

@@ -4,7 +4,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+
+#include "manifest/yaml_util.h"
 
 namespace artel::cli {
 
@@ -21,7 +25,12 @@ void ResolveClientOptions(ClientOptions* o) {
   if (cfg.empty() && !home.empty()) cfg = home + "/.config/artel/config.yaml";
   if (!cfg.empty() && (o->server.empty() || o->token.empty() || o->ns.empty())) {
     try {
-      YAML::Node n = YAML::LoadFile(cfg);
+      std::ifstream in(cfg, std::ios::binary);
+      std::stringstream text;
+      if (in) text << in.rdbuf();
+      // Bounded like every YAML text Artel reads (manifest/yaml_util.h).
+      auto docs = manifest::yaml::LoadDocuments(text.str(), cfg, manifest::yaml::kLocalFileLimits);
+      const YAML::Node n = docs.ok() && !docs->empty() ? docs->front() : YAML::Node();
       if (o->server.empty() && n["server"]) o->server = n["server"].as<std::string>();
       if (o->token.empty() && n["token"]) o->token = n["token"].as<std::string>();
       if (o->ns.empty() && n["namespace"]) o->ns = n["namespace"].as<std::string>();

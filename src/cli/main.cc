@@ -2,6 +2,8 @@
 // without a daemon; each verb is registered from its own cmd_*.cc file.
 
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 
@@ -21,6 +23,15 @@ int main(int argc, char** argv) {
     // Usage errors exit with 2, as most Unix tools do; --help exits with 0.
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const nlohmann::json::type_error& e) {
+    // Encoding a request: a command-line argument or file that is not UTF-8
+    // (`artel run -- echo $'\xff'`) used to abort the CLI.
+    if (e.id == 316) {
+      std::cerr << "error: an argument or input is not valid UTF-8 (" << e.what() << ")\n";
+    } else {
+      std::cerr << "error: " << e.what() << "\n";
+    }
+    return 1;
   }
   return exit_code;
 }

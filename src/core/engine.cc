@@ -1468,7 +1468,7 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
   if (!inserted) return AlreadyExists("workload " + key + " already exists");
   struct Unreserve {
     EngineImpl& e;
-    decltype(slot) it;
+    decltype(e.wl_index)::iterator it;  // not decltype(slot): clang 14 refuses a local binding here
     bool armed = true;
     ~Unreserve() {
       if (armed) e.wl_index.erase(it);

@@ -913,7 +913,8 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
         ps.min_count = m->second;  // also when equal to the count: then the whole task is required
       }
     }
-    for (const auto& [name, min] : pg.min_per_set) {
+    for (const auto& entry : pg.min_per_set) {
+      const std::string& name = entry.first;  // not a binding: clang 14 cannot capture one
       if (std::none_of(w.pod_sets.begin(), w.pod_sets.end(),
                        [&](const core::PodSetSpec& p) { return p.name == name; })) {
         return pg.root.Lookup("spec.minTaskMember")

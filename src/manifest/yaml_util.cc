@@ -1,9 +1,16 @@
 #include "manifest/yaml_util.h"
 
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <set>
+#include <sstream>
+#include <unordered_map>
 
 namespace artel::manifest::yaml {
 namespace {
@@ -448,24 +455,284 @@ Status Node::ReadStringMap(std::string_view key, std::map<std::string, std::stri
   return ReadWith(*this, key, out, req, [](const Node& n) { return n.AsStringMap(); });
 }
 
-Result<std::vector<Node>> ParseDocuments(std::string_view text, const std::string& source) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    Status s = InvalidArgument("YAML syntax error: " + e.msg);
-    SourcePos pos;
-    pos.file = source;
-    if (!e.mark.is_null()) {
-      pos.line = e.mark.line + 1;
-      pos.column = e.mark.column + 1;
+size_t ValidUtf8Prefix(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
     }
-    s.WithPos(std::move(pos));
-    return s;
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (n - i < len) return i;
+    if (p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k) {
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
+    }
+    i += len;
   }
+  return n;
+}
+
+std::string EscapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  while (!s.empty()) {
+    size_t ok = ValidUtf8Prefix(s);
+    out.append(s.substr(0, ok));
+    if (ok == s.size()) break;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned>(static_cast<unsigned char>(s[ok])));
+    out += hex;
+    s.remove_prefix(ok + 1);
+  }
+  return out;
+}
+
+namespace {
+
+// Replays a YAML stream's events and enforces LoadLimits (see yaml_util.h).
+// On the first violation it records the error and throws Stop to end the
+// parse at once.
+class BudgetHandler : public YAML::EventHandler {
+ public:
+  struct Stop {};
+
+  BudgetHandler(const std::string& source, const LoadLimits& limits) : source_(source), limits_(limits) {}
+
+  const Status& error() const { return error_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 does not consume a token it cannot start a node with
+    // (a ',' at the start of a document): it reports an empty document and
+    // then the same one again, forever. A document that starts where the
+    // previous one started made no progress.
+    if (documents_ > 0 && mark.pos == last_start_.pos && mark.line == last_start_.line) {
+      path_.clear();
+      Fail(mark, "YAML syntax error: unexpected character at the start of a document");
+    }
+    last_start_ = mark;
+    if (++documents_ > limits_.max_documents) {
+      path_.clear();
+      Fail(mark, "more than " + std::to_string(limits_.max_documents) + " documents");
+    }
+    open_.clear();
+    anchors_.clear();
+    nodes_ = 0;
+    bytes_ = 0;
+  }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Position(mark, nullptr);
+    Count(mark, 1, 0);
+    Anchor(anchor, 1, 0);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Position(mark, nullptr);
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end() || !it->second.done) {
+      Fail(mark, "an alias is used inside the node it refers to (a recursive YAML structure)");
+    }
+    Count(mark, it->second.nodes, it->second.bytes);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    bool is_key = Position(mark, &value);
+    size_t valid = ValidUtf8Prefix(value);
+    if (valid != value.size()) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X",
+                    static_cast<unsigned>(static_cast<unsigned char>(value[valid])));
+      Fail(mark, std::string(is_key ? "a key" : "the value") + " is not valid UTF-8 (byte " + byte +
+                     " at offset " + std::to_string(valid) + ")");
+    }
+    int64_t size = static_cast<int64_t>(value.size());
+    Count(mark, 1, size);
+    Anchor(anchor, 1, size);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(mark, anchor, false);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(mark, anchor, true);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Container {
+    bool is_map = false;
+    bool expect_key = true;  // maps: the next node is a key
+    std::string key;         // maps: the key of the value being read
+    int64_t index = 0;       // lists: the index of the next item
+    int64_t start_nodes = 0;
+    int64_t start_bytes = 0;
+    YAML::anchor_t anchor = YAML::NullAnchor;
+    std::string path;
+  };
+  struct Size {
+    int64_t nodes = 0;
+    int64_t bytes = 0;
+    bool done = false;
+  };
+
+  // Moves to the next node of the innermost container and sets path_ to that
+  // node's field path. Returns true when the node is a map key; `scalar` is
+  // the key's text when it is a scalar.
+  bool Position(const YAML::Mark&, const std::string* scalar) {
+    if (open_.empty()) {
+      path_.clear();
+      return false;
+    }
+    Container& top = open_.back();
+    if (!top.is_map) {
+      path_ = top.path + "[" + std::to_string(top.index++) + "]";
+      return false;
+    }
+    if (top.expect_key) {
+      top.expect_key = false;
+      // A key that is not valid UTF-8 is reported before it can be used in
+      // a path; a non-scalar key shows as "?".
+      top.key = scalar != nullptr && IsValidUtf8(*scalar) ? *scalar : "?";
+      path_ = top.path;
+      return true;
+    }
+    top.expect_key = true;
+    path_ = JoinPath(top.path, top.key);
+    return false;
+  }
+
+  void Open(const YAML::Mark& mark, YAML::anchor_t anchor, bool is_map) {
+    Position(mark, nullptr);
+    if (static_cast<int>(open_.size()) >= limits_.max_depth) {
+      Fail(mark, "maps and lists are nested more than " + std::to_string(limits_.max_depth) + " levels deep");
+    }
+    Count(mark, 1, 0);
+    Container c;
+    c.is_map = is_map;
+    c.start_nodes = nodes_ - 1;
+    c.start_bytes = bytes_;
+    c.anchor = anchor;
+    c.path = path_;
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Size{};  // open: an alias to it is a cycle
+    open_.push_back(std::move(c));
+  }
+
+  void Close() {
+    if (open_.empty()) return;
+    Container c = std::move(open_.back());
+    open_.pop_back();
+    Anchor(c.anchor, nodes_ - c.start_nodes, bytes_ - c.start_bytes);
+  }
+
+  void Anchor(YAML::anchor_t anchor, int64_t nodes, int64_t bytes) {
+    if (anchor == YAML::NullAnchor) return;
+    anchors_[anchor] = Size{nodes, bytes, true};
+  }
+
+  // Both counts stay below 2 * limit: an alias stands for at most what was
+  // already counted.
+  void Count(const YAML::Mark& mark, int64_t nodes, int64_t bytes) {
+    nodes_ += nodes;
+    bytes_ += bytes;
+    if (nodes_ > limits_.max_nodes) {
+      Fail(mark, "document expands to more than " + std::to_string(limits_.max_nodes) +
+                     " nodes (YAML aliases count each time they are used)");
+    }
+    if (bytes_ > limits_.max_scalar_bytes) {
+      Fail(mark, "document expands to more than " + std::to_string(limits_.max_scalar_bytes) +
+                     " bytes of text (YAML aliases count each time they are used)");
+    }
+  }
+
+  [[noreturn]] void Fail(const YAML::Mark& mark, std::string message) {
+    error_ = InvalidArgument(std::move(message));
+    if (!path_.empty()) error_.WithField(path_);
+    SourcePos pos;
+    pos.file = source_;
+    if (!mark.is_null()) {
+      pos.line = mark.line + 1;
+      pos.column = mark.column + 1;
+    }
+    error_.WithPos(std::move(pos));
+    throw Stop{};
+  }
+
+  const std::string& source_;
+  const LoadLimits& limits_;
+  Status error_;
+  std::vector<Container> open_;
+  std::unordered_map<YAML::anchor_t, Size> anchors_;
+  std::string path_;
+  int64_t nodes_ = 0;
+  int64_t bytes_ = 0;
+  int64_t documents_ = 0;
+  YAML::Mark last_start_;
+};
+
+Status SyntaxError(const YAML::Exception& e, const std::string& source) {
+  // yaml-cpp quotes the offending character, which may be a byte that is
+  // not UTF-8; error bodies are JSON.
+  Status s = InvalidArgument("YAML syntax error: " + EscapeInvalidUtf8(e.msg));
+  SourcePos pos;
+  pos.file = source;
+  if (!e.mark.is_null()) {
+    pos.line = e.mark.line + 1;
+    pos.column = e.mark.column + 1;
+  }
+  s.WithPos(std::move(pos));
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<YAML::Node>> LoadDocuments(std::string_view text, const std::string& source,
+                                              const LoadLimits& limits) {
+  std::string copy(text);
+  try {
+    std::istringstream in(copy);
+    YAML::Parser parser(in);
+    BudgetHandler budget(source, limits);
+    try {
+      while (parser.HandleNextDocument(budget)) {
+      }
+    } catch (const BudgetHandler::Stop&) {
+      return budget.error();
+    }
+    // Within the limits: build the node graph (aliases stay shared).
+    return YAML::LoadAll(copy);
+  } catch (const YAML::Exception& e) {
+    return SyntaxError(e, source);
+  }
+}
+
+Result<std::vector<Node>> ParseDocuments(std::string_view text, const std::string& source,
+                                         const LoadLimits& limits) {
+  Result<std::vector<YAML::Node>> docs = LoadDocuments(text, source, limits);
+  if (!docs.ok()) return docs.status();
   std::vector<Node> out;
-  out.reserve(docs.size());
-  for (YAML::Node& d : docs) out.emplace_back(std::move(d), source);
+  out.reserve(docs->size());
+  for (YAML::Node& d : *docs) out.emplace_back(std::move(d), source);
   return out;
 }
 

@@ -199,10 +199,59 @@ struct MapEntry {
   Node value;
 };
 
+// ---- Bounded loading ----
+//
+// yaml-cpp shares an aliased node instead of copying it, so loading a
+// "billion laughs" document is cheap, but anything that walks it (conversion
+// to JSON, a recursive check) visits every alias expansion: 700 bytes with 9
+// aliases per level and 8 levels stand for 43 million nodes. Every YAML text
+// Artel reads (API bodies, manifests, scenarios, the CLI's files, arteld's own
+// config) is therefore loaded through LoadDocuments, which first replays the
+// text through yaml-cpp's event parser and refuses, per document:
+//   - more than `max_nodes` nodes, counting every node an alias stands for
+//     each time the alias is used;
+//   - more than `max_scalar_bytes` bytes of scalar text, aliases expanded;
+//   - maps and lists nested deeper than `max_depth`;
+//   - an alias used inside the node it names (a cycle: `&a [*a]`);
+//   - more than `max_documents` documents, and a document that does not
+//     advance (yaml-cpp 0.7 reports endless empty documents for a text
+//     that starts with ',');
+//   - a scalar (value or key) that is not valid UTF-8.
+// Errors are InvalidArgument with the field path where the limit was reached
+// (`metadata.annotations.a6[3]`) and the position `source:line:column`.
+struct LoadLimits {
+  int64_t max_nodes = 100000;
+  int64_t max_scalar_bytes = int64_t{16} << 20;
+  int max_depth = 100;
+  // Documents per text (each `---`).
+  int64_t max_documents = 10000;
+};
+
+// Limits for files a user names on their own command line (scenarios with
+// many inline workloads): larger, but still bounded.
+inline constexpr LoadLimits kLocalFileLimits{
+    .max_nodes = 2000000, .max_scalar_bytes = int64_t{256} << 20, .max_depth = 100, .max_documents = 100000};
+
+// Parses `text` into its documents (like YAML::LoadAll) within `limits`. A
+// syntax error is returned with yaml-cpp's position made 1-based. Empty
+// documents are returned as null nodes.
+Result<std::vector<YAML::Node>> LoadDocuments(std::string_view text, const std::string& source,
+                                              const LoadLimits& limits = {});
+
+// The length of the longest prefix of `s` that is valid UTF-8 (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF); s.size() when all
+// of `s` is valid.
+size_t ValidUtf8Prefix(std::string_view s);
+inline bool IsValidUtf8(std::string_view s) { return ValidUtf8Prefix(s) == s.size(); }
+// `s` with every byte that is not part of valid UTF-8 written as `\xNN`, for
+// messages that quote user input.
+std::string EscapeInvalidUtf8(std::string_view s);
+
 // Parses `text` (one or more documents separated by `---`) read from
-// `source`. A syntax error is returned with yaml-cpp's position made 1-based.
-// Empty documents are kept as absent nodes so that callers can skip them.
-Result<std::vector<Node>> ParseDocuments(std::string_view text, const std::string& source);
+// `source`, through LoadDocuments with `limits`. Empty documents are kept as
+// absent nodes so that callers can skip them.
+Result<std::vector<Node>> ParseDocuments(std::string_view text, const std::string& source,
+                                         const LoadLimits& limits = {});
 
 // Joins a field path and a child key: ("", "spec") -> "spec",
 // ("spec", "cohort") -> "spec.cohort".

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "manifest/yaml_util.h"
+
 namespace artel::server {
 namespace {
 
@@ -51,7 +53,10 @@ Result<std::unique_ptr<TokenTable>> TokenTable::Load(const std::string& path) {
 Result<std::unique_ptr<TokenTable>> TokenTable::Parse(std::string_view yaml_text, const std::string& source) {
   auto table = std::make_unique<TokenTable>();
   try {
-    YAML::Node root = YAML::Load(std::string(yaml_text));
+    // Bounded like every YAML text Artel reads (manifest/yaml_util.h).
+    auto docs = manifest::yaml::LoadDocuments(yaml_text, source, manifest::yaml::kLocalFileLimits);
+    if (!docs.ok()) return docs.status();
+    YAML::Node root = docs->empty() ? YAML::Node() : docs->front();
     if (!root.IsMap() || !root["tokens"] || !root["tokens"].IsSequence()) {
       return Bad(source, root, "tokens", "the tokens file needs a `tokens:` list");
     }

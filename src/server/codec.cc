@@ -2,17 +2,22 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
+#include "core/placement/placement.h"
 #include "core/quantity.h"
+#include "manifest/yaml_util.h"
 
 namespace artel::server {
 namespace {
 
 constexpr int kMaxDepth = 64;
 constexpr int kMaxIndent = 1024;
+constexpr char kBodySource[] = "request body";
 
 Status Invalid(const std::string& field, const std::string& msg) {
   Status s = InvalidArgument(msg);
@@ -116,6 +121,91 @@ Result<Json> NodeToJson(const YAML::Node& n, int depth) {
   return Json(nullptr);
 }
 
+// Re-reads a JSON text that failed to parse and returns the field path of
+// the value being read when the parser stopped (for an invalid UTF-8 byte in
+// a string: that string's field), or "" at the top level.
+class PathSax {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  std::string path() const {
+    std::string out;
+    for (const Level& l : stack_) {
+      if (l.is_object) {
+        if (!l.has_key) break;
+        if (!out.empty()) out += '.';
+        out += l.key;
+      } else {
+        out += "[" + std::to_string(l.index) + "]";
+      }
+    }
+    return out;
+  }
+
+  bool null() { return Value(); }
+  bool boolean(bool) { return Value(); }
+  bool number_integer(number_integer_t) { return Value(); }
+  bool number_unsigned(number_unsigned_t) { return Value(); }
+  bool number_float(number_float_t, const string_t&) { return Value(); }
+  bool string(string_t&) { return Value(); }
+  bool binary(binary_t&) { return Value(); }
+  bool start_object(std::size_t) {
+    stack_.push_back(Level{true, false, {}, 0});
+    return true;
+  }
+  bool key(string_t& k) {
+    stack_.back().key = k;
+    stack_.back().has_key = true;
+    return true;
+  }
+  bool end_object() { return Close(); }
+  bool start_array(std::size_t) {
+    stack_.push_back(Level{false, false, {}, 0});
+    return true;
+  }
+  bool end_array() { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  struct Level {
+    bool is_object;
+    bool has_key;
+    std::string key;
+    size_t index;
+  };
+  bool Value() {
+    if (!stack_.empty()) {
+      if (stack_.back().is_object) {
+        stack_.back().has_key = false;
+      } else {
+        ++stack_.back().index;
+      }
+    }
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return Value();
+  }
+  std::vector<Level> stack_;
+};
+
+std::string JsonErrorPath(std::string_view body) {
+  PathSax sax;
+  try {
+    Json::sax_parse(body.begin(), body.end(), &sax);
+  } catch (const Json::exception&) {
+  }
+  std::string path = sax.path();
+  // Keys were read by the parser, so they are valid UTF-8; keep it so anyway.
+  path.resize(manifest::yaml::ValidUtf8Prefix(path));
+  return path;
+}
+
 // ---- strict readers -------------------------------------------------------
 
 Status CheckKeys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> allowed) {
@@ -183,6 +273,14 @@ Status ReadQuantity(const Json& v, const std::string& path, core::Amount* out) {
   std::string text;
   if (v.is_string()) {
     text = v.get<std::string>();
+    // Kubernetes reads neither padding nor a '+' sign in a quantity; a
+    // quantity that only looks right ("1 ", "+1") is a mistake to report.
+    if (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                          std::isspace(static_cast<unsigned char>(text.back())))) {
+      return Invalid(path, "\"" + text + "\" must not start or end with spaces");
+    }
+    if (!text.empty() && text.front() == '+')
+      return Invalid(path, "\"" + text + "\" must not have a '+' sign");
   } else if (v.is_number_integer()) {
     text = std::to_string(v.get<int64_t>());
   } else if (v.is_number_float()) {
@@ -312,6 +410,107 @@ Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::s
   return Status::Ok();
 }
 
+// Checks at submit what the engine would otherwise find only when placing
+// the pod set (and then report as Infeasible forever): the GPU request must
+// be one the placement layer reads (core::placement::ParseGpuRequest), so a
+// fraction of nvidia.com/gpu without a slicing request is refused here.
+Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& requests_path) {
+  auto g = core::placement::ParseGpuRequest(ps.requests, ps.annotations);
+  if (g.ok()) return Status::Ok();
+  std::string msg = g.status().message();
+  std::string field = requests_path;
+  for (const auto& [name, amount] : ps.requests) {
+    if (msg.starts_with(name + " ")) {
+      field += "." + name;
+      break;
+    }
+  }
+  if (msg.find("whole number") != std::string::npos) {
+    msg +=
+        "; a fraction of a GPU needs a slicing request (nvidia.com/gpumem, artel.dev/gpu-memory, a MIG "
+        "profile or the gpu-fraction annotation; docs/placement.md)";
+  }
+  return Invalid(field, msg);
+}
+
+// Where a pod set's field came from in the submitted object: "spec.podSets[i].F"
+// for a Workload, the pod template's first container for a Job.
+using PodSetPath = std::function<std::string(size_t pod_set, std::string_view field)>;
+
+std::string WorkloadPodSetPath(size_t i, std::string_view field) {
+  return "spec.podSets[" + std::to_string(i) + "]." + std::string(field);
+}
+
+std::string JobPodSetPath(size_t, std::string_view field) {
+  const std::string pod = "spec.template.spec";
+  if (field == "nodeSelector" || field == "tolerations" || field == "annotations")
+    return pod + "." + std::string(field);
+  if (field == "nodeAffinity")
+    return pod + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+  if (field == "requests") return pod + ".containers[0].resources.requests";
+  return pod + ".containers[0]." + std::string(field);
+}
+
+Status CheckNoNul(const std::string& s, const std::string& field) {
+  if (s.find('\0') != std::string::npos) return Invalid(field, "must not contain a NUL byte");
+  return Status::Ok();
+}
+
+Status CheckNoNul(const std::map<std::string, std::string>& m, const std::string& field) {
+  for (const auto& [k, v] : m) {
+    if (k.find('\0') != std::string::npos) return Invalid(field, "a key must not contain a NUL byte");
+    if (Status s = CheckNoNul(v, field + "." + k); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// What a new submission must also satisfy, beyond being well formed. These
+// are checked on POST only (WorkloadFromObject), not when the journal is
+// read back (WorkloadFromJson), so that a workload acknowledged by an older
+// arteld is never dropped on recovery.
+//   - no NUL byte in any string: where a string reaches the kernel (exec
+//     arguments, environment, paths) it would be cut silently;
+//   - the program to run, when there is one, has a name;
+//   - the GPU request is one placement can serve (CheckGpuRequest).
+Status CheckSubmission(const core::WorkloadSpec& spec, const PodSetPath& path) {
+  if (Status s = CheckNoNul(spec.labels, "metadata.labels"); !s.ok()) return s;
+  if (Status s = CheckNoNul(spec.annotations, "metadata.annotations"); !s.ok()) return s;
+  if (spec.priority_class) {
+    if (Status s = CheckNoNul(*spec.priority_class, "spec.priorityClassName"); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
+    const core::PodSetSpec& ps = spec.pod_sets[i];
+    for (size_t k = 0; k < ps.command.size(); ++k) {
+      std::string f = path(i, "command") + "[" + std::to_string(k) + "]";
+      if (Status s = CheckNoNul(ps.command[k], f); !s.ok()) return s;
+    }
+    if (!ps.command.empty() && ps.command.front().empty())
+      return Invalid(path(i, "command") + "[0]", "the program name must not be empty");
+    if (Status s = CheckNoNul(ps.env, path(i, "env")); !s.ok()) return s;
+    if (Status s = CheckNoNul(ps.working_dir, path(i, "workingDir")); !s.ok()) return s;
+    if (Status s = CheckNoNul(ps.node_selector, path(i, "nodeSelector")); !s.ok()) return s;
+    if (Status s = CheckNoNul(ps.annotations, path(i, "annotations")); !s.ok()) return s;
+    for (size_t k = 0; k < ps.tolerations.size(); ++k) {
+      const core::Toleration& t = ps.tolerations[k];
+      for (const std::string* v : {&t.key, &t.value, &t.effect}) {
+        if (Status s = CheckNoNul(*v, path(i, "tolerations") + "[" + std::to_string(k) + "]"); !s.ok())
+          return s;
+      }
+    }
+    for (size_t k = 0; k < ps.node_affinity.size(); ++k) {
+      for (const core::NodeSelectorRequirement& r : ps.node_affinity[k].match_expressions) {
+        std::string f = path(i, "nodeAffinity") + "[" + std::to_string(k) + "]";
+        if (Status s = CheckNoNul(r.key, f); !s.ok()) return s;
+        for (const std::string& v : r.values) {
+          if (Status s = CheckNoNul(v, f); !s.ok()) return s;
+        }
+      }
+    }
+    if (Status s = CheckGpuRequest(ps, path(i, "requests")); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
   if (Status s = CheckKeys(ps, p,
                            {"name", "count", "minCount", "requests", "nodeSelector", "nodeAffinity",
@@ -359,9 +558,15 @@ bool IsDnsLabel(std::string_view s) {
 
 Result<Json> YamlToJson(std::string_view text) {
   if (Status s = CheckDepth(text); !s.ok()) return s;
+  // The bounded loader refuses alias bombs, cycles and invalid UTF-8 before
+  // NodeToJson expands anything (manifest/yaml_util.h).
+  manifest::yaml::LoadLimits limits;
+  limits.max_depth = kMaxDepth;
+  Result<std::vector<YAML::Node>> docs = manifest::yaml::LoadDocuments(text, kBodySource, limits);
+  if (!docs.ok()) return docs.status();
+  if (docs->empty()) return Json(nullptr);
   try {
-    YAML::Node n = YAML::Load(std::string(text));
-    return NodeToJson(n, 0);
+    return NodeToJson(docs->front(), 0);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
                            std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -376,8 +581,14 @@ Result<Json> ParseBody(std::string_view body) {
     try {
       return Json::parse(body.begin(), body.end());
     } catch (const Json::parse_error& e) {
-      return InvalidArgument("malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+      Status s = InvalidArgument("malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                                 std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+      // nlohmann's message quotes the last token read, which may hold the
+      // very bytes that are not UTF-8; the error body must stay valid JSON.
+      if (!manifest::yaml::IsValidUtf8(s.message()))
+        s = InvalidArgument(manifest::yaml::EscapeInvalidUtf8(s.message()));
+      if (std::string field = JsonErrorPath(body); !field.empty()) s.WithField(field);
+      return s;
     } catch (const Json::exception& e) {
       return InvalidArgument(std::string("malformed JSON: ") + e.what());
     }
@@ -439,7 +650,9 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
 
 Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_name) {
   if (!j.is_object()) return InvalidArgument("a Job must be an object");
-  if (j.value("apiVersion", "") != "batch/v1") return Invalid("apiVersion", "must be batch/v1 for a Job");
+  // Not j.value(): it throws when the field is there but not a string.
+  if (auto av = j.find("apiVersion"); av == j.end() || *av != "batch/v1")
+    return Invalid("apiVersion", "must be batch/v1 for a Job");
   core::WorkloadSpec spec;
   if (Status s = ReadMetadata(j, false, &spec, generate_name); !s.ok()) return s;
   auto q = spec.labels.find(std::string(kQueueNameLabel));
@@ -515,7 +728,7 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
           if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
             return Invalid(ep, "needs a name");
           std::string name = e["name"].get<std::string>();
-          if (name.empty() || name.find('=') != std::string::npos)
+          if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos)
             return Invalid(ep + ".name", "invalid name");
           std::string value;
           if (Status s = ReadString(e, "value", ep, &value); !s.ok()) return s;
@@ -538,11 +751,21 @@ Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_
 
 Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* generate_name) {
   if (!j.is_object()) return InvalidArgument("the body must be a Workload or Job object");
-  std::string kind = j.value("kind", "Workload");
-  if (!j.contains("kind") || !j["kind"].is_string()) kind = "Workload";
-  if (kind == "Workload") return WorkloadFromJson(j, generate_name);
-  if (kind == "Job") return WorkloadFromJob(j, generate_name);
-  return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
+  // Not j.value(): it throws when `kind` is there but not a string (found
+  // by fuzz_api_body: `kind:` with no value answered 500).
+  std::string kind = "Workload";
+  if (auto it = j.find("kind"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Invalid("kind", "must be Workload or Job");
+    kind = it->get<std::string>();
+  }
+  if (kind != "Workload" && kind != "Job") {
+    return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
+  }
+  bool job = kind == "Job";
+  auto spec = job ? WorkloadFromJob(j, generate_name) : WorkloadFromJson(j, generate_name);
+  if (!spec.ok()) return spec;
+  if (Status s = CheckSubmission(*spec, job ? JobPodSetPath : WorkloadPodSetPath); !s.ok()) return s;
+  return spec;
 }
 
 Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
@@ -588,9 +811,11 @@ Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
 }
 
 Json ErrorJson(const Status& s) {
-  Json j = {{"code", StatusCodeName(s.code())}, {"message", s.message()}};
-  if (!s.field().empty()) j["field"] = s.field();
-  if (s.pos().known()) j["position"] = s.pos().ToString();
+  // Messages may quote user input; an error body must always encode.
+  using manifest::yaml::EscapeInvalidUtf8;
+  Json j = {{"code", StatusCodeName(s.code())}, {"message", EscapeInvalidUtf8(s.message())}};
+  if (!s.field().empty()) j["field"] = EscapeInvalidUtf8(s.field());
+  if (s.pos().known()) j["position"] = EscapeInvalidUtf8(s.pos().ToString());
   return j;
 }
 

@@ -4,6 +4,10 @@
 
 #include <cctype>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "manifest/yaml_util.h"
 
 namespace artel::server {
 namespace fs = std::filesystem;
@@ -239,18 +243,16 @@ Result<int64_t> ParseRetention(const std::string& text) {
 
 Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
   YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return NotFound("cannot read config file " + path);
-  } catch (const YAML::Exception& e) {
-    Status s = InvalidArgument(e.msg);
-    SourcePos p;
-    p.file = path;
-    p.line = e.mark.line + 1;
-    p.column = e.mark.column + 1;
-    s.WithPos(p);
-    return s;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return NotFound("cannot read config file " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    // Bounded like every YAML text Artel reads (manifest/yaml_util.h).
+    auto docs = manifest::yaml::LoadDocuments(text.str(), path, manifest::yaml::kLocalFileLimits);
+    if (!docs.ok()) return docs.status();
+    if (docs->empty()) return Status::Ok();
+    root = docs->front();
   }
   if (root.IsNull()) return Status::Ok();
   fs::path base = fs::path(path).parent_path();

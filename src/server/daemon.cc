@@ -1199,6 +1199,15 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
 Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate_name,
                             const std::string& user) {
   if (Status s = CheckWorkingDirs(spec); !s.ok()) return s;
+  // Encode before the name is reserved in inflight_: an encoding failure
+  // (a string that is not UTF-8 throws in dump()) used to escape with the
+  // name still reserved, so every later submit of it got 409 until restart.
+  // The codec refuses such strings; this keeps a failed submit a no-op.
+  try {
+    (void)WorkloadSpecToJson(spec).dump();
+  } catch (const Json::exception& e) {
+    return InvalidArgument(std::string("cannot encode the workload: ") + e.what());
+  }
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   std::string key;
   {

@@ -12,6 +12,7 @@
 
 #include "core/placement/placement.h"
 #include "manifest/manifest.h"
+#include "manifest/yaml_util.h"
 #include "sim/duration.h"
 #include "sim/yaml_field.h"
 
@@ -1022,16 +1023,22 @@ Result<std::vector<std::string>> ExpandNodeName(std::string_view pattern) {
 
 std::vector<ScenarioDoc> ParseScenarios(std::string_view text, const std::string& file) {
   std::vector<ScenarioDoc> docs;
-  std::vector<YAML::Node> roots;
-  try {
-    roots = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
+  // Bounded: alias bombs, cycles and invalid UTF-8 are refused before any
+  // reader walks the nodes (manifest/yaml_util.h).
+  Result<std::vector<YAML::Node>> loaded =
+      manifest::yaml::LoadDocuments(text, file, manifest::yaml::kLocalFileLimits);
+  if (!loaded.ok()) {
     ScenarioDoc doc;
-    doc.error = InvalidArgument("invalid YAML: " + e.msg);
-    doc.error.WithPos(PosFromMark(file, e.mark));
+    doc.error = loaded.status();
+    if (doc.error.message().starts_with("YAML syntax error: ")) {  // the runner's wording
+      Status s = InvalidArgument("invalid YAML: " + doc.error.message().substr(19));
+      s.WithPos(doc.error.pos());
+      doc.error = s;
+    }
     docs.push_back(std::move(doc));
     return docs;
   }
+  std::vector<YAML::Node> roots = std::move(loaded).value();
   Context ctx;
   ctx.file = file;
   ctx.dir = fs::path(file).parent_path().string();
@@ -1089,16 +1096,21 @@ std::vector<ScenarioDoc> LoadScenarioFile(const std::string& path) {
 bool LooksLikeScenarioFile(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return false;
+  Result<std::vector<YAML::Node>> loaded =
+      manifest::yaml::LoadDocuments(*text, path, manifest::yaml::kLocalFileLimits);
+  if (!loaded.ok()) {
+    static const std::regex kKindLine(R"((^|\n)kind:[ \t]*["']?Scenario["']?[ \t]*(\r?\n|$))");
+    return std::regex_search(*text, kKindLine);
+  }
   try {
     auto file = std::make_shared<const std::string>(path);
-    for (const YAML::Node& node : YAML::LoadAll(*text)) {
+    for (const YAML::Node& node : *loaded) {
       Field kind = Field(node, "", file).Key("kind");
       if (kind.IsScalar() && kind.node().Scalar() == kKind) return true;
     }
     return false;
   } catch (const YAML::Exception&) {
-    static const std::regex kKindLine(R"((^|\n)kind:[ \t]*["']?Scenario["']?[ \t]*(\r?\n|$))");
-    return std::regex_search(*text, kKindLine);
+    return false;
   }
 }
 

@@ -1,6 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "manifest/manifest.h"
 
 namespace artel::manifest {
@@ -88,6 +91,42 @@ TEST(LoadTest, MissingPath) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.ToString(), HasSubstr("does-not-exist: no such file or directory"));
+}
+
+// Files are read through the bounded loader: invalid UTF-8 and alias bombs
+// are errors naming file:line:column and the field, and nothing is loaded.
+TEST(LoadTest, InvalidUtf8AndAliasBombsInFilesAreErrors) {
+  std::string dir = ::testing::TempDir() + "/artel-load-bounded";
+  std::filesystem::create_directories(dir);
+  std::string utf8 = dir + "/lq.yaml";
+  std::ofstream(utf8) << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: q\n"
+                         "  namespace: team-a\n  labels: {team: \"\xff\"}\nspec:\n  clusterQueue: cq\n";
+  core::Config c;
+  Status s = LoadPath(utf8, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.pos().file, utf8);
+  EXPECT_EQ(s.pos().line, 6);
+  EXPECT_EQ(s.field(), "metadata.labels.team");
+  EXPECT_THAT(s.message(), HasSubstr("not valid UTF-8"));
+  EXPECT_TRUE(c.local_queues.empty());
+
+  std::string bomb = dir + "/bomb.yaml";
+  {
+    std::ofstream out(bomb);
+    out << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: f\n  labels:\n"
+           "    a0: &a0 x\n";
+    for (int l = 1; l <= 9; ++l) {
+      out << "    a" << l << ": &a" << l << " [";
+      for (int i = 0; i < 9; ++i) out << (i ? ",*a" : "*a") << l - 1;
+      out << "]\n";
+    }
+  }
+  s = LoadPath(bomb, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.pos().file, bomb);
+  EXPECT_THAT(s.field(), ::testing::StartsWith("metadata.labels.a"));
+  EXPECT_THAT(s.message(), HasSubstr("more than 100000 nodes"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

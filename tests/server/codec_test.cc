@@ -1,6 +1,9 @@
 #include "server/codec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include "server/manifest_files.h"
 
@@ -129,6 +132,170 @@ TEST(ManifestFilesTest, SplitsAndNamesDocuments) {
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ((*docs)[0].key(), "ClusterQueue//a");
   EXPECT_EQ((*docs)[1].key(), "LocalQueue/ns/q");
+}
+
+// ---- hostile and invalid bodies (issue 10 section 5, audit D3/D9/D13) ----
+
+std::string YamlWorkload(const std::string& pod_set_extra, const std::string& metadata_extra = "") {
+  return "apiVersion: artel.dev/v1alpha1\nkind: Workload\nmetadata:\n  name: w\n  namespace: team-a\n" +
+         metadata_extra + "spec:\n  queueName: default\n  podSets:\n  - name: main\n" + pod_set_extra;
+}
+
+Result<core::WorkloadSpec> Decode(const std::string& body) {
+  auto j = ParseBody(body);
+  if (!j.ok()) return j.status();
+  return WorkloadFromObject(*j);
+}
+
+TEST(CodecTest, YamlAliasBombIsRefusedQuicklyWithTheField) {
+  std::string ann = "  annotations:\n    a0: &a0 \"lol\"\n";
+  for (int l = 1; l <= 9; ++l) {
+    ann += "    a" + std::to_string(l) + ": &a" + std::to_string(l) + " [";
+    for (int i = 0; i < 9; ++i) ann += (i ? ",*a" : "*a") + std::to_string(l - 1);
+    ann += "]\n";
+  }
+  std::string bomb = YamlWorkload("    count: 1\n", ann);
+  EXPECT_LT(bomb.size(), 1000u);
+  auto start = std::chrono::steady_clock::now();
+  auto j = ParseBody(bomb);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(j.status().field(), ::testing::StartsWith("metadata.annotations.a"));
+  EXPECT_THAT(j.status().message(), ::testing::HasSubstr("more than 100000 nodes (YAML aliases"));
+  EXPECT_LT(took, std::chrono::seconds(2));
+  Json err = ErrorJson(j.status());
+  EXPECT_EQ(err["field"], j.status().field());
+  EXPECT_THAT(err.value("position", ""), ::testing::StartsWith("request body:"));
+  // The CLI converts files with the same function.
+  EXPECT_FALSE(YamlToJson(bomb).ok());
+}
+
+TEST(CodecTest, InvalidUtf8IsRefusedWithTheField) {
+  auto y = Decode(YamlWorkload("    command: [echo, \"\xff\"]\n"));
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(y.status().field(), "spec.podSets[0].command[1]");
+  EXPECT_THAT(y.status().message(), ::testing::HasSubstr("not valid UTF-8"));
+  EXPECT_NO_THROW(ErrorJson(y.status()).dump());
+  // A label value, and a key.
+  auto l = Decode(YamlWorkload("    count: 1\n", "  labels: {team: \"x\xc3\"}\n"));
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().field(), "metadata.labels.team");
+  // JSON: nlohmann refuses the byte; the error names the field and stays JSON.
+  auto js = ParseBody("{\"metadata\":{\"name\":\"w\",\"labels\":{\"a\":\"ok\",\"team\":\"x\xff\"}}}");
+  ASSERT_FALSE(js.ok());
+  EXPECT_EQ(js.status().field(), "metadata.labels.team");
+  EXPECT_NO_THROW(ErrorJson(js.status()).dump());
+  auto arr = ParseBody("{\"spec\":{\"podSets\":[{\"command\":[\"echo\",\"\xfe\"]}]}}");
+  ASSERT_FALSE(arr.ok());
+  EXPECT_EQ(arr.status().field(), "spec.podSets[0].command[1]");
+  EXPECT_NO_THROW(ErrorJson(arr.status()).dump());
+}
+
+TEST(CodecTest, FractionalGpusWithoutSlicingAreRefusedAtSubmit) {
+  for (const char* q : {"\"500m\"", "\"1.5\"", "\"0.0001\"", "1.5", "0.5"}) {
+    auto r = Decode(YamlWorkload(std::string("    requests: {nvidia.com/gpu: ") + q + "}\n"));
+    ASSERT_FALSE(r.ok()) << q;
+    EXPECT_EQ(r.status().field(), "spec.podSets[0].requests.nvidia.com/gpu") << q;
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("positive whole number")) << q;
+    EXPECT_THAT(r.status().message(), ::testing::HasSubstr("slicing")) << q;
+  }
+  // Whole GPUs, and a fraction through a slicing request, are fine.
+  EXPECT_TRUE(Decode(YamlWorkload("    requests: {nvidia.com/gpu: 2}\n")).ok());
+  EXPECT_TRUE(Decode(YamlWorkload("    requests: {nvidia.com/gpumem: 4000}\n")).ok());
+  // A Job's containers too.
+  auto job = Decode(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: default}}
+spec:
+  template:
+    spec:
+      containers: [{name: c, command: ["true"], resources: {limits: {nvidia.com/gpu: 500m}}}]
+)");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().field(), "spec.template.spec.containers[0].resources.requests.nvidia.com/gpu");
+}
+
+TEST(CodecTest, PaddedOrSignedQuantitiesAreRefused) {
+  for (const char* q : {"\" 1\"", "\"1 \"", "\"+1\"", "\"\\t2\""}) {
+    auto r = Decode(YamlWorkload(std::string("    requests: {cpu: ") + q + "}\n"));
+    ASSERT_FALSE(r.ok()) << q;
+    EXPECT_EQ(r.status().field(), "spec.podSets[0].requests.cpu") << q;
+  }
+  EXPECT_TRUE(Decode(YamlWorkload("    requests: {cpu: \"1\"}\n")).ok());
+}
+
+TEST(CodecTest, EmptyProgramAndNulBytesAreRefused) {
+  auto empty = Decode(YamlWorkload("    command: [\"\"]\n"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().field(), "spec.podSets[0].command[0]");
+  EXPECT_THAT(empty.status().message(), ::testing::HasSubstr("program name must not be empty"));
+  // No command at all is a placeholder workload (no pods are started).
+  EXPECT_TRUE(Decode(YamlWorkload("    command: []\n")).ok());
+
+  // JSON "\u0000" reaches the strings intact; the kernel would cut it.
+  auto nul_arg = Decode(
+      R"({"metadata":{"name":"w","namespace":"a"},"spec":{"queueName":"q","podSets":[{"name":"m","command":["echo","a\u0000b"]}]}})");
+  ASSERT_FALSE(nul_arg.ok());
+  EXPECT_EQ(nul_arg.status().field(), "spec.podSets[0].command[1]");
+  EXPECT_THAT(nul_arg.status().message(), ::testing::HasSubstr("NUL"));
+  auto nul_env = Decode(
+      R"({"metadata":{"name":"w","namespace":"a"},"spec":{"queueName":"q","podSets":[{"name":"m","env":{"A":"x\u0000"}}]}})");
+  ASSERT_FALSE(nul_env.ok());
+  EXPECT_EQ(nul_env.status().field(), "spec.podSets[0].env.A");
+  auto nul_dir = Decode(YamlWorkload("    workingDir: \"/tmp\\0x\"\n"));
+  ASSERT_FALSE(nul_dir.ok());
+  EXPECT_EQ(nul_dir.status().field(), "spec.podSets[0].workingDir");
+}
+
+// Found by fuzzing: a YAML body that starts with ',' (yaml-cpp's endless
+// empty documents) and a syntax error quoting a byte that is not UTF-8.
+TEST(CodecTest, FuzzFoundBodiesAreErrorsThatEncode) {
+  for (std::string body : {std::string(","), std::string(", x: 1\n"),
+                           std::string("metadata:\n  name: w\nspec: {queueName: \"d\\\xb0\"}\n")}) {
+    auto j = ParseBody(body);
+    ASSERT_FALSE(j.ok()) << body;
+    EXPECT_EQ(j.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NO_THROW(ErrorJson(j.status()).dump()) << body;
+  }
+  EXPECT_NO_THROW(ErrorJson(InvalidArgument("bad \xff")).dump());
+}
+
+// Found by fuzz_api_body: `kind:` with no value (or not a string) threw
+// from nlohmann's value() and answered 500.
+TEST(CodecTest, KindOrApiVersionOfTheWrongTypeIsAFieldError) {
+  auto null_kind = Decode("apiVersion: artel.dev/v1alpha1\nkind:\n");
+  ASSERT_FALSE(null_kind.ok());
+  EXPECT_EQ(null_kind.status().code(), StatusCode::kInvalidArgument);
+  auto num_kind = Decode(R"({"kind": 5, "metadata": {}})");
+  ASSERT_FALSE(num_kind.ok());
+  EXPECT_EQ(num_kind.status().field(), "kind");
+  auto job = Decode(R"({"kind": "Job", "apiVersion": 1})");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().field(), "apiVersion");
+}
+
+// The submit-time checks are not applied when the journal is read back: a
+// workload an older arteld acknowledged (a fractional GPU, a NUL in an
+// argument) is recovered, not dropped.
+TEST(CodecTest, SubmitChecksDoNotApplyToTheJournal) {
+  core::WorkloadSpec spec;
+  spec.name = "old";
+  spec.ns = "team-a";
+  spec.queue = "default";
+  core::PodSetSpec ps;
+  ps.name = "main";
+  ps.requests["nvidia.com/gpu"] = 500;
+  ps.command = {"echo", std::string("a\0b", 3)};
+  spec.pod_sets.push_back(ps);
+  Json journal = WorkloadSpecToJson(spec);
+  auto recovered = WorkloadFromJson(Json::parse(journal.dump()));
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  EXPECT_EQ(recovered->pod_sets[0].command[1], std::string("a\0b", 3));
+  auto submitted = WorkloadFromObject(journal);
+  ASSERT_FALSE(submitted.ok());
+  EXPECT_EQ(submitted.status().field(), "spec.podSets[0].command[1]");
 }
 
 }  // namespace

@@ -1597,7 +1597,10 @@ class ClusterImpl {
         rec.res[g].emplace_back(it->second, kMilli);
       }
     }
-    auto [it, inserted] = committed_.emplace(std::move(key), std::move(rec));
+    // Not a structured binding: the lambda below uses `it`, which clang 14
+    // (the fuzz build) refuses for a binding.
+    auto emplaced = committed_.emplace(std::move(key), std::move(rec));
+    auto it = emplaced.first;
     Committed& c = it->second;
     size_t cp = log_.size();
     auto fail = [&](const std::string& why) {
