@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "manifest/manifest.h"
+#include "manifest/yaml_util.h"
 
 namespace artel::server {
 namespace fs = std::filesystem;
@@ -28,8 +29,12 @@ Status Collect(const fs::path& path, int depth, std::vector<ManifestFile>* out) 
     for (const char* k : {"kustomization.yaml", "kustomization.yml", "Kustomization"}) {
       fs::path kp = path / k;
       if (!fs::exists(kp, ec)) continue;
+      auto text = ReadFile(kp);
+      if (!text.ok()) return text.status();
+      auto loaded = manifest::yaml::LoadDocuments(*text, kp.string(), manifest::yaml::kLocalFileLimits);
+      if (!loaded.ok()) return loaded.status();
       try {
-        YAML::Node n = YAML::LoadFile(kp.string());
+        YAML::Node n = loaded->empty() ? YAML::Node() : loaded->front();
         for (const auto& r : n["resources"]) {
           if (Status s = Collect(path / r.as<std::string>(), depth + 1, out); !s.ok()) return s;
         }
@@ -85,6 +90,11 @@ Result<std::string> ReadManifestText(const std::string& path) {
 bool IsNamespacedKind(std::string_view kind) { return manifest::IsNamespacedKind(kind); }
 
 Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text) {
+  // Cut at bare `---` lines first, so that each document keeps its own text;
+  // then the real YAML parser reads each piece (within the bounds of
+  // untrusted input). A piece holding more than one document (one started
+  // on its own `---` line, `--- {kind: ...}`) is split by the parser, and
+  // each of its documents emitted again alone.
   std::vector<std::string> chunks(1);
   size_t pos = 0;
   while (pos < text.size()) {
@@ -101,27 +111,48 @@ Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text) {
     pos = eol + 1;
   }
   std::vector<ManifestDoc> docs;
-  for (auto& c : chunks) {
-    try {
-      YAML::Node n = YAML::Load(c);
+  int index = 0;
+  for (const std::string& c : chunks) {
+    auto nodes = manifest::yaml::LoadDocuments(c, "manifest", manifest::yaml::kLocalFileLimits);
+    if (!nodes.ok()) return nodes.status();
+    size_t present = 0;
+    for (const YAML::Node& n : *nodes) present += (n && !n.IsNull()) ? 1 : 0;
+    for (const YAML::Node& n : *nodes) {
       if (!n || n.IsNull()) continue;
-      if (!n.IsMap()) return InvalidArgument("a manifest document must be a map");
+      const std::string where = "document " + std::to_string(++index);
+      if (!n.IsMap()) return InvalidArgument(where + ": a manifest document must be a map");
       ManifestDoc d;
-      if (n["kind"] && n["kind"].IsScalar()) d.kind = n["kind"].as<std::string>();
-      if (n["metadata"] && n["metadata"].IsMap()) {
-        if (n["metadata"]["name"] && n["metadata"]["name"].IsScalar())
-          d.name = n["metadata"]["name"].as<std::string>();
-        if (n["metadata"]["namespace"] && n["metadata"]["namespace"].IsScalar()) {
-          d.ns = n["metadata"]["namespace"].as<std::string>();
+      try {
+        if (n["kind"] && n["kind"].IsScalar()) d.kind = n["kind"].as<std::string>();
+        if (n["metadata"] && n["metadata"].IsMap()) {
+          if (n["metadata"]["name"] && n["metadata"]["name"].IsScalar()) {
+            d.name = n["metadata"]["name"].as<std::string>();
+          }
+          if (n["metadata"]["namespace"] && n["metadata"]["namespace"].IsScalar()) {
+            d.ns = n["metadata"]["namespace"].as<std::string>();
+          }
+          // A submission may leave its name to the server.
+          if (d.name.empty() && (d.kind == "Workload" || d.kind == "Job") && n["metadata"]["generateName"] &&
+              n["metadata"]["generateName"].IsScalar()) {
+            d.name = n["metadata"]["generateName"].as<std::string>();
+          }
         }
+        if (present == 1) {
+          d.text = c;
+        } else {
+          YAML::Emitter out;
+          out << n;
+          if (!out.good()) return InvalidArgument(where + ": cannot emit it again: " + out.GetLastError());
+          d.text = std::string(out.c_str()) + "\n";
+        }
+      } catch (const YAML::Exception& e) {
+        return InvalidArgument(where + ": malformed YAML: " + e.msg);
       }
-      if (d.kind.empty() || d.name.empty())
-        return InvalidArgument("a manifest document needs kind and metadata.name");
+      if (d.kind.empty() || d.name.empty()) {
+        return InvalidArgument(where + ": a manifest document needs kind and metadata.name");
+      }
       if (!IsNamespacedKind(d.kind)) d.ns.clear();
-      d.text = std::move(c);
       docs.push_back(std::move(d));
-    } catch (const YAML::Exception& e) {
-      return InvalidArgument("malformed YAML: " + e.msg);
     }
   }
   return docs;

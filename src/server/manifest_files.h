@@ -5,12 +5,13 @@
 // `manifest::LoadPath` does (kustomization.yaml `resources:` in order, else
 // every *.yaml/*.yml sorted by name, skipping Scenario documents), one entry
 // per file; `ReadManifestText` joins them with `---`. `SplitDocuments` cuts
-// a multi-document YAML text at its `---` lines and names each document
+// a multi-document YAML text into its documents (at bare `---` lines, then
+// by the YAML parser, within the bounds of untrusted input, so that a
+// document starting on its own `---` line is found too) and names each
 // "Kind/namespace/name" (the namespace is empty for cluster-scoped kinds).
 // It is a client-side convenience (the CLI sorts workloads from
-// configuration with it) and must never decide what arteld authorizes or
-// applies: a line split does not see documents that start on their `---`
-// line. arteld uses manifest::SplitObjects, the parser's own view.
+// configuration with it) and never decides what arteld authorizes or
+// applies: arteld uses manifest::SplitObjects, the parser's own view.
 //
 // Thread-safety: pure functions (they read files).
 #pragma once

@@ -132,6 +132,23 @@ TEST(ManifestFilesTest, SplitsAndNamesDocuments) {
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ((*docs)[0].key(), "ClusterQueue//a");
   EXPECT_EQ((*docs)[1].key(), "LocalQueue/ns/q");
+  // A document that starts on its `---` line is a document of its own (a
+  // line split used to fold it into the one before).
+  docs = SplitDocuments(
+      "kind: LocalQueue\nmetadata: {name: q, namespace: ns}\n--- {kind: ClusterQueue, metadata: {name: b}}\n");
+  ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ((*docs)[0].key(), "LocalQueue/ns/q");
+  EXPECT_EQ((*docs)[1].key(), "ClusterQueue//b");
+  // Untrusted YAML is bounded here too: an alias bomb is an error.
+  std::string bomb = "kind: Workload\nmetadata: {name: w}\na0: &a0 [x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 8; ++i) {
+    std::string prev = "*a" + std::to_string(i - 1);
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int k = 0; k < 8; ++k) bomb += ", " + prev;
+    bomb += "]\n";
+  }
+  EXPECT_FALSE(SplitDocuments(bomb).ok());
 }
 
 // ---- hostile and invalid bodies (issue 10 section 5, audit D3/D9/D13) ----
