@@ -54,7 +54,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 START=$(date +%s)
-bold "Artel demo: three teams share 48 A100-80GB GPUs of a fake host (examples/dev-cluster)"
+bold "Artel demo: three teams share a fake host with every GPU pool their flavors name, 48 A100-80GB among them (examples/dev-cluster)"
 "$ARTELD" --config examples/dev-cluster/arteld.yaml --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
   >"$WORK/stdout" 2>"$LOG" &
 ARTELD_PID=$!

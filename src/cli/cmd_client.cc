@@ -151,7 +151,12 @@ std::vector<GpuRow> GpuRows(const Json& resources, const char* quota_field) {
   for (const auto& r : resources) {
     std::string res = r.value("resource", "");
     if (!IsGpuResource(res)) continue;
-    if (!NonZero(r, quota_field) && !NonZero(r, "usage") && !r.contains("borrowingLimit")) continue;
+    // A flavor a queue lists only because Kueue wants every covered
+    // resource named (quota 0, nothing used, may borrow none) is left out.
+    if (!NonZero(r, quota_field) && !NonZero(r, "usage") && !NonZero(r, "borrowed") &&
+        !NonZero(r, "borrowingLimit")) {
+      continue;
+    }
     std::string label = r.value("flavor", "");
     if (res != "nvidia.com/gpu") label += "/" + res.substr(std::string("nvidia.com/").size());
     out.push_back({label, &r});
