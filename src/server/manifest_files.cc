@@ -113,7 +113,8 @@ Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text) {
   std::vector<ManifestDoc> docs;
   int index = 0;
   for (const std::string& c : chunks) {
-    auto nodes = manifest::yaml::LoadDocuments(c, "manifest", manifest::yaml::kLocalFileLimits);
+    // The server's own limits: it would refuse more anyway.
+    auto nodes = manifest::yaml::LoadDocuments(c, "manifest");
     if (!nodes.ok()) return nodes.status();
     size_t present = 0;
     for (const YAML::Node& n : *nodes) present += (n && !n.IsNull()) ? 1 : 0;
