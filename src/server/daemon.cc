@@ -941,14 +941,7 @@ Status Daemon::Recover() {
       if (p.admission.is_object()) w.admitted_ms = p.admission.value("admittedAt", int64_t{-1});
       w.pods = std::move(wpods);
       for (Pod& pod : w.pods) pod.exited = true;
-      store::Record r;
-      r.type = store::RecordType::kEvictionCompleted;
-      r.time_ms = WallMs();
-      r.key = key;
-      Json payload = FinalStatusJson(w);
-      payload["reason"] = "Cancelled";
-      r.payload = payload.dump();
-      fixups.push_back(std::move(r));
+      fixups.push_back(CancelCompletedRecord(key, w));
       wl_[key] = std::move(w);
       continue;
     }
@@ -1371,14 +1364,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
       w.deferred = false;
       if (m != model_.end() && m->second.phase == "Cancelling") {
         // Journaled as stopping, but nothing runs: complete it now.
-        store::Record c;
-        c.type = store::RecordType::kEvictionCompleted;
-        c.time_ms = WallMs();
-        c.key = key;
-        Json payload = FinalStatusJson(w);
-        payload["reason"] = "Cancelled";
-        c.payload = payload.dump();
-        done.push_back(std::move(c));
+        done.push_back(CancelCompletedRecord(key, w));
       }
     }
     EmitLocked("Cancelled", key, {{"user", user}});
@@ -1415,6 +1401,14 @@ void Daemon::CompleteCancelLocked(const std::string& key, Wl& w, int64_t now,
   w.deferred = false;
   w.reactivate = false;
   w.terminal = "Cancelled";
+  recs->push_back(CancelCompletedRecord(key, w));
+  EmitLocked("PodsStopped", key);
+  log_->Info("cancelled workload's pods are gone; its GPUs and quota are free", {{"workload", key}});
+}
+
+// The record that ends a cancel: its pods are gone (EvictionCompleted with
+// reason Cancelled, carrying the final status that a restart shows).
+store::Record Daemon::CancelCompletedRecord(const std::string& key, const Wl& w) {
   store::Record r;
   r.type = store::RecordType::kEvictionCompleted;
   r.time_ms = WallMs();
@@ -1422,9 +1416,7 @@ void Daemon::CompleteCancelLocked(const std::string& key, Wl& w, int64_t now,
   Json payload = FinalStatusJson(w);
   payload["reason"] = "Cancelled";
   r.payload = payload.dump();
-  recs->push_back(std::move(r));
-  EmitLocked("PodsStopped", key);
-  log_->Info("cancelled workload's pods are gone; its GPUs and quota are free", {{"workload", key}});
+  return r;
 }
 
 Json Daemon::FinalStatusJson(const Wl& w) {

@@ -248,6 +248,7 @@ class Daemon {
   // What a finished or cancelled workload keeps across a restart: retries,
   // startedAt, admittedAt and its pods (with their exit codes).
   static Json FinalStatusJson(const Wl& w);
+  static store::Record CancelCompletedRecord(const std::string& key, const Wl& w);
   static void RestoreFinalStatus(const Json& j, Wl* w);
   // Keeps an admitted workload's admission held in the engine while its pods
   // stop, as an evicting workload (the daemon's own, unreported eviction).
