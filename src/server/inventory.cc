@@ -28,7 +28,8 @@ bool SelectorMatches(const NodePoolConfig& p, const runtime::GpuInfo& g) {
     if (want != Lower(g.model) && want != Lower(GfdProduct(g))) return false;
   }
   if (p.mig.has_value() && *p.mig != g.mig_enabled) return false;
-  if (!p.indices.empty() && std::find(p.indices.begin(), p.indices.end(), g.index) == p.indices.end()) return false;
+  if (!p.indices.empty() && std::find(p.indices.begin(), p.indices.end(), g.index) == p.indices.end())
+    return false;
   return true;
 }
 
@@ -38,7 +39,8 @@ core::placement::GpuSpec SpecOf(const runtime::GpuInfo& g) {
   spec.memory_mib = g.memory_bytes / (1024 * 1024);
   spec.uuid = g.uuid;
   spec.mig = g.mig_enabled;
-  for (const runtime::MigInstanceInfo& m : g.mig_instances) spec.mig_layout.push_back({m.profile, m.start_slot});
+  for (const runtime::MigInstanceInfo& m : g.mig_instances)
+    spec.mig_layout.push_back({m.profile, m.start_slot});
   return spec;
 }
 
@@ -83,7 +85,8 @@ std::map<std::string, std::string> GpuFeatureLabels(const std::vector<const runt
   return l;
 }
 
-Result<std::vector<HostPool>> BuildHostPools(const std::string& host, const std::vector<runtime::GpuInfo>& gpus,
+Result<std::vector<HostPool>> BuildHostPools(const std::string& host,
+                                             const std::vector<runtime::GpuInfo>& gpus,
                                              const InventoryOptions& options, bool offer_real_mig,
                                              std::vector<std::string>* notes) {
   std::vector<bool> taken(gpus.size(), false);
@@ -127,8 +130,8 @@ Result<std::vector<HostPool>> BuildHostPools(const std::string& host, const std:
         continue;
       }
       if (pc.count > 0 && static_cast<int>(p.gpus.size()) < pc.count && notes != nullptr) {
-        notes->push_back("node pool " + pc.name + " asks for " + std::to_string(pc.count) + " GPUs but only " +
-                         std::to_string(p.gpus.size()) + " match");
+        notes->push_back("node pool " + pc.name + " asks for " + std::to_string(pc.count) +
+                         " GPUs but only " + std::to_string(p.gpus.size()) + " match");
       }
     }
     if (Status s = finish(std::move(p), pc.labels, pc.taints); !s.ok()) return s;

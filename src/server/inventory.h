@@ -32,13 +32,13 @@ struct NodePoolConfig {
   bool has_gpus = false;
   // GPU selector: every set field must match; the GPUs matched by an earlier
   // pool are not offered to later ones.
-  std::string product;          // model ("A100-80GB") or GFD product ("NVIDIA-A100-SXM4-80GB"), any case
-  std::optional<bool> mig;      // MIG mode on/off
-  std::vector<int> indices;     // host GPU indices; empty = any
-  int count = 0;                // at most this many GPUs (the first free ones); 0 = all that match
+  std::string product;       // model ("A100-80GB") or GFD product ("NVIDIA-A100-SXM4-80GB"), any case
+  std::optional<bool> mig;   // MIG mode on/off
+  std::vector<int> indices;  // host GPU indices; empty = any
+  int count = 0;             // at most this many GPUs (the first free ones); 0 = all that match
   std::map<std::string, std::string> labels;
   std::vector<core::Taint> taints;
-  std::string where;            // "file:line:col" for messages
+  std::string where;  // "file:line:col" for messages
 };
 
 struct InventoryOptions {
@@ -48,9 +48,9 @@ struct InventoryOptions {
 };
 
 struct HostPool {
-  std::string name;                 // pool name (label artel.dev/node-pool)
-  core::placement::NodeSpec node;   // name "<host>/<pool>"
-  std::vector<int> gpus;            // host GPU indices, in the node's GPU order
+  std::string name;                // pool name (label artel.dev/node-pool)
+  core::placement::NodeSpec node;  // name "<host>/<pool>"
+  std::vector<int> gpus;           // host GPU indices, in the node's GPU order
 };
 
 inline constexpr char kNodePoolLabel[] = "artel.dev/node-pool";
@@ -69,7 +69,8 @@ std::map<std::string, std::string> GpuFeatureLabels(const std::vector<const runt
 // "a100-80gb-mig"). GPUs that `offer` rejects are left out (real MIG-mode
 // GPUs: MIG reconfiguration is not implemented). Notes (a configured pool
 // that matched no GPU) go to *notes.
-Result<std::vector<HostPool>> BuildHostPools(const std::string& host, const std::vector<runtime::GpuInfo>& gpus,
+Result<std::vector<HostPool>> BuildHostPools(const std::string& host,
+                                             const std::vector<runtime::GpuInfo>& gpus,
                                              const InventoryOptions& options, bool offer_real_mig,
                                              std::vector<std::string>* notes);
 

@@ -275,8 +275,8 @@ Result<PodUser> PodUsers::For(const std::string& ns) {
       return Status(StatusCode::kPermissionDenied,
                     "pods of namespace " + ns +
                         " would run as root: arteld runs as uid 0 without CAP_SETUID, CAP_SETGID, CAP_CHOWN "
-                        "and CAP_KILL, so it cannot give them their own user; grant those or list " + ns +
-                        " in runtime.allowRoot");
+                        "and CAP_KILL, so it cannot give them their own user; grant those or list " +
+                        ns + " in runtime.allowRoot");
     }
     return PodUser{};
   }

@@ -28,7 +28,8 @@ constexpr const char* kVision = "demo-vision-token";
 
 // Prints its GPUs, then runs until SIGTERM (bounded: a failed test leaves
 // no long-lived pod).
-const std::vector<std::string> kEchoThenWait = {"/bin/sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES\"; exec sleep 120"};
+const std::vector<std::string> kEchoThenWait = {"/bin/sh", "-c",
+                                                "echo \"$CUDA_VISIBLE_DEVICES\"; exec sleep 120"};
 
 // The dev-cluster's tokens, in a private copy (0600) for this test.
 std::string Tokens(const std::string& dir) {
@@ -106,7 +107,8 @@ TEST(InventoryTest, GuaranteeHoldsOnTheDevClusterAndPodsRunOnTheirFlavorsPool) {
   // vision takes its own 16 A100-80GB (its guarantee).
   for (int i = 0; i < 4; ++i) {
     std::string name = "v" + std::to_string(i);
-    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-vision", name, "default", 4, kEchoThenWait).dump(), kVision)
+    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-vision", name, "default", 4, kEchoThenWait).dump(),
+                     kVision)
                   .status,
               201);
   }
@@ -114,8 +116,10 @@ TEST(InventoryTest, GuaranteeHoldsOnTheDevClusterAndPodsRunOnTheirFlavorsPool) {
   // nlp: 12 jobs of 4 GPUs, no selector (`artel run` as tenant nlp).
   for (int i = 0; i < 12; ++i) {
     std::string name = "n" + std::to_string(i);
-    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-nlp", name, "default", 4, kEchoThenWait).dump(), kNlp).status,
-              201);
+    ASSERT_EQ(
+        d.Post("/api/v1/workloads", Workload("team-nlp", name, "default", 4, kEchoThenWait).dump(), kNlp)
+            .status,
+        201);
   }
   ASSERT_TRUE(WaitFor([&] { return RunningIn(d, "team-nlp").size() == 12; }, 30000)) << d.log();
   auto nlp = RunningIn(d, "team-nlp");
@@ -142,10 +146,12 @@ TEST(InventoryTest, GuaranteeHoldsOnTheDevClusterAndPodsRunOnTheirFlavorsPool) {
   pinned["spec"]["podSets"][0]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(d.Post("/api/v1/workloads", pinned.dump(), kSpeech).status, 201);
-  ASSERT_TRUE(WaitFor([&] { return PhaseOf(d, "team-speech", "prod-a100") == "Running"; }, 1000 + 1000 + 5000))
+  ASSERT_TRUE(
+      WaitFor([&] { return PhaseOf(d, "team-speech", "prod-a100") == "Running"; }, 1000 + 1000 + 5000))
       << d.Get(Path("team-speech", "prod-a100") + "/why", kAdmin).body << "\n"
       << d.log();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   RecordProperty("speech_reclaim_running_ms", std::to_string(ms));
   EXPECT_EQ(RunningIn(d, "team-speech").at("prod-a100").flavor, "a100-80g");
 
@@ -165,7 +171,8 @@ TEST(InventoryTest, GuaranteeHoldsOnTheDevClusterAndPodsRunOnTheirFlavorsPool) {
     for (const auto& [name, r] : RunningIn(d, ns)) {
       EXPECT_EQ(r.gpus.size(), 4u) << ns << "/" << name;
       for (const std::string& g : r.gpus) {
-        EXPECT_EQ(pool_of[g], r.flavor) << ns << "/" << name << " admitted on " << r.flavor << " runs on " << g;
+        EXPECT_EQ(pool_of[g], r.flavor)
+            << ns << "/" << name << " admitted on " << r.flavor << " runs on " << g;
         EXPECT_TRUE(seen.insert(g).second) << "GPU " << g << " given twice";
       }
       // The pod's last line (a requeued workload's log holds each run).
@@ -177,7 +184,8 @@ TEST(InventoryTest, GuaranteeHoldsOnTheDevClusterAndPodsRunOnTheirFlavorsPool) {
       };
       std::string want;
       for (const std::string& g : r.gpus) want += (want.empty() ? "" : ",") + g;
-      EXPECT_TRUE(WaitFor([&] { return last_line() == want; }, 10000)) << ns << "/" << name << ": " << last_line();
+      EXPECT_TRUE(WaitFor([&] { return last_line() == want; }, 10000))
+          << ns << "/" << name << ": " << last_line();
     }
   }
   EXPECT_TRUE(d.Stop()) << d.log();
@@ -218,8 +226,10 @@ TEST(InventoryTest, FlavorsWithoutGpusAreWarnedAboutAndNeverAdmitted) {
   // on a100-40g are not admitted there (no such GPU) and wait.
   for (int i = 0; i < 12; ++i) {
     std::string name = "n" + std::to_string(i);
-    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-nlp", name, "default", 4, kEchoThenWait).dump(), kNlp).status,
-              201);
+    ASSERT_EQ(
+        d.Post("/api/v1/workloads", Workload("team-nlp", name, "default", 4, kEchoThenWait).dump(), kNlp)
+            .status,
+        201);
   }
   // A job pinned to H100 PCIe, which this host does not have.
   Json pinned = Workload("team-nlp", "pinned", "default", 4, kEchoThenWait);
@@ -243,13 +253,15 @@ TEST(InventoryTest, FlavorsWithoutGpusAreWarnedAboutAndNeverAdmitted) {
   Json prod = Workload("team-speech", "prod", "prod", 4, kEchoThenWait);
   prod["spec"]["priorityClassName"] = "prod-workload";
   ASSERT_EQ(d.Post("/api/v1/workloads", prod.dump(), kSpeech).status, 201);
-  ASSERT_TRUE(WaitFor([&] { return PhaseOf(d, "team-speech", "prod") == "Running"; }, 1000 + 1000 + 5000)) << d.log();
+  ASSERT_TRUE(WaitFor([&] { return PhaseOf(d, "team-speech", "prod") == "Running"; }, 1000 + 1000 + 5000))
+      << d.log();
   // Nothing was ever admitted on a flavor without GPUs.
   const Json all = d.Get("/api/v1/workloads", kAdmin).json();
   for (const Json& w : all["items"]) {
     std::string phase = w["status"].value("phase", "");
     if (phase == "Pending") continue;
-    EXPECT_EQ(w["status"]["admission"]["podSets"][0]["flavors"].value("nvidia.com/gpu", ""), "a100-80g") << w.dump();
+    EXPECT_EQ(w["status"]["admission"]["podSets"][0]["flavors"].value("nvidia.com/gpu", ""), "a100-80g")
+        << w.dump();
   }
   auto nlp = RunningIn(d, "team-nlp");
   EXPECT_EQ(nlp.size(), 8u);
@@ -281,8 +293,8 @@ spec:
 
   // `artel check --inventory` says the same before arteld ever starts.
   std::string out, err;
-  int rc = RunCommand({ARTEL_BIN, "check", "--inventory", "--config", kConfig, "--fake-gpus", "48xA100-80GB"}, {},
-                      &out, &err);
+  int rc = RunCommand({ARTEL_BIN, "check", "--inventory", "--config", kConfig, "--fake-gpus", "48xA100-80GB"},
+                      {}, &out, &err);
   EXPECT_EQ(rc, 0) << out << err;
   EXPECT_NE(err.find("warning: ResourceFlavor h100 matches no node"), std::string::npos) << out << err;
   EXPECT_NE(err.find("warning: ResourceFlavor a100-40g matches no node"), std::string::npos) << out << err;
@@ -302,8 +314,8 @@ TEST(InventoryTest, CheckInventoryDescribesTheDevClusterPools) {
   for (const char* want :
        {"label nvidia.com/gpu.product=NVIDIA-H100-PCIe", "label nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB",
         "label nvidia.com/gpu.memory=81920", "label nvidia.com/mig.config=all-1g.10gb",
-        "label nvidia.com/mig.capable=true", "taint artel.dev/dedicated=hgx:NoSchedule", "flavor h100: ",
-        "162 GPUs"}) {
+        "label nvidia.com/mig.capable=true", "taint artel.dev/dedicated=hgx:NoSchedule",
+        "flavor h100: ", "162 GPUs"}) {
     EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
   }
 }
@@ -317,8 +329,10 @@ TEST(InventoryTest, PlacementsSurviveARestartWithReorderedPools) {
   auto config = [&](bool reversed) {
     std::string a = "  - name: big\n    gpus: {product: A100-80GB}\n";
     std::string b = "  - name: small\n    gpus: {product: A100-40GB}\n";
-    WriteFile(dir + "/arteld.yaml", "fakeGpus: 2xA100-80GB,2xA100-40GB\nnodePools:\n" + (reversed ? b + a : a + b));
-    return std::vector<std::string>{"--config", dir + "/arteld.yaml", "-m", dir + "/cluster.yaml", "--grace-period", "0"};
+    WriteFile(dir + "/arteld.yaml",
+              "fakeGpus: 2xA100-80GB,2xA100-40GB\nnodePools:\n" + (reversed ? b + a : a + b));
+    return std::vector<std::string>{
+        "--config", dir + "/arteld.yaml", "-m", dir + "/cluster.yaml", "--grace-period", "0"};
   };
   auto pinned = [&](const std::string& name, int gpus) {
     Json w = Workload("team-a", name, "default", gpus, kEchoThenWait);

@@ -2,8 +2,6 @@
 // grouping by model and MIG mode or by the config's nodePools, labels and
 // taints from the config, flavor matching, and the config file's nodePools.
 
-#include "server/inventory.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +9,7 @@
 #include <fstream>
 
 #include "server/config.h"
+#include "server/inventory.h"
 
 namespace artel::server {
 namespace {
@@ -150,14 +149,16 @@ TEST(InventoryPoolsTest, FlavorsMatchLabelsAndTolerateTaints) {
   EXPECT_NE(missing["untolerated"].find("taint nvidia.com/gpu=present:NoSchedule"), std::string::npos)
       << missing["untolerated"];
   ASSERT_TRUE(missing.count("h100"));
-  EXPECT_NE(missing["h100"].find("nvidia.com/gpu.product=NVIDIA-H100-PCIe"), std::string::npos) << missing["h100"];
+  EXPECT_NE(missing["h100"].find("nvidia.com/gpu.product=NVIDIA-H100-PCIe"), std::string::npos)
+      << missing["h100"];
   EXPECT_TRUE(FlavorMatchesNode(ok, nodes[0]));
   EXPECT_FALSE(FlavorMatchesNode(ok, nodes[1]));
   EXPECT_TRUE(FlavorMatchesNode(forty, nodes[1]));
 }
 
 std::string WriteTemp(const std::string& text) {
-  std::string path = (std::filesystem::temp_directory_path() / ("artel-inv-" + std::to_string(getpid()) + ".yaml")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("artel-inv-" + std::to_string(getpid()) + ".yaml")).string();
   std::ofstream(path) << text;
   return path;
 }
@@ -203,8 +204,8 @@ nodePools:
            Bad{"nodePools:\n  - name: a b\n", "nodePools[0].name", "letters"},
            Bad{"nodePools:\n  - name: a\n    gpus: {model: x}\n", "nodePools[0].gpus.model", "unknown field"},
            Bad{"nodePools:\n  - name: a\n    gpus: {count: 0}\n", "nodePools[0].gpus.count", "at least 1"},
-           Bad{"nodePools:\n  - name: a\n    taints: [{key: k, effect: Never}]\n", "nodePools[0].taints[0].effect",
-               "NoSchedule"},
+           Bad{"nodePools:\n  - name: a\n    taints: [{key: k, effect: Never}]\n",
+               "nodePools[0].taints[0].effect", "NoSchedule"},
            Bad{"nodeLabels: [a]\n", "nodeLabels", "map"},
        }) {
     std::string p = WriteTemp(b.yaml);

@@ -80,8 +80,8 @@ TEST_F(SmallDefectsTest, RunCommandAfterDoubleDashKeepsItsFlags) {
   std::string err;
   ASSERT_TRUE(Start({"--fake-gpus", "4xA100-80GB"}, &err)) << err;
   std::string out;
-  ASSERT_EQ(Cli({"run", "-q", "team-a/default", "--name", "env-last", "-e", "FOO=1", "-e", "BAR=2", "--", "sh",
-                 "-c", "exit 0", "--epochs", "3"},
+  ASSERT_EQ(Cli({"run", "-q", "team-a/default", "--name", "env-last", "-e", "FOO=1", "-e", "BAR=2", "--",
+                 "sh", "-c", "exit 0", "--epochs", "3"},
                 kTeamAToken, &out),
             0)
       << out;
@@ -143,7 +143,8 @@ TEST_F(SmallDefectsTest, SameInstantAdmissionsEvictTheLastAdmittedAlsoAfterResta
   ASSERT_EQ(d_->Post("/api/v1/apply", with_policy("Hold"), kAdminToken, "application/yaml").status, 200);
   for (int i = 1; i <= 3; ++i) {
     auto r = d_->Post("/api/v1/workloads",
-                      Workload("team-a", "a-" + std::to_string(i), "default", 1, {"sleep", "60"}).dump(), kTeamAToken);
+                      Workload("team-a", "a-" + std::to_string(i), "default", 1, {"sleep", "60"}).dump(),
+                      kTeamAToken);
     ASSERT_EQ(r.status, 201) << r.body;
   }
   ASSERT_EQ(d_->Post("/api/v1/apply", with_policy("None"), kAdminToken, "application/yaml").status, 200);
@@ -169,7 +170,8 @@ TEST_F(SmallDefectsTest, SameInstantAdmissionsEvictTheLastAdmittedAlsoAfterResta
   ASSERT_TRUE(WaitFor(all_running, 15000)) << d_->log();
 
   // team-b reclaims one GPU (4 GPUs, team-a holds 3): a-3, admitted last.
-  auto r = d_->Post("/api/v1/workloads", Workload("team-b", "b-1", "default", 2, {"sleep", "60"}).dump(), kTeamBToken);
+  auto r = d_->Post("/api/v1/workloads", Workload("team-b", "b-1", "default", 2, {"sleep", "60"}).dump(),
+                    kTeamBToken);
   ASSERT_EQ(r.status, 201) << r.body;
   ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-b", "b-1") == "Running"; }, 15000)) << d_->log();
   EXPECT_EQ(d_->Phase("team-a", "a-1"), "Running");
@@ -177,7 +179,6 @@ TEST_F(SmallDefectsTest, SameInstantAdmissionsEvictTheLastAdmittedAlsoAfterResta
   auto a3 = d_->Get("/api/v1/namespaces/team-a/workloads/a-3").json();
   EXPECT_EQ(a3["status"]["lastEviction"].value("reason", ""), "InCohortReclamation") << a3.dump();
 }
-
 
 // Pods on MIG instances are shown on the GPU the placement put them on, and
 // only there: with 17 GPUs, "GPU-fake-<host>-1" is a prefix of the MIG GPU
@@ -209,8 +210,8 @@ spec:
   ASSERT_EQ(d_->Post("/api/v1/apply", mig_quota, kAdminToken, "application/yaml").status, 200);
   // A whole-GPU workload first, so that GPU 1 is someone else's: the MIG
   // pods must not be shown there.
-  auto whole = d_->Post("/api/v1/workloads", Workload("team-a", "whole", "default", 2, {"sleep", "60"}).dump(),
-                        kTeamAToken);
+  auto whole = d_->Post("/api/v1/workloads",
+                        Workload("team-a", "whole", "default", 2, {"sleep", "60"}).dump(), kTeamAToken);
   ASSERT_EQ(whole.status, 201) << whole.body;
   ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "whole") == "Running"; }, 15000)) << d_->log();
   Json wl = Workload("team-a", "mig", "default", 0, {"sleep", "60"});
@@ -248,7 +249,8 @@ spec:
       for (const auto& s : g["migSlices"]["instances"]) EXPECT_EQ(s.value("workload", ""), "team-a/mig");
       ++with_mig_pods;
     } else {
-      EXPECT_NE(g.value("workload", ""), "team-a/mig") << "GPU " << g.value("uuid", "") << " is not the pods' GPU";
+      EXPECT_NE(g.value("workload", ""), "team-a/mig")
+          << "GPU " << g.value("uuid", "") << " is not the pods' GPU";
       EXPECT_FALSE(g.contains("users")) << g.dump();
     }
   }
@@ -294,7 +296,6 @@ spec:
   EXPECT_EQ(desc[5], "3");  // used
 }
 
-
 // `why` through the API and the CLI: one entry per flavor tried, the headline
 // from the flavor that came closest, and "no preemption can help" only when
 // no flavor can ever hold the request.
@@ -323,12 +324,17 @@ spec:
 )";
   ASSERT_EQ(d_->Post("/api/v1/apply", two_flavors, kAdminToken, "application/yaml").status, 200);
   // team-b holds its own 2 GPUs: team-a can get 2 now, 4 at most.
-  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-b", "b-1", "default", 2, {"sleep", "60"}).dump(), kTeamBToken)
+  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-b", "b-1", "default", 2, {"sleep", "60"}).dump(),
+                     kTeamBToken)
                 .status,
             201);
   ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-b", "b-1") == "Running"; }, 15000)) << d_->log();
-  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-a", "later", "default", 4).dump(), kTeamAToken).status, 201);
-  ASSERT_EQ(d_->Post("/api/v1/workloads", Workload("team-a", "never", "default", 6).dump(), kTeamAToken).status, 201);
+  ASSERT_EQ(
+      d_->Post("/api/v1/workloads", Workload("team-a", "later", "default", 4).dump(), kTeamAToken).status,
+      201);
+  ASSERT_EQ(
+      d_->Post("/api/v1/workloads", Workload("team-a", "never", "default", 6).dump(), kTeamAToken).status,
+      201);
   Json why;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -363,7 +369,8 @@ spec:
   std::string out;
   ASSERT_EQ(Cli({"why", "team-a/later"}, kTeamAToken, &out), 0) << out;
   EXPECT_NE(out.find("Flavors tried:\n  flavor standard: "), std::string::npos) << out;
-  EXPECT_NE(out.find("\n  flavor a100: not enough unused nvidia.com/gpu, 2 more needed"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  flavor a100: not enough unused nvidia.com/gpu, 2 more needed"), std::string::npos)
+      << out;
   ASSERT_EQ(Cli({"why", "team-a/later", "-o", "json"}, kTeamAToken, &out), 0) << out;
   EXPECT_NE(out.find("\"outcome\": \"ExceedsMaximum\""), std::string::npos) << out;
 }
