@@ -547,6 +547,51 @@ TEST(TopologyTest, PerGroupConstraintsPlaceEachGroupOnItsOwn) {
   ASSERT_TRUE(c.CheckInvariants().ok());
 }
 
+TEST(TopologyTest, PartialGangKeepsTheMostPods) {
+  // Rack r1 fits 2 one-GPU pods, r2 fits 4. Six pods with a minimum of 2
+  // get 4 in r2 (Kueue's PodSetReducer: the largest count that fits), not
+  // the 2 of the tightest rack; and the cluster is left as it was.
+  Cluster c;
+  ASSERT_TRUE(c.AddTopology({"t", {"rack", std::string(kHostnameLabel)}}).ok());
+  ASSERT_TRUE(c.AddNode(GpuNode("a", 2, {{"rack", "r1"}})).ok());
+  ASSERT_TRUE(c.AddNode(GpuNode("b", 3, {{"rack", "r2"}})).ok());
+  ASSERT_TRUE(c.AddNode(GpuNode("c", 1, {{"rack", "r2"}})).ok());
+  GangRequest r = Gang({WholeGpuPods(6, 1, 2)});
+  r.topology = "t";
+  r.constraint.required_level = "rack";
+  PlaceResult p = c.Place(r);
+  ASSERT_TRUE(p.ok()) << p.reason;
+  EXPECT_EQ(NodesOf(c, p.placement), (std::vector<std::string>{"b", "b", "b", "c"}));
+  EXPECT_EQ(c.FreeWholeGpus(), 6);
+  ASSERT_TRUE(c.CheckInvariants().ok());
+  // A preference: all 6 fit over both racks, as without a minimum.
+  r.constraint = {};
+  r.constraint.preferred_level = "rack";
+  p = c.Place(r);
+  ASSERT_TRUE(p.ok()) << p.reason;
+  EXPECT_EQ(p.placement.placed, (std::vector<int32_t>{6}));
+  // A gang minimum over two groups (Volcano/KAI): 1 + 5 pods, at least 2 in
+  // all, in one rack: r2 takes the leader and 3 workers.
+  GangRequest g = Gang({WholeGpuPods(1, 1, 1), WholeGpuPods(5, 1, 1)});
+  g.min_member = 2;
+  g.topology = "t";
+  g.constraint.required_level = "rack";
+  p = c.Place(g);
+  ASSERT_TRUE(p.ok()) << p.reason;
+  EXPECT_EQ(p.placement.placed, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(NodesOf(c, p.placement), (std::vector<std::string>{"b", "b", "b", "c"}));
+  // KAI subgroups, each under its own (preferred host) constraint inside the
+  // gang's required rack: again the rack that holds the most pods.
+  TopologyConstraint host;
+  host.preferred_level = kHostnameLabel;
+  g.group_constraints = {host, host};
+  p = c.Place(g);
+  ASSERT_TRUE(p.ok()) << p.reason;
+  EXPECT_EQ(p.placement.placed, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(c.FreeWholeGpus(), 6);
+  ASSERT_TRUE(c.CheckInvariants().ok());
+}
+
 TEST(TopologyTest, AntiFragmentationTieBreak) {
   // Equal scores everywhere (all candidate nodes are empty 8-GPU hosts); the
   // pod goes to the rack that is already in use, keeping rack r2 whole.

@@ -11,7 +11,10 @@
 //  4. Without a topology constraint, place each group on all nodes; with
 //     one, first try Kueue's TAS assignment for one-group gangs
 //     (PlaceKueueTas), then walk the levels and domains as
-//     topology_policy.h describes.
+//     topology_policy.h describes. A gang that may be smaller than its size
+//     (a minimum below its count) gets the most pods that fit: the search
+//     runs at fixed counts, full first, then the smallest reduction that
+//     fits (SearchMost, as Kueue's PodSetReducer).
 //  5. Placing a group on a set of nodes is greedy per pod over a heap keyed
 //     by (score, anti-fragmentation key, lower node index): the best node
 //     takes one pod, is re-scored and goes back while it still fits. Each
@@ -1286,7 +1289,7 @@ class ClusterImpl {
     if (!req.group_constraints.empty()) return PlaceGroupsInDomain(c);
     // 5. Search.
     size_t cp = log_.size();
-    bool ok = Search(c);
+    bool ok = SearchMost(c);
     if (!ok || !keep_ops_) RollbackTo(cp);
     if (!ok) return Diagnose(c);
     if (keep_ops_) kept_demands_.push_back(std::move(c.demands));  // the kept ops point into them
@@ -1535,6 +1538,10 @@ class ClusterImpl {
     PlaceResult last;
     last.outcome = PlaceOutcome::kUnschedulable;
     last.reason = "no domain of the gang's topology holds every group";
+    const bool slack = HasSlack(c);
+    int64_t size = 0, best_placed = -1;
+    for (const PodGroup& pg : c.req->groups) size += pg.count;
+    std::optional<PlaceResult> best;
     if (c.topo != nullptr && (c.required >= 0 || c.preferred >= 0)) {
       for (int32_t level : LevelsToTry(c.required, c.preferred, static_cast<int32_t>(c.topo->levels.size()))) {
         Estimate e = Estimates(c, level, false);
@@ -1545,17 +1552,147 @@ class ClusterImpl {
           }
           if (sub.only_nodes.empty()) continue;
           PlaceResult r = PlacePerGroup(sub);
-          if (r.ok()) return r;
+          if (r.ok()) {
+            // With a minimum below the gang's size, the domain that holds the
+            // most pods wins (see SearchMost); the first of those on ties.
+            if (!slack) return r;
+            int64_t placed = 0;
+            for (int32_t n : r.placement.placed) placed += n;
+            if (placed > best_placed) {
+              best_placed = placed;
+              best = std::move(r);
+            }
+            if (best_placed == size) return *best;
+            continue;
+          }
           last = std::move(r);
           // Judged inside one domain: another (or this one, emptier) may do.
           if (last.outcome == PlaceOutcome::kInfeasible) last.outcome = PlaceOutcome::kUnschedulable;
           last.reason = c.topo->levels[level] + " " + c.topo->domain_label[level][dc.domain] + ": " + last.reason;
         }
       }
+      if (best && c.required >= 0) return *best;
       if (c.required >= 0) return last;
     }
     sub.only_nodes = c.req->only_nodes;
-    return PlacePerGroup(sub);
+    PlaceResult anywhere = PlacePerGroup(sub);
+    if (best) {
+      // Only a preference: the groups anywhere, if that holds more pods.
+      int64_t placed = 0;
+      if (anywhere.ok()) {
+        for (int32_t n : anywhere.placement.placed) placed += n;
+      }
+      return placed > best_placed ? anywhere : *best;
+    }
+    return anywhere;
+  }
+
+  // ------------------------------------------- partial placement (most pods)
+  //
+  // A gang whose minimum is below its size (a group's `min_count` below its
+  // count, or `min_member` below the sum of the counts) under a required or
+  // preferred level gets the most pods that fit, as Kueue's partial admission
+  // does (pkg/scheduler/flavorassigner/podset_reducer.go, PodSetReducer: the
+  // full counts first; only when they do not fit, the smallest reduction
+  // that fits). Each probe is the all-or-nothing search at fixed counts
+  // (`SearchAt`), so the tie-breaks among placements of one size (preferred
+  // level first, best-fit domain, Kueue's TAS assignment) stay those of the
+  // full-count search. The reduction is spent from the last group towards
+  // the first, each down to its minimum; a binary search finds the smallest
+  // reduction that fits (fewer pods fit wherever more do); then, with two or
+  // more groups reduced, each group in order grows back as far as it still
+  // fits. Without a topology constraint the greedy search already places as
+  // many pods as fit, so it runs as before.
+  bool HasSlack(const Ctx& c) const {
+    int64_t total = 0;
+    bool slack = false;
+    for (const PodGroup& pg : c.req->groups) {
+      total += pg.count;
+      slack = slack || pg.min() < pg.count;
+    }
+    return slack && c.req->min_member < total;
+  }
+
+  // Search with every group at exactly `counts` pods.
+  bool SearchAt(Ctx& c, const std::vector<int32_t>& counts) {
+    GangRequest fixed = *c.req;
+    for (size_t g = 0; g < counts.size(); ++g) {
+      fixed.groups[g].count = counts[g];
+      fixed.groups[g].min_count = counts[g];
+    }
+    fixed.min_member = 0;
+    const GangRequest* own = c.req;
+    c.req = &fixed;
+    bool ok = Search(c);
+    c.req = own;
+    return ok;
+  }
+
+  // SearchAt, undone: does the gang fit at `counts`?
+  bool FitsAt(Ctx& c, const std::vector<int32_t>& counts) {
+    size_t log_cp = log_.size(), pods_cp = c.placement.pods.size();
+    bool ok = SearchAt(c, counts);
+    Truncate(c, log_cp, pods_cp);
+    return ok;
+  }
+
+  bool SearchMost(Ctx& c) {
+    if (c.topo == nullptr || (c.required < 0 && c.preferred < 0) || !HasSlack(c)) return Search(c);
+    const auto G = static_cast<int32_t>(c.req->groups.size());
+    std::vector<int32_t> full(G), deltas(G);
+    int64_t total = 0, total_delta = 0;
+    for (int32_t g = 0; g < G; ++g) {
+      const PodGroup& pg = c.req->groups[g];
+      full[g] = pg.count;
+      deltas[g] = pg.count - pg.min();
+      total += pg.count;
+      total_delta += deltas[g];
+    }
+    const int64_t budget = std::min(total_delta, total - std::max<int64_t>(c.req->min_member, 0));
+    auto cut = [&](int64_t amount) {
+      std::vector<int32_t> counts = full;
+      for (int32_t g = G - 1; g >= 0 && amount > 0; --g) {
+        int64_t take = std::min<int64_t>(deltas[g], amount);
+        counts[g] -= static_cast<int32_t>(take);
+        amount -= take;
+      }
+      return counts;
+    };
+    std::vector<int32_t> best;
+    if (FitsAt(c, full)) {
+      best = full;
+    } else {
+      int64_t lo = 1, hi = budget;
+      while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        std::vector<int32_t> counts = cut(mid);
+        if (FitsAt(c, counts)) {
+          best = std::move(counts);
+          hi = mid - 1;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      if (best.empty()) return false;
+      int32_t reduced = 0;
+      for (int32_t g = 0; g < G; ++g) reduced += best[g] < full[g] ? 1 : 0;
+      for (int32_t g = 0; reduced >= 2 && g < G; ++g) {
+        if (best[g] == full[g]) continue;
+        std::vector<int32_t> trial = best;
+        int32_t lo_g = best[g] + 1, hi_g = full[g];
+        while (lo_g <= hi_g) {  // the largest count of g that still fits
+          int32_t mid = lo_g + (hi_g - lo_g) / 2;
+          trial[g] = mid;
+          if (FitsAt(c, trial)) {
+            best[g] = mid;
+            lo_g = mid + 1;
+          } else {
+            hi_g = mid - 1;
+          }
+        }
+      }
+    }
+    return SearchAt(c, best);
   }
 
   bool Search(Ctx& c) {
