@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/placement/gpu_geometry.h"
 #include "core/placement/placement.h"
 #include "manifest/manifest.h"
 #include "manifest/yaml_util.h"
@@ -410,12 +411,15 @@ Status ReadFeatureGates(const Field& f, core::EngineOptions* options) {
 
 Result<MigInstance> ParseMigInstance(const Field& f) {
   ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, f.String());
-  static const std::regex kForm(R"(^([1-9][0-9]*g\.[1-9][0-9]*gb)@([0-9]+)$)");
+  // A media-engine profile is written NVIDIA's way (1g.10gb+me) or the device
+  // plugin's (1g.10gb.me); both name the profile 1g.10gb+me.
+  static const std::regex kForm(R"(^([1-9][0-9]*g\.[1-9][0-9]*gb(?:[+.]me)?)@([0-9]+)$)");
   std::smatch m;
   if (!std::regex_match(s, m, kForm)) {
-    return f.Error("invalid MIG instance \"" + s + "\" (expected PROFILE@START such as 3g.40gb@4)");
+    return f.Error("invalid MIG instance \"" + s +
+                   "\" (expected PROFILE@START such as 3g.40gb@4 or 1g.10gb+me@0)");
   }
-  return MigInstance{m[1].str(), std::stoi(m[2].str())};
+  return MigInstance{core::placement::CanonicalMigProfile(m[1].str()), std::stoi(m[2].str())};
 }
 
 Status ReadMigList(const Field& f, std::vector<MigInstance>* out) {

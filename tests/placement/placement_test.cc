@@ -86,6 +86,16 @@ TEST(GeometryTest, ModelsAndProfiles) {
   EXPECT_EQ(FindProfile(2, "1g.10gb"), static_cast<int>(ProfileShape::k1Slice));    // H100: 1 slice
   EXPECT_EQ(FindProfile(3, "7g.141gb"), static_cast<int>(ProfileShape::k7g));
   EXPECT_EQ(FindProfile(2, "3g.20gb"), -1);
+  // Media-engine profiles by NVIDIA's name and by the device plugin's
+  // resource-name form ('+' is not allowed in Kubernetes resource names).
+  EXPECT_EQ(FindProfile(2, "1g.10gb+me"), static_cast<int>(ProfileShape::k1SliceMe));
+  EXPECT_EQ(FindProfile(2, "1g.10gb.me"), static_cast<int>(ProfileShape::k1SliceMe));
+  EXPECT_EQ(FindProfile(3, "1g.18gb.me"), static_cast<int>(ProfileShape::k1SliceMe));
+  EXPECT_EQ(FindProfile(2, "3g.40gb.me"), -1);
+  EXPECT_EQ(CanonicalMigProfile("1g.10gb.me"), "1g.10gb+me");
+  EXPECT_EQ(CanonicalMigProfile("3g.40gb"), "3g.40gb");
+  EXPECT_EQ(MigResourceName("1g.10gb+me"), "nvidia.com/mig-1g.10gb.me");
+  EXPECT_EQ(MigResourceName("3g.40gb"), "nvidia.com/mig-3g.40gb");
 }
 
 TEST(GeometryTest, SmallestProfileThatFits) {
@@ -142,6 +152,9 @@ TEST(RequestTest, Kinds) {
   PodGroup m = FromRequests({{"nvidia.com/mig-3g.40gb", kMilli}});
   EXPECT_EQ(m.gpu.kind, GpuKind::kMigProfile);
   EXPECT_EQ(m.gpu.mig_profile, "3g.40gb");
+  PodGroup me = FromRequests({{"nvidia.com/mig-1g.10gb.me", kMilli}});
+  EXPECT_EQ(me.gpu.kind, GpuKind::kMigProfile);
+  EXPECT_EQ(me.gpu.mig_profile, "1g.10gb+me");
 
   Result<Amount> c = ParseGpuCompute("3/7");
   ASSERT_TRUE(c.ok());

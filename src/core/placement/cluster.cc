@@ -917,7 +917,7 @@ class ClusterImpl {
         break;
       }
       case GpuKind::kWhole: s += " " + std::to_string(gr.count) + " nvidia.com/gpu"; break;
-      case GpuKind::kMigProfile: s += " " + std::to_string(gr.count) + " MIG " + gr.mig_profile; break;
+      case GpuKind::kMigProfile: s += " " + std::to_string(gr.count) + " " + MigResourceName(gr.mig_profile); break;
       case GpuKind::kMigNeed: s += " a MIG instance with " + std::to_string(gr.memory_mib) + "MiB"; break;
       case GpuKind::kShare: s += " " + std::to_string(gr.count) + " GPU share(s)"; break;
     }
@@ -1109,7 +1109,8 @@ class ClusterImpl {
       any_shape = any_shape || s >= 0;
     }
     if (gr.kind == GpuKind::kMigProfile && !any_shape) {
-      *err = "group " + pg.name + ": no GPU model has MIG profile " + gr.mig_profile;
+      *err = "group " + pg.name + ": no GPU model has MIG profile " + gr.mig_profile + " (" +
+             MigResourceName(gr.mig_profile) + ")";
       return false;
     }
     if (gr.kind == GpuKind::kMigNeed && !any_shape) {

@@ -71,10 +71,25 @@ int FindGpuModel(std::string_view product) {
   return -1;
 }
 
+std::string CanonicalMigProfile(std::string_view profile) {
+  constexpr std::string_view kResourceMe = ".me";
+  if (profile.size() > kResourceMe.size() && profile.ends_with(kResourceMe)) {
+    return std::string(profile.substr(0, profile.size() - kResourceMe.size())) + "+me";
+  }
+  return std::string(profile);
+}
+
+std::string MigResourceName(std::string_view profile) {
+  std::string out = "nvidia.com/mig-" + std::string(profile);
+  std::replace(out.begin(), out.end(), '+', '.');
+  return out;
+}
+
 int FindProfile(int model, std::string_view profile) {
   if (model < 0 || model >= kNumGpuModels) return -1;
+  const std::string name = CanonicalMigProfile(profile);
   for (int s = 0; s < kNumShapes; ++s) {
-    if (profile == kModels[model].profile[s]) return s;
+    if (name == kModels[model].profile[s]) return s;
   }
   return -1;
 }

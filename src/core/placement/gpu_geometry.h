@@ -69,7 +69,20 @@ const GpuModelInfo& GpuModel(int model);
 int FindGpuModel(std::string_view product);
 
 // The shape whose profile on `model` is named `profile` ("3g.40gb"), or -1.
+// A media-engine profile may be named NVIDIA's way ("1g.10gb+me") or the
+// way NVIDIA's device plugin writes it into a Kubernetes resource name,
+// where '+' is not allowed ("1g.10gb.me").
 int FindProfile(int model, std::string_view profile);
+
+// A profile name as NVIDIA names the GPU instance profile: "1g.10gb.me"
+// (the device plugin's resource-name form) -> "1g.10gb+me"; any other name
+// is returned as it is.
+std::string CanonicalMigProfile(std::string_view profile);
+
+// The extended resource NVIDIA's device plugin advertises for a profile
+// (MIG strategy "mixed"): "nvidia.com/mig-" + the profile with '+' -> '.',
+// e.g. "1g.10gb+me" -> "nvidia.com/mig-1g.10gb.me".
+std::string MigResourceName(std::string_view profile);
 
 // The smallest shape (fewest memory slices, then fewest compute slices; never
 // a media-engine shape) whose memory on `model` is at least `memory_mib` and

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <string>
 
+#include "core/placement/gpu_geometry.h"
 #include "core/placement/placement.h"
 
 namespace artel::core::placement {
@@ -112,7 +113,8 @@ Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests
     if (!out.mig_profile.empty()) return InvalidArgument("a pod may ask for one MIG profile only");
     Result<int32_t> n = WholeCount(name, amount);
     if (!n.ok()) return n.status();
-    out.mig_profile = name.substr(sizeof(kMigPrefix) - 1);
+    // nvidia.com/mig-1g.10gb.me (the device plugin's name) is the profile 1g.10gb+me.
+    out.mig_profile = CanonicalMigProfile(name.substr(sizeof(kMigPrefix) - 1));
     out.count = *n;
   }
   auto need = requests.find(kNeedMemory);
