@@ -268,7 +268,8 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
   if (tasks.size() == 0) return tasks.Error("must list at least one task");
   int64_t total = 0;
   std::set<std::string> names;
-  std::vector<bool> task_min_set;
+  std::vector<int64_t> task_mins;
+  int64_t task_min_total = 0;
   for (const Node& t : tasks.Items()) {
     ARTEL_DIALECT_TRY(CheckRefused(t, {{"policies", "task lifecycle policies"},
                                        {"topologyPolicy", "NUMA topology policies"},
@@ -286,12 +287,16 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
       if (!r.ok()) return r.status();
       ps.count = static_cast<int32_t>(*r);
     }
+    // Volcano's admission webhook defaults a task's minAvailable to its
+    // replicas: without one, the whole task is required.
+    int64_t task_min = ps.count;
     if (t["minAvailable"].present()) {
       Result<int64_t> m = t["minAvailable"].AsInt(0, ps.count);
       if (!m.ok()) return m.status();
-      ps.min_count = static_cast<int32_t>(*m);  // equal to replicas: the whole task is required
+      task_min = *m;
     }
-    task_min_set.push_back(t["minAvailable"].present());
+    task_mins.push_back(task_min);
+    task_min_total += task_min;
     Node tmpl = t["template"];
     if (!tmpl.present()) return t.MissingError("template");
     std::optional<std::string> task_pc;
@@ -300,18 +305,25 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
     total += ps.count;
     w.pod_sets.push_back(std::move(ps));
   }
-  int64_t min_available = total;
+  // Without a job minAvailable the webhook sets it to the sum of the task
+  // minimums (docs/dialects.md).
+  int64_t min_available = std::max<int64_t>(task_min_total, 1);
   if (spec["minAvailable"].present()) {
     Result<int64_t> m = spec["minAvailable"].AsInt(1, total);
     if (!m.ok()) return m.status();
     min_available = *m;
   }
   w.annotations[kAnnMinMember] = std::to_string(min_available);
-  // A single task with a job-level minimum and no task minimum: the job's
-  // minimum is the task's (partial admission down to it).
-  if (w.pod_sets.size() == 1 && !task_min_set[0] && min_available < w.pod_sets[0].count) {
+  if (min_available >= task_min_total) {
+    // The scheduler holds every task to its own minimum.
+    for (size_t i = 0; i < w.pod_sets.size(); ++i) w.pod_sets[i].min_count = static_cast<int32_t>(task_mins[i]);
+  } else if (w.pod_sets.size() == 1) {
+    // A job minimum below the task minimums: Volcano's scheduler checks only
+    // the job minimum. One task: partial admission down to it.
     w.pod_sets[0].min_count = static_cast<int32_t>(min_available);
   }
+  // Otherwise (several tasks) the task minimums are not checked; the gang
+  // keeps at least one pod of each task (the engine's default for a gang).
   if (spec["networkTopology"].present()) {
     ARTEL_DIALECT_TRY(ReadVolcanoNetworkTopology(spec["networkTopology"], &w.annotations));
   }

@@ -481,7 +481,7 @@ spec:
   ASSERT_EQ(w.pod_sets.size(), 2u);
   EXPECT_EQ(w.pod_sets[0].name, "master");
   EXPECT_EQ(w.pod_sets[0].count, 1);
-  EXPECT_FALSE(w.pod_sets[0].min_count.has_value());
+  EXPECT_EQ(w.pod_sets[0].min_count, 1);  // Volcano's webhook default: the task's replicas
   EXPECT_EQ(w.pod_sets[0].requests.at("memory"), 8 * kGi * kM);
   EXPECT_THAT(w.pod_sets[0].command, ElementsAre("python", "train.py"));
   EXPECT_EQ(w.pod_sets[1].count, 4);
@@ -491,6 +491,34 @@ spec:
   EXPECT_EQ(w.pod_sets[1].node_selector.at("nvidia.com/gpu.product"), "H100-80GB");
   EXPECT_EQ(w.pod_sets[1].tolerations.size(), 1u);
   EXPECT_EQ(w.pod_sets[1].annotations.at("gpu-fraction"), "0.5");
+}
+
+TEST(VolcanoTest, VcJobTaskMinimumDefaults) {
+  auto job = [](const std::string& job_min, const std::string& master_min) {
+    return "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j}\nspec:\n" + job_min +
+           "  tasks:\n"
+           "    - name: master\n      replicas: 2\n" +
+           master_min +
+           "      template: {spec: {containers: [{name: c, image: x}]}}\n"
+           "    - name: worker\n      replicas: 4\n      minAvailable: 1\n"
+           "      template: {spec: {containers: [{name: c, image: x}]}}\n";
+  };
+  // No job minimum: the sum of the task minimums (master 2 by default + 1).
+  auto ws = MustWorkloads(job("", ""));
+  ASSERT_EQ(ws.size(), 1u);
+  EXPECT_EQ(ws[0].annotations.at(kAnnMinMember), "3");
+  EXPECT_EQ(ws[0].pod_sets[0].min_count, 2);
+  EXPECT_EQ(ws[0].pod_sets[1].min_count, 1);
+  // A job minimum at least the sum keeps the task minimums.
+  ws = MustWorkloads(job("  minAvailable: 4\n", ""));
+  EXPECT_EQ(ws[0].annotations.at(kAnnMinMember), "4");
+  EXPECT_EQ(ws[0].pod_sets[0].min_count, 2);
+  EXPECT_EQ(ws[0].pod_sets[1].min_count, 1);
+  // Below the sum only the job minimum counts: the task minimums are dropped.
+  ws = MustWorkloads(job("  minAvailable: 2\n", "      minAvailable: 2\n"));
+  EXPECT_EQ(ws[0].annotations.at(kAnnMinMember), "2");
+  EXPECT_FALSE(ws[0].pod_sets[0].min_count.has_value());
+  EXPECT_FALSE(ws[0].pod_sets[1].min_count.has_value());
 }
 
 TEST(VolcanoTest, VcJobSingleTaskMinimumAndErrors) {
