@@ -605,6 +605,34 @@ TEST(TopologyTest, PartialGangKeepsTheMostPods) {
   ASSERT_TRUE(c.CheckInvariants().ok());
 }
 
+TEST(TopologyTest, PendingReasonCountsTheGangTogether) {
+  // Each host fits 3 one-cpu pods; a leader and 3 workers need 4 on one
+  // host. The reason says what the gang gets per host (3), not the sum of
+  // each group's own fit (1 + 3).
+  Cluster c;
+  ASSERT_TRUE(c.AddTopology({"t", {std::string(kHostnameLabel)}}).ok());
+  for (const char* name : {"n0", "n1"}) {
+    NodeSpec n;
+    n.name = name;
+    n.allocatable = {{"cpu", 3 * kMilli}, {"pods", 10 * kMilli}};
+    ASSERT_TRUE(c.AddNode(n).ok());
+  }
+  PodGroup leader, workers;
+  leader.name = "leader";
+  leader.requests = {{"cpu", kMilli}};
+  workers = leader;
+  workers.name = "workers";
+  workers.count = 3;
+  GangRequest r = Gang({leader, workers});
+  r.topology = "t";
+  r.constraint.required_level = kHostnameLabel;
+  PlaceResult p = c.Place(r);
+  ASSERT_EQ(p.outcome, PlaceOutcome::kUnschedulable) << p.reason;
+  EXPECT_NE(p.reason.find("unmet: n0 fits 3, n1 fits 3"), std::string::npos) << p.reason;
+  ASSERT_TRUE(c.CheckInvariants().ok());
+  EXPECT_TRUE(c.Place(Gang({leader})).ok());  // nothing was left behind
+}
+
 TEST(TopologyTest, AntiFragmentationTieBreak) {
   // Equal scores everywhere (all candidate nodes are empty 8-GPU hosts); the
   // pod goes to the rack that is already in use, keeping rack r2 whole.

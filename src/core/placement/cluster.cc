@@ -924,8 +924,32 @@ class ClusterImpl {
     return s + " each";
   }
 
+  // How many pods the whole gang gets in `scope` now: every group placed in
+  // turn, in the gang's order and then with the groups of most pods first
+  // (the larger count wins), and undone. Unlike the per-group estimates,
+  // the groups compete for the same nodes here.
+  int64_t GangFitIn(Ctx& c, std::span<const int32_t> scope) {
+    const auto G = static_cast<int32_t>(c.demands.size());
+    std::vector<int32_t> order(G);
+    for (int32_t g = 0; g < G; ++g) order[g] = g;
+    int64_t best = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1) {
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int32_t a, int32_t b) { return c.req->groups[a].count > c.req->groups[b].count; });
+        if (std::is_sorted(order.begin(), order.end())) break;
+      }
+      size_t log_cp = log_.size(), pods_cp = c.placement.pods.size();
+      int64_t got = 0;
+      for (int32_t g : order) got += PlaceGroup(c, g, scope, c.req->groups[g].count);
+      Truncate(c, log_cp, pods_cp);
+      best = std::max(best, got);
+    }
+    return best;
+  }
+
   // Why the search failed, and whether it can ever succeed.
-  PlaceResult Diagnose(const Ctx& c) {
+  PlaceResult Diagnose(Ctx& c) {
     PlaceResult r;
     r.outcome = PlaceOutcome::kUnschedulable;
     std::string reason;
@@ -988,6 +1012,24 @@ class ClusterImpl {
         doms.emplace_back(-total, dom);
       }
       std::sort(doms.begin(), doms.end());
+      if (G > 1) {
+        // The estimates add up each group's own fit, as if each had the
+        // domain to itself; report what the gang as a whole gets instead.
+        // Estimates bound the real counts from above, so only the domains
+        // that can still make the listed four are placed.
+        constexpr size_t kListed = 4;
+        std::vector<std::pair<int64_t, int32_t>> exact;
+        size_t i = 0;
+        for (; i < doms.size(); ++i) {
+          if (exact.size() >= kListed) {
+            std::sort(exact.begin(), exact.end());
+            if (-exact[kListed - 1].first >= -doms[i].first) break;
+          }
+          exact.emplace_back(-GangFitIn(c, t.domain_nodes[c.required][doms[i].second]), doms[i].second);
+        }
+        std::sort(exact.begin(), exact.end());
+        std::copy(exact.begin(), exact.end(), doms.begin());
+      }
       std::string level = t.levels[c.required];
       std::string list;
       for (size_t i = 0; i < doms.size() && i < 4; ++i) {
