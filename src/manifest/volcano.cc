@@ -316,7 +316,9 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
   w.annotations[kAnnMinMember] = std::to_string(min_available);
   if (min_available >= task_min_total) {
     // The scheduler holds every task to its own minimum.
-    for (size_t i = 0; i < w.pod_sets.size(); ++i) w.pod_sets[i].min_count = static_cast<int32_t>(task_mins[i]);
+    for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+      w.pod_sets[i].min_count = static_cast<int32_t>(task_mins[i]);
+    }
   } else if (w.pod_sets.size() == 1) {
     // A job minimum below the task minimums: Volcano's scheduler checks only
     // the job minimum. One task: partial admission down to it.

@@ -917,7 +917,9 @@ class ClusterImpl {
         break;
       }
       case GpuKind::kWhole: s += " " + std::to_string(gr.count) + " nvidia.com/gpu"; break;
-      case GpuKind::kMigProfile: s += " " + std::to_string(gr.count) + " " + MigResourceName(gr.mig_profile); break;
+      case GpuKind::kMigProfile:
+        s += " " + std::to_string(gr.count) + " " + MigResourceName(gr.mig_profile);
+        break;
       case GpuKind::kMigNeed: s += " a MIG instance with " + std::to_string(gr.memory_mib) + "MiB"; break;
       case GpuKind::kShare: s += " " + std::to_string(gr.count) + " GPU share(s)"; break;
     }
@@ -935,8 +937,9 @@ class ClusterImpl {
     int64_t best = 0;
     for (int pass = 0; pass < 2; ++pass) {
       if (pass == 1) {
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int32_t a, int32_t b) { return c.req->groups[a].count > c.req->groups[b].count; });
+        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+          return c.req->groups[a].count > c.req->groups[b].count;
+        });
         if (std::is_sorted(order.begin(), order.end())) break;
       }
       size_t log_cp = log_.size(), pods_cp = c.placement.pods.size();
@@ -1701,10 +1704,13 @@ class ClusterImpl {
       }
       return counts;
     };
+    {
+      size_t log_cp = log_.size(), pods_cp = c.placement.pods.size();
+      if (SearchAt(c, full)) return true;
+      Truncate(c, log_cp, pods_cp);
+    }
     std::vector<int32_t> best;
-    if (FitsAt(c, full)) {
-      best = full;
-    } else {
+    {
       int64_t lo = 1, hi = budget;
       while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
