@@ -80,7 +80,13 @@ std::map<std::string, std::string> GpuFeatureLabels(const std::vector<const runt
       all_cut = all_cut && !x->mig_instances.empty();
       for (const runtime::MigInstanceInfo& m : x->mig_instances) profiles.insert(m.profile);
     }
-    if (all_cut && profiles.size() == 1) l["nvidia.com/mig.config"] = "all-" + *profiles.begin();
+    if (all_cut && profiles.size() == 1) {
+      // mig-parted's config names spell a media-engine profile with '.'
+      // (all-1g.10gb.me), as the device plugin's resource names do.
+      std::string name = *profiles.begin();
+      std::replace(name.begin(), name.end(), '+', '.');
+      l["nvidia.com/mig.config"] = "all-" + name;
+    }
   }
   return l;
 }

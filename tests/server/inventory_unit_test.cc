@@ -59,6 +59,19 @@ TEST(InventoryPoolsTest, GroupsByModelAndMigWithGpuFeatureDiscoveryLabels) {
   EXPECT_EQ(Find(*real, "a100-80gb-mig"), nullptr);
 }
 
+TEST(InventoryPoolsTest, MigConfigLabelSpellsMediaEngineProfilesAsMigParted) {
+  // mig-parted names the config of GPUs cut into 1g.10gb+me "all-1g.10gb.me".
+  auto gpus = Fake("2xA100-80GB:mig");
+  std::vector<const runtime::GpuInfo*> ptrs;
+  for (runtime::GpuInfo& g : gpus) {
+    g.mig_instances = {{"1g.10gb+me", 0, "MIG-" + g.uuid}};
+    ptrs.push_back(&g);
+  }
+  EXPECT_EQ(GpuFeatureLabels(ptrs).at("nvidia.com/mig.config"), "all-1g.10gb.me");
+  for (runtime::GpuInfo& g : gpus) g.mig_instances = {{"3g.40gb", 0, "MIG-" + g.uuid}};
+  EXPECT_EQ(GpuFeatureLabels(ptrs).at("nvidia.com/mig.config"), "all-3g.40gb");
+}
+
 TEST(InventoryPoolsTest, ConfiguredPoolsTakeGpusInOrderWithLabelsAndTaints) {
   auto gpus = Fake("4xA100-80GB,2xA100-80GB:mig");
   InventoryOptions o;
