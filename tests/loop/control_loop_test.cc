@@ -144,8 +144,8 @@ class FakeBackend : public Backend {
   void SeeLatestEvent() {
     uint64_t seq = loop_->LatestEventSeq();
     uint64_t next = 0;
-    std::vector<Json> ev =
-        loop_->EventsAfter(seq - 1, 0, std::nullopt, &next, server::Principal{"admin", server::Role::kAdmin, {}});
+    std::vector<Json> ev = loop_->EventsAfter(seq - 1, 0, std::nullopt, &next,
+                                              server::Principal{"admin", server::Role::kAdmin, {}});
     events_seen.push_back(ev.empty() ? "" : ev[0].value("type", "") + " " + ev[0].value("workload", ""));
   }
   ControlLoop* loop_;
@@ -231,7 +231,10 @@ TEST(ControlLoopTest, DecisionsReachTheBackendInDecisionOrderAfterTheLoopsOwnWor
   EXPECT_EQ(Sample(m, "kueue_admitted_workloads_total{cluster_queue=\"team-b\"}"), 1);
   EXPECT_EQ(Sample(m, "kueue_finished_workloads_total{cluster_queue=\"team-a\"}"), 1);
   EXPECT_EQ(Sample(m, "kueue_evicted_workloads_total{cluster_queue=\"team-a\",reason=\"Preempted\"}"), 2);
-  EXPECT_EQ(Sample(m, "kueue_preempted_workloads_total{preempting_cluster_queue=\"team-b\",reason=\"InCohortReclamation\"}"), 2);
+  EXPECT_EQ(Sample(m,
+                   "kueue_preempted_workloads_total{preempting_cluster_queue=\"team-b\",reason="
+                   "\"InCohortReclamation\"}"),
+            2);
   EXPECT_EQ(Sample(m, "kueue_admission_wait_time_seconds_count{cluster_queue=\"team-a\"}"), 4);
   // b-0 waited 1.5 s on the injected clock, from its creation, for reclaim.
   EXPECT_EQ(Sample(m, "kueue_admission_wait_time_seconds_sum{cluster_queue=\"team-b\"}"), 1.5);
@@ -240,9 +243,11 @@ TEST(ControlLoopTest, DecisionsReachTheBackendInDecisionOrderAfterTheLoopsOwnWor
   EXPECT_EQ(Sample(m, "artel_scheduler_cycles_total"), 3);
   EXPECT_EQ(Sample(m, "artel_scheduler_cycle_duration_seconds_count"), 3);
   EXPECT_EQ(Sample(m, "kueue_admitted_active_workloads{cluster_queue=\"team-a\"}"), 2);
-  EXPECT_EQ(Sample(m, "kueue_cluster_queue_resource_usage{cohort=\"shared\",cluster_queue=\"team-b\",flavor=\"a100\","
-                      "resource=\"nvidia.com/gpu\"}"),
-            2);
+  EXPECT_EQ(
+      Sample(m,
+             "kueue_cluster_queue_resource_usage{cohort=\"shared\",cluster_queue=\"team-b\",flavor=\"a100\","
+             "resource=\"nvidia.com/gpu\"}"),
+      2);
 }
 
 TEST(ControlLoopTest, TheBackendsOwnEvictionsAreNotReported) {
@@ -310,7 +315,8 @@ TEST(ControlLoopTest, TheLoopThreadRunsAPassSoonAfterAWake) {
   f.loop.Wake();
   {
     std::unique_lock<std::mutex> l(f.backend.m);
-    ASSERT_TRUE(f.backend.cv.wait_for(l, std::chrono::seconds(10), [&] { return !f.backend.admitted.empty(); }));
+    ASSERT_TRUE(
+        f.backend.cv.wait_for(l, std::chrono::seconds(10), [&] { return !f.backend.admitted.empty(); }));
   }
   f.loop.Stop();
   EXPECT_EQ(f.backend.admitted_count(), 1u);
