@@ -1,5 +1,5 @@
 // ControlLoop: the engine's cadence and the work that every decision needs,
-// shared by arteld's two modes (docs/architecture.md).
+// shared by arteld's two modes (docs/daemon.md, "Layout").
 //
 //   core (pure) <- loop (cadence, decisions, views, metrics) <- backends
 //     standalone: server::Daemon (SQLite journal + local runtime)
