@@ -436,6 +436,12 @@ void ControlLoop::MetricsLocked(server::PromWriter* out) const {
   pw.Family("kueue_admitted_active_workloads", "gauge", "Admitted workloads that are active (not finished).");
   for (const auto& cq : cfg.cluster_queues)
     pw.Sample("kueue_admitted_active_workloads", {{"cluster_queue", cq.name}}, active[cq.name]);
+  // Kueue counts workloads that hold a quota reservation apart from admitted
+  // ones (admission checks may still run); Artel admits when it reserves, so
+  // the two are the same workloads.
+  pw.Family("kueue_reserving_active_workloads", "gauge", "Workloads that hold a quota reservation.");
+  for (const auto& cq : cfg.cluster_queues)
+    pw.Sample("kueue_reserving_active_workloads", {{"cluster_queue", cq.name}}, active[cq.name]);
   pw.Family("kueue_admitted_workloads_total", "counter", "Workloads admitted since arteld started.");
   for (const auto& cq : cfg.cluster_queues) {
     pw.Sample("kueue_admitted_workloads_total", {{"cluster_queue", cq.name}},

@@ -243,6 +243,7 @@ TEST(ControlLoopTest, DecisionsReachTheBackendInDecisionOrderAfterTheLoopsOwnWor
   EXPECT_EQ(Sample(m, "artel_scheduler_cycles_total"), 3);
   EXPECT_EQ(Sample(m, "artel_scheduler_cycle_duration_seconds_count"), 3);
   EXPECT_EQ(Sample(m, "kueue_admitted_active_workloads{cluster_queue=\"team-a\"}"), 2);
+  EXPECT_EQ(Sample(m, "kueue_reserving_active_workloads{cluster_queue=\"team-b\"}"), 1);
   EXPECT_EQ(
       Sample(m,
              "kueue_cluster_queue_resource_usage{cohort=\"shared\",cluster_queue=\"team-b\",flavor=\"a100\","
