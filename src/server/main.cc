@@ -1,5 +1,6 @@
 // arteld: the Artel daemon. Thin: parses the config file and flags, opens
-// the `Daemon`, serves the API until SIGTERM/SIGINT, then shuts down
+// the `Daemon` (the standalone backend of the control loop), serves the API
+// over its `Service` interface until SIGTERM/SIGINT, then shuts down
 // gracefully (stop accepting, stop the loop, write a snapshot).
 
 #include <signal.h>
@@ -160,7 +161,9 @@ int main(int argc, char** argv) {
     std::cerr << "arteld: " << daemon.status().ToString() << "\n";
     return 1;
   }
-  ApiServer api(cfg.api, daemon->get(), table.get(), &log);
+  // The API serves the mode's Service (server/service.h): here the standalone Daemon.
+  Service* service = daemon->get();
+  ApiServer api(cfg.api, service, table.get(), &log);
   auto port = api.Bind();
   if (!port.ok()) {
     std::cerr << "arteld: " << port.status().message() << "\n";
