@@ -136,7 +136,7 @@ Piece ReadOne(const Json& obj, const std::string& expected_kind) {
     copy["apiVersion"] = expected_kind == "Namespace" ? "v1" : "kueue.x-k8s.io/v1beta2";
   }
   std::string source = expected_kind + " " + (p.ns.empty() ? p.name : p.ns + "/" + p.name);
-  Result<std::vector<manifest::ManifestObject>> objs = manifest::SplitObjects(copy.dump(), source);
+  Result<std::vector<manifest::ManifestObject>> objs = manifest::SplitObjects(copy.dump(-1, ' ', false, Json::error_handler_t::replace), source);
   if (!objs.ok()) {
     p.status = objs.status();
     return p;
@@ -605,7 +605,7 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
   }
   std::vector<core::WorkloadSpec> specs;
   std::string source = "Workload " + MetaNamespace(workload) + "/" + MetaName(workload);
-  Status s = manifest::ParseWorkloads(workload.dump(), source, &specs);
+  Status s = manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source, &specs);
   if (!s.ok()) {
     s.WithPos(SourcePos{});  // positions in a re-serialised object mean nothing to its author
     return s;

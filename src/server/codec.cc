@@ -671,7 +671,7 @@ Result<core::WorkloadSpec> ReadWithManifest(const Json& j, const core::WorkloadS
   Json copy = j;
   if (meta.name.empty()) copy["metadata"]["name"] = "generated";
   std::vector<core::WorkloadSpec> out;
-  Status s = manifest::ParseWorkloads(copy.dump(), kBodySource, &out);
+  Status s = manifest::ParseWorkloads(copy.dump(-1, ' ', false, Json::error_handler_t::replace), kBodySource, &out);
   if (!s.ok()) {
     s.WithPos(SourcePos{});
     return s;
