@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -117,6 +118,117 @@ std::set<std::string> Names(const std::vector<T>& items) {
   std::set<std::string> out;
   for (const T& i : items) out.insert(i.name);
   return out;
+}
+
+// ---- Kueue's own CRD schema (v0.17.0, from the Go module cache) ----
+//
+// The status objects are checked against the openAPIV3Schema of the CRDs the
+// API server would validate them with: no field the schema does not list (the
+// API server would prune it silently), types, enums, patterns, lengths,
+// required fields and list-map keys. Skipped, with the reason, when the module
+// cache holds no Kueue (`go mod download sigs.k8s.io/kueue@v0.17.0`; make
+// test downloads it for the Kubernetes tests).
+
+std::string KueueCrdDir() {
+  std::vector<std::string> roots;
+  if (const char* d = std::getenv("ARTEL_KUEUE_DIR")) return std::string(d) + "/config/components/crd/bases";
+  if (const char* m = std::getenv("GOMODCACHE")) roots.push_back(m);
+  if (const char* g = std::getenv("GOPATH")) roots.push_back(std::string(g) + "/pkg/mod");
+  if (const char* h = std::getenv("HOME")) roots.push_back(std::string(h) + "/go/pkg/mod");
+  for (const std::string& r : roots) {
+    std::string dir = r + "/sigs.k8s.io/kueue@v0.17.0/config/components/crd/bases";
+    if (std::filesystem::exists(dir + "/kueue.x-k8s.io_workloads.yaml")) return dir;
+  }
+  return "";
+}
+
+// The schema of `.status` of `plural` at version v1beta2.
+YAML::Node StatusSchema(const std::string& dir, const std::string& plural) {
+  YAML::Node crd = YAML::LoadFile(dir + "/kueue.x-k8s.io_" + plural + ".yaml");
+  for (const YAML::Node& v : crd["spec"]["versions"]) {
+    if (v["name"].as<std::string>() == "v1beta2") return v["schema"]["openAPIV3Schema"]["properties"]["status"];
+  }
+  return YAML::Node();
+}
+
+void Validate(const YAML::Node& schema, const Json& v, const std::string& path, std::vector<std::string>* errs) {
+  auto err = [&](const std::string& what) { errs->push_back(path + ": " + what + " (value " + v.dump() + ")"); };
+  if (schema["x-kubernetes-int-or-string"] && schema["x-kubernetes-int-or-string"].as<bool>()) {
+    if (!v.is_string() && !v.is_number_integer()) return err("not an int or string");
+    if (v.is_string() && schema["pattern"] &&
+        !std::regex_match(v.get<std::string>(), std::regex(schema["pattern"].as<std::string>()))) {
+      err("does not match " + schema["pattern"].as<std::string>());
+    }
+    return;
+  }
+  std::string type = schema["type"] ? schema["type"].as<std::string>() : "";
+  if (type == "object") {
+    if (!v.is_object()) return err("not an object");
+    const YAML::Node props = schema["properties"];
+    const YAML::Node extra = schema["additionalProperties"];
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::string child = path + "." + it.key();
+      if (props && props[it.key()]) {
+        Validate(props[it.key()], *it, child, errs);
+      } else if (extra && extra.IsMap()) {
+        Validate(extra, *it, child, errs);
+      } else if (!schema["x-kubernetes-preserve-unknown-fields"]) {
+        errs->push_back(child + ": not in Kueue's schema");
+      }
+    }
+    if (schema["required"]) {
+      for (const YAML::Node& r : schema["required"]) {
+        if (!v.contains(r.as<std::string>())) err("lacks required " + r.as<std::string>());
+      }
+    }
+  } else if (type == "array") {
+    if (!v.is_array()) return err("not a list");
+    if (schema["maxItems"] && v.size() > schema["maxItems"].as<size_t>()) err("too many items");
+    if (schema["minItems"] && v.size() < schema["minItems"].as<size_t>()) err("too few items");
+    std::set<std::string> keys;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (schema["items"]) Validate(schema["items"], v[i], path + "[" + std::to_string(i) + "]", errs);
+      if (schema["x-kubernetes-list-map-keys"] && v[i].is_object()) {
+        std::string key;
+        for (const YAML::Node& k : schema["x-kubernetes-list-map-keys"]) key += v[i].value(k.as<std::string>(), "") + "/";
+        if (!keys.insert(key).second) err("duplicate list-map key " + key);
+      }
+    }
+  } else if (type == "string") {
+    if (!v.is_string()) return err("not a string");
+    std::string s = v.get<std::string>();
+    if (schema["enum"]) {
+      bool found = false;
+      for (const YAML::Node& e : schema["enum"]) found = found || e.as<std::string>() == s;
+      if (!found) err("not one of the enum values");
+    }
+    if (schema["maxLength"] && s.size() > schema["maxLength"].as<size_t>()) err("too long");
+    if (schema["minLength"] && s.size() < schema["minLength"].as<size_t>()) err("too short");
+    if (schema["pattern"] && !std::regex_search(s, std::regex(schema["pattern"].as<std::string>()))) {
+      err("does not match " + schema["pattern"].as<std::string>());
+    }
+    if (schema["format"] && schema["format"].as<std::string>() == "date-time" && !ParseRfc3339(s).ok()) {
+      err("not a date-time");
+    }
+  } else if (type == "integer") {
+    if (!v.is_number_integer()) return err("not an integer");
+    if (schema["minimum"] && v.get<int64_t>() < schema["minimum"].as<int64_t>()) err("below the minimum");
+  } else if (type == "boolean") {
+    if (!v.is_boolean()) err("not a boolean");
+  }
+}
+
+// Checks `status` against Kueue's CRD for `plural`; false when the CRDs are
+// not available (the caller skips).
+bool CheckAgainstCrd(const std::string& plural, const Json& status) {
+  std::string dir = KueueCrdDir();
+  if (dir.empty()) return false;
+  YAML::Node schema = StatusSchema(dir, plural);
+  EXPECT_TRUE(schema.IsDefined() && schema.IsMap()) << plural;
+  std::vector<std::string> errs;
+  Validate(schema, status, "status", &errs);
+  EXPECT_TRUE(errs.empty()) << plural << ":\n" << ::testing::PrintToString(errs) << "\n" << status.dump(2);
+  return true;
 }
 
 constexpr char kSmall[] = R"(
@@ -1028,6 +1140,73 @@ TEST(QueueStatusTest, FairSharingShareIsReportedWhenOn) {
   ASSERT_TRUE(st.contains("fairSharing"));
   EXPECT_EQ(st["fairSharing"]["weightedShare"], engine.DominantResourceShare("cq-b"));
   EXPECT_GT(st["fairSharing"]["weightedShare"].get<int64_t>(), 0);
+}
+
+TEST(CrdSchemaTest, EveryStatusValidatesAgainstKueuesCrd) {
+  std::string dir = KueueCrdDir();
+  if (dir.empty()) GTEST_SKIP() << "Kueue v0.17.0 is not in the Go module cache (go mod download sigs.k8s.io/kueue@v0.17.0)";
+  // The validator itself: an invented field and a bad reason are caught.
+  {
+    std::vector<std::string> errs;
+    Json bad = {{"artelExplanation", "x"}};
+    SetCondition(&bad["conditions"], "QuotaReserved", false, "not camel", "m", kT0);
+    Validate(StatusSchema(dir, "workloads"), bad, "status", &errs);
+    EXPECT_EQ(errs.size(), 2u) << ::testing::PrintToString(errs);
+  }
+  Fixture f;
+  f.Submit("team-b", "borrower", "lq-b", 8);
+  f.Submit("team-a", "big", "lq-a", 16);
+  f.engine.Schedule(1000);
+  const core::WorkloadInfo* victim = f.engine.Find("team-b/borrower");
+  Json admitted = AdmittedStatus(nullptr, *victim, kT0, 1);
+  EXPECT_TRUE(CheckAgainstCrd("workloads", admitted));
+  Result<core::PendingReason> why = f.engine.Why("team-a/big");
+  ASSERT_TRUE(why.ok());
+  EXPECT_TRUE(CheckAgainstCrd("workloads", PendingStatus(nullptr, *why, kT0, 1)));
+  core::PendingReason huge = *why;
+  huge.message = std::string(40000, 'y');
+  EXPECT_TRUE(CheckAgainstCrd("workloads", PendingStatus(nullptr, huge, kT0, 1)));
+  f.Submit("team-a", "owner", "lq-a", 4, 0, 2000);
+  core::CycleResult r = f.engine.Schedule(3000);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  Json evicted = EvictedStatus(admitted, r.evictions[0], kT1, 1);
+  EXPECT_TRUE(CheckAgainstCrd("workloads", evicted));
+  Json requeued = RequeuedStatus(evicted, kT2, 1);
+  EXPECT_TRUE(CheckAgainstCrd("workloads", requeued));
+  EXPECT_TRUE(CheckAgainstCrd("workloads", ReactivatedStatus(requeued, kT2, 1)));
+  EXPECT_TRUE(CheckAgainstCrd("workloads", FinishedStatus(requeued, false, "failed", kT2, 1)));
+
+  BuiltConfig b = BuildConfig(FromYaml(kSmall));
+  for (const std::string cq : {"cq-a", "cq-b"}) {
+    EXPECT_TRUE(CheckAgainstCrd("clusterqueues",
+                                ClusterQueueStatus(f.engine, cq, Cond(b, "ClusterQueue", "", cq), nullptr, kT0, 2)));
+  }
+  ObjectCondition broken;
+  broken.kind = "ClusterQueue";
+  broken.name = "gone";
+  broken.active = false;
+  broken.reason = "FlavorNotFound";
+  broken.message = "m";
+  EXPECT_TRUE(CheckAgainstCrd("clusterqueues", ClusterQueueStatus(f.engine, "gone", broken, nullptr, kT0)));
+  EXPECT_TRUE(CheckAgainstCrd("localqueues", LocalQueueStatus(f.engine, "team-b", "lq-b",
+                                                              Cond(b, "LocalQueue", "team-b", "lq-b"), nullptr, kT0, 1)));
+  core::EngineOptions opts;
+  opts.fair_sharing = true;
+  core::Engine fair(opts);
+  ASSERT_TRUE(fair.Configure(b.config).ok());
+  EXPECT_TRUE(CheckAgainstCrd("clusterqueues",
+                              ClusterQueueStatus(fair, "cq-a", Cond(b, "ClusterQueue", "", "cq-a"), nullptr, kT0)));
+  // Every reason BuildConfig produces fits the condition's reason pattern.
+  KueueObjects objs = FromYaml(kSmall);
+  objs.cluster_queues[1]["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "h100";
+  objs.local_queues[0]["spec"]["clusterQueue"] = "nope";
+  BuiltConfig bad = BuildConfig(objs);
+  for (const ObjectCondition& c : bad.conditions) {
+    if (c.kind != "ClusterQueue" && c.kind != "LocalQueue") continue;
+    Json st = c.kind == "ClusterQueue" ? ClusterQueueStatus(f.engine, c.name, c, nullptr, kT0)
+                                       : LocalQueueStatus(f.engine, c.ns, c.name, c, nullptr, kT0);
+    EXPECT_TRUE(CheckAgainstCrd(c.kind == "ClusterQueue" ? "clusterqueues" : "localqueues", st));
+  }
 }
 
 }  // namespace
