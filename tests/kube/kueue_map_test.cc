@@ -144,11 +144,23 @@ std::string KueueCrdDir() {
 
 // The schema of `.status` of `plural` at version v1beta2.
 YAML::Node StatusSchema(const std::string& dir, const std::string& plural) {
+  static std::map<std::string, YAML::Node> cache;  // the Workload CRD is large: read it once
+  auto cached = cache.find(plural);
+  if (cached != cache.end()) return cached->second;
   YAML::Node crd = YAML::LoadFile(dir + "/kueue.x-k8s.io_" + plural + ".yaml");
   for (const YAML::Node& v : crd["spec"]["versions"]) {
-    if (v["name"].as<std::string>() == "v1beta2") return v["schema"]["openAPIV3Schema"]["properties"]["status"];
+    if (v["name"].as<std::string>() == "v1beta2") {
+      return cache[plural] = v["schema"]["openAPIV3Schema"]["properties"]["status"];
+    }
   }
   return YAML::Node();
+}
+
+const std::regex& Regex(const std::string& pattern) {
+  static std::map<std::string, std::regex> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern)).first;
+  return it->second;
 }
 
 void Validate(const YAML::Node& schema, const Json& v, const std::string& path, std::vector<std::string>* errs) {
@@ -156,7 +168,7 @@ void Validate(const YAML::Node& schema, const Json& v, const std::string& path, 
   if (schema["x-kubernetes-int-or-string"] && schema["x-kubernetes-int-or-string"].as<bool>()) {
     if (!v.is_string() && !v.is_number_integer()) return err("not an int or string");
     if (v.is_string() && schema["pattern"] &&
-        !std::regex_match(v.get<std::string>(), std::regex(schema["pattern"].as<std::string>()))) {
+        !std::regex_match(v.get<std::string>(), Regex(schema["pattern"].as<std::string>()))) {
       err("does not match " + schema["pattern"].as<std::string>());
     }
     return;
@@ -204,7 +216,7 @@ void Validate(const YAML::Node& schema, const Json& v, const std::string& path, 
     }
     if (schema["maxLength"] && s.size() > schema["maxLength"].as<size_t>()) err("too long");
     if (schema["minLength"] && s.size() < schema["minLength"].as<size_t>()) err("too short");
-    if (schema["pattern"] && !std::regex_search(s, std::regex(schema["pattern"].as<std::string>()))) {
+    if (schema["pattern"] && !std::regex_search(s, Regex(schema["pattern"].as<std::string>()))) {
       err("does not match " + schema["pattern"].as<std::string>());
     }
     if (schema["format"] && schema["format"].as<std::string>() == "date-time" && !ParseRfc3339(s).ok()) {
@@ -456,6 +468,42 @@ spec:
   EXPECT_EQ(Cond(b, "Cohort", "", "x").reason, "CohortCycle");
   EXPECT_EQ(Cond(b, "ClusterQueue", "", "cq-c").reason, "CohortCycle");
   EXPECT_FALSE(Cond(b, "ClusterQueue", "", "cq-c").active);
+  core::Engine engine;
+  EXPECT_TRUE(engine.Configure(b.config).ok());
+}
+
+TEST(BuildConfigTest, CohortWithMissingFlavorLeavesItsSubtreeOut) {
+  KueueObjects objs = FromYaml(std::string(kSmall) + R"(
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: pool}
+spec:
+  parentName: org
+  resourceGroups: [{coveredResources: [cpu], flavors: [{name: nope, resources: [{name: cpu, nominalQuota: 4}]}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: team}
+spec: {parentName: pool}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-c}
+spec:
+  cohortName: team
+  resourceGroups: [{coveredResources: [cpu], flavors: [{name: a100, resources: [{name: cpu, nominalQuota: 1}]}]}]
+)");
+  BuiltConfig b = BuildConfig(objs);
+  EXPECT_EQ(Names(b.config.cohorts), (std::set<std::string>{"org"}));
+  EXPECT_EQ(Cond(b, "Cohort", "", "pool").reason, "FlavorNotFound");
+  EXPECT_EQ(Cond(b, "Cohort", "", "pool").field, "spec.resourceGroups[0].flavors[0].name");
+  EXPECT_EQ(Cond(b, "Cohort", "", "team").reason, "CohortInvalid");
+  const ObjectCondition& cq = Cond(b, "ClusterQueue", "", "cq-c");
+  EXPECT_EQ(cq.reason, "CohortInvalid");
+  EXPECT_EQ(cq.field, "spec.cohortName");
+  EXPECT_THAT(cq.message, HasSubstr("pool"));
+  EXPECT_EQ(Names(b.config.cluster_queues), (std::set<std::string>{"cq-a", "cq-b"}));
   core::Engine engine;
   EXPECT_TRUE(engine.Configure(b.config).ok());
 }
