@@ -108,16 +108,39 @@ std::string Q(core::Amount a) { return core::FormatQuantity(a); }
 
 // ---------------------------------------------------------------- config
 
-struct Piece {
+}  // namespace
+
+struct ObjectPiece {
   std::string kind, ns, name;
   Status status;       // why it is invalid, or ok
   core::Config config;  // what it parsed into (one object)
 };
 
+// The memo of ConfigBuilder: what each object's meaningful content read as.
+struct ConfigBuilder::Memo {
+  std::map<std::string, ObjectPiece> pieces;  // key: kind + the object without status and server metadata
+  std::set<std::string> used;           // keys used by the current Build
+};
+
+namespace {
+
+// What of an object the reader looks at: everything but `status` and the
+// metadata the server changes on every write (resourceVersion,
+// managedFields, ...), so that a status update does not re-read the object.
+std::string MemoKey(const Json& obj, const std::string& kind) {
+  if (!obj.is_object()) return kind + "\n" + obj.dump(-1, ' ', false, Json::error_handler_t::replace);
+  Json copy = obj;
+  copy.erase("status");
+  if (auto m = copy.find("metadata"); m != copy.end() && m->is_object()) {
+    for (const char* k : {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp"}) m->erase(k);
+  }
+  return kind + "\n" + copy.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 // Reads one API object with the manifest reader. `expected_kind` guards
 // against an informer handing the wrong list.
-Piece ReadOne(const Json& obj, const std::string& expected_kind) {
-  Piece p;
+ObjectPiece ReadOne(const Json& obj, const std::string& expected_kind) {
+  ObjectPiece p;
   p.kind = expected_kind;
   p.name = MetaName(obj);
   p.ns = MetaNamespace(obj);
@@ -301,9 +324,18 @@ const ObjectCondition* BuiltConfig::Find(const std::string& kind, const std::str
 
 // ---------------------------------------------------------------- BuildConfig
 
+ConfigBuilder::ConfigBuilder() : memo_(std::make_unique<Memo>()) {}
+ConfigBuilder::~ConfigBuilder() = default;
+
 BuiltConfig BuildConfig(const KueueObjects& objs) {
+  ConfigBuilder builder;
+  return builder.Build(objs);
+}
+
+BuiltConfig ConfigBuilder::Build(const KueueObjects& objs) {
+  memo_->used.clear();
   BuiltConfig out;
-  auto fail = [&](const Piece& p, const std::string& reason, const std::string& message, const std::string& field) {
+  auto fail = [&](const ObjectPiece& p, const std::string& reason, const std::string& message, const std::string& field) {
     ObjectCondition c;
     c.kind = p.kind;
     c.ns = p.ns;
@@ -314,14 +346,18 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     c.field = field;
     out.conditions.push_back(std::move(c));
   };
-  auto invalid = [&](const Piece& p) {
+  auto invalid = [&](const ObjectPiece& p) {
     fail(p, "InvalidSpec", fmt::format("Can't use the {}: {}", p.kind, Describe(p.status)), p.status.field());
   };
   std::set<std::string> seen;  // kind/ns/name: the first object of a name wins
   auto read_all = [&](const std::vector<Json>& list, const std::string& kind) {
-    std::vector<Piece> pieces;
+    std::vector<ObjectPiece> pieces;
     for (const Json& obj : list) {
-      Piece p = ReadOne(obj, kind);
+      std::string key = MemoKey(obj, kind);
+      auto memo = memo_->pieces.find(key);
+      if (memo == memo_->pieces.end()) memo = memo_->pieces.emplace(key, ReadOne(obj, kind)).first;
+      memo_->used.insert(key);
+      ObjectPiece p = memo->second;
       if (!seen.insert(kind + "/" + p.ns + "/" + p.name).second) {
         // Both API versions of one object (an informer per version): one is enough.
         continue;
@@ -337,20 +373,20 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
   core::Config& cfg = out.config;
 
   // Namespaces and priority classes depend on nothing.
-  for (Piece& p : read_all(objs.namespaces, "Namespace")) Append(&cfg.namespaces, p.config.namespaces);
-  for (Piece& p : read_all(objs.priority_classes, "WorkloadPriorityClass")) {
+  for (ObjectPiece& p : read_all(objs.namespaces, "Namespace")) Append(&cfg.namespaces, p.config.namespaces);
+  for (ObjectPiece& p : read_all(objs.priority_classes, "WorkloadPriorityClass")) {
     Append(&cfg.priority_classes, p.config.priority_classes);
   }
   // Topologies, then flavors (a flavor's topologyName must exist).
   std::set<std::string> topologies;
-  for (Piece& p : read_all(objs.topologies, "Topology")) {
+  for (ObjectPiece& p : read_all(objs.topologies, "Topology")) {
     topologies.insert(p.name);
     Append(&cfg.topologies, p.config.topologies);
   }
   std::map<std::string, std::string> bad_flavors;  // name -> "TopologyNotFound" | "InvalidSpec"
   std::set<std::string> flavors;
   {
-    for (Piece& p : read_all(objs.resource_flavors, "ResourceFlavor")) {
+    for (ObjectPiece& p : read_all(objs.resource_flavors, "ResourceFlavor")) {
       const core::ResourceFlavorSpec& rf = p.config.flavors.front();
       if (!rf.topology_name.empty() && !topologies.count(rf.topology_name)) {
         bad_flavors[p.name] = "TopologyNotFound";
@@ -388,13 +424,13 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
   };
 
   // Cohorts: valid objects first, then the trees (cycles, invalid parents).
-  std::vector<Piece> cohort_pieces = read_all(objs.cohorts, "Cohort");
+  std::vector<ObjectPiece> cohort_pieces = read_all(objs.cohorts, "Cohort");
   std::map<std::string, std::string> parent_of;            // valid cohort objects
   std::map<std::string, std::pair<std::string, std::string>> bad_cohorts;  // name -> reason, message
   for (const ObjectCondition& c : out.conditions) {
     if (c.kind == "Cohort") bad_cohorts[c.name] = {"InvalidSpec", c.message};
   }
-  for (Piece& p : cohort_pieces) {
+  for (ObjectPiece& p : cohort_pieces) {
     const core::CohortSpec& co = p.config.cohorts.front();
     FlavorProblem fp = check_flavors(co.resource_groups);
     if (!fp.field.empty()) {
@@ -443,7 +479,7 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     if (cur.empty()) return {"", ""};
     return {"CohortCycle", fmt::format("Can't use Cohort \"{}\": its parents form a cycle", cohort)};
   };
-  for (Piece& p : cohort_pieces) {
+  for (ObjectPiece& p : cohort_pieces) {
     if (!parent_of.count(p.name)) continue;  // already failed (flavors)
     auto [reason, msg] = chain_problem(p.name);
     if (!reason.empty()) {
@@ -458,7 +494,7 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
   // ClusterQueues.
   std::map<std::string, bool> cq_active;  // name -> Active (objects that exist, valid or not)
   for (const Json& obj : objs.cluster_queues) cq_active.emplace(MetaName(obj), false);
-  for (Piece& p : read_all(objs.cluster_queues, "ClusterQueue")) {
+  for (ObjectPiece& p : read_all(objs.cluster_queues, "ClusterQueue")) {
     const core::ClusterQueueSpec& cq = p.config.cluster_queues.front();
     FlavorProblem fp = check_flavors(cq.resource_groups);
     if (!fp.missing.empty() || !fp.no_topology.empty()) {
@@ -497,7 +533,7 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
 
   // LocalQueues stay configured whatever their ClusterQueue's state: their
   // workloads then wait with ClusterQueueMissing (or Stopped).
-  for (Piece& p : read_all(objs.local_queues, "LocalQueue")) {
+  for (ObjectPiece& p : read_all(objs.local_queues, "LocalQueue")) {
     const core::LocalQueueSpec& lq = p.config.local_queues.front();
     ObjectCondition c;
     c.kind = "LocalQueue";
@@ -590,6 +626,10 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
       c.field = s.field();
       out.conditions.push_back(std::move(c));
     }
+  }
+  // Forget objects that are gone or changed.
+  for (auto it = memo_->pieces.begin(); it != memo_->pieces.end();) {
+    it = memo_->used.count(it->first) ? std::next(it) : memo_->pieces.erase(it);
   }
   return out;
 }

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,10 +51,11 @@ struct ObjectCondition {
   std::string kind, ns, name;  // kind: ClusterQueue, LocalQueue, Cohort, ResourceFlavor, ...
   bool active = true;          // condition type Active
   // Kueue's reasons. ClusterQueue: Ready, Stopped, FlavorNotFound,
-  // TopologyNotFound, and (Artel) InvalidSpec, CohortCycle. LocalQueue:
-  // Ready, Stopped, ClusterQueueDoesNotExist, ClusterQueueIsInactive, and
-  // (Artel) InvalidSpec. Other kinds: Ready or InvalidSpec / CohortCycle /
-  // TopologyNotFound.
+  // TopologyNotFound, and (Artel) InvalidSpec, CohortCycle, CohortInvalid.
+  // LocalQueue: Ready, Stopped, ClusterQueueDoesNotExist,
+  // ClusterQueueIsInactive, and (Artel) InvalidSpec. Other kinds (only when
+  // left out): InvalidSpec, TopologyNotFound (ResourceFlavor), FlavorNotFound,
+  // CohortCycle, CohortInvalid (Cohort).
   std::string reason, message;
   // The field the problem is in, relative to the object ("spec.resourceGroups[0].flavors[1].name");
   // empty when active. Also named in `message`.
@@ -78,6 +80,25 @@ struct BuiltConfig {
 // ClusterQueueIsInactive as Kueue's LocalQueue controller does. The result is
 // accepted by core::Engine::Configure.
 BuiltConfig BuildConfig(const KueueObjects& objs);
+
+// BuildConfig with a memo: an object whose content (all but `status` and the
+// metadata the server changes on every write) is unchanged since the last
+// Build is not read again. The controller keeps one for its lifetime: a
+// configuration change then costs the cross-object checks, not re-reading
+// every queue. The result is exactly BuildConfig's.
+// Thread-safety: one thread at a time.
+class ConfigBuilder {
+ public:
+  ConfigBuilder();
+  ~ConfigBuilder();
+  ConfigBuilder(const ConfigBuilder&) = delete;
+  ConfigBuilder& operator=(const ConfigBuilder&) = delete;
+  BuiltConfig Build(const KueueObjects& objs);
+
+ private:
+  struct Memo;
+  std::unique_ptr<Memo> memo_;
+};
 
 // ---------------------------------------------------------------- workloads
 

@@ -8,6 +8,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
+#include <chrono>
+#include <iostream>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -597,6 +599,51 @@ TEST(BuildConfigTest, DuplicateFromTwoApiVersionsIsReadOnce) {
   EXPECT_EQ(b.config.cluster_queues.size(), 2u);
   core::Engine engine;
   EXPECT_TRUE(engine.Configure(b.config).ok());
+}
+
+TEST(BuildConfigTest, AThousandQueues) {
+  // The benchmark's shape (1,000 ClusterQueues): every one configured.
+  KueueObjects objs = FromYaml(kSmall);
+  Json cq = objs.cluster_queues[1];
+  Json lq = objs.local_queues[1];
+  for (int i = 0; i < 1000; ++i) {
+    cq["metadata"]["name"] = "q" + std::to_string(i);
+    objs.cluster_queues.push_back(cq);
+    lq["metadata"]["name"] = "lq" + std::to_string(i);
+    lq["spec"]["clusterQueue"] = "q" + std::to_string(i);
+    objs.local_queues.push_back(lq);
+  }
+  auto start = std::chrono::steady_clock::now();
+  BuiltConfig b = BuildConfig(objs);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "BuildConfig of " << objs.cluster_queues.size() << " ClusterQueues and " << objs.local_queues.size()
+            << " LocalQueues: " << ms << " ms\n";
+  EXPECT_EQ(b.config.cluster_queues.size(), 1002u);
+  EXPECT_EQ(b.config.local_queues.size(), 1002u);
+  for (const ObjectCondition& c : b.conditions) EXPECT_TRUE(c.active) << c.key();
+
+  // A builder that keeps its memo reads only what changed, with the same result.
+  ConfigBuilder builder;
+  builder.Build(objs);
+  objs.cluster_queues[500]["status"] = {{"pendingWorkloads", 3}};  // a status write: not a change
+  objs.cluster_queues[500]["metadata"]["resourceVersion"] = "999";
+  objs.cluster_queues[7]["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "gone";  // a real change
+  objs.local_queues.pop_back();
+  start = std::chrono::steady_clock::now();
+  BuiltConfig again = builder.Build(objs);
+  auto ms2 = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "again with a memo: " << ms2 << " ms\n";
+  BuiltConfig fresh = BuildConfig(objs);
+  EXPECT_EQ(again.config.cluster_queues.size(), 1001u);
+  EXPECT_EQ(Names(again.config.cluster_queues), Names(fresh.config.cluster_queues));
+  EXPECT_EQ(again.config.local_queues.size(), fresh.config.local_queues.size());
+  ASSERT_EQ(again.conditions.size(), fresh.conditions.size());
+  for (size_t i = 0; i < again.conditions.size(); ++i) {
+    EXPECT_EQ(again.conditions[i].key(), fresh.conditions[i].key());
+    EXPECT_EQ(again.conditions[i].reason, fresh.conditions[i].reason);
+    EXPECT_EQ(again.conditions[i].message, fresh.conditions[i].message);
+  }
+  EXPECT_EQ(Cond(again, "ClusterQueue", "", objs.cluster_queues[7]["metadata"]["name"]).reason, "FlavorNotFound");
 }
 
 // ---------------------------------------------------------------- Workloads
