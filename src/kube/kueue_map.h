@@ -20,10 +20,9 @@
 // Thread-safety: pure functions over their arguments.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -64,8 +63,9 @@ struct ObjectCondition {
 };
 
 struct BuiltConfig {
-  core::Config config;                      // only the valid objects (and what does not depend on invalid ones)
-  std::vector<ObjectCondition> conditions;  // one per ClusterQueue and LocalQueue, and one per other object left out
+  core::Config config;  // only the valid objects (and what does not depend on invalid ones)
+  std::vector<ObjectCondition>
+      conditions;  // one per ClusterQueue and LocalQueue, and one per other object left out
   // The condition of `kind` ns/name, or null.
   const ObjectCondition* Find(const std::string& kind, const std::string& ns, const std::string& name) const;
 };
@@ -119,8 +119,8 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
 // resourceUsage, count}]}, QuotaReserved=True (QuotaReserved), Admitted=True
 // (Admitted); an Evicted or Preempted condition that is True becomes False
 // (reason QuotaReserved).
-Json AdmittedStatus(const Json& current_status, const core::WorkloadInfo& info, const std::string& now_rfc3339,
-                    int64_t generation = 0);
+Json AdmittedStatus(const Json& current_status, const core::WorkloadInfo& info,
+                    const std::string& now_rfc3339, int64_t generation = 0);
 // Pending: QuotaReserved=False, reason Pending (or Inadmissible when the
 // queue is missing, stopped or the workload inactive), message = the full
 // explanation (PendingReason::message and one line per flavor tried); no

@@ -9,10 +9,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <iostream>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -36,7 +36,8 @@ Json ScalarToJson(const YAML::Node& n) {
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno == 0 && end != nullptr && *end == '\0' && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
+  if (errno == 0 && end != nullptr && *end == '\0' &&
+      (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
     return static_cast<int64_t>(v);
   }
   return s;
@@ -165,8 +166,11 @@ const std::regex& Regex(const std::string& pattern) {
   return it->second;
 }
 
-void Validate(const YAML::Node& schema, const Json& v, const std::string& path, std::vector<std::string>* errs) {
-  auto err = [&](const std::string& what) { errs->push_back(path + ": " + what + " (value " + v.dump() + ")"); };
+void Validate(const YAML::Node& schema, const Json& v, const std::string& path,
+              std::vector<std::string>* errs) {
+  auto err = [&](const std::string& what) {
+    errs->push_back(path + ": " + what + " (value " + v.dump() + ")");
+  };
   if (schema["x-kubernetes-int-or-string"] && schema["x-kubernetes-int-or-string"].as<bool>()) {
     if (!v.is_string() && !v.is_number_integer()) return err("not an int or string");
     if (v.is_string() && schema["pattern"] &&
@@ -204,7 +208,8 @@ void Validate(const YAML::Node& schema, const Json& v, const std::string& path, 
       if (schema["items"]) Validate(schema["items"], v[i], path + "[" + std::to_string(i) + "]", errs);
       if (schema["x-kubernetes-list-map-keys"] && v[i].is_object()) {
         std::string key;
-        for (const YAML::Node& k : schema["x-kubernetes-list-map-keys"]) key += v[i].value(k.as<std::string>(), "") + "/";
+        for (const YAML::Node& k : schema["x-kubernetes-list-map-keys"])
+          key += v[i].value(k.as<std::string>(), "") + "/";
         if (!keys.insert(key).second) err("duplicate list-map key " + key);
       }
     }
@@ -338,7 +343,8 @@ TEST(BuildConfigTest, DevClusterObjectsAsServedConfigureTheEngine) {
   EXPECT_EQ(b.config.topologies.size(), want.topologies.size());
   // One Active condition per ClusterQueue and LocalQueue.
   size_t queue_conditions = 0;
-  for (const ObjectCondition& c : b.conditions) queue_conditions += c.kind == "ClusterQueue" || c.kind == "LocalQueue";
+  for (const ObjectCondition& c : b.conditions)
+    queue_conditions += c.kind == "ClusterQueue" || c.kind == "LocalQueue";
   EXPECT_EQ(queue_conditions, want.cluster_queues.size() + want.local_queues.size());
   core::Engine engine;
   EXPECT_TRUE(engine.Configure(b.config).ok());
@@ -384,7 +390,8 @@ TEST(BuildConfigTest, MissingFlavorLeavesOnlyThatQueueOut) {
 
 TEST(BuildConfigTest, BadQuantityIsInvalidSpecWithTheFieldPath) {
   KueueObjects objs = FromYaml(kSmall);
-  objs.cluster_queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][1]["nominalQuota"] = "4 GPUs";
+  objs.cluster_queues[0]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][1]["nominalQuota"] =
+      "4 GPUs";
   BuiltConfig b = BuildConfig(objs);
   EXPECT_EQ(Names(b.config.cluster_queues), (std::set<std::string>{"cq-b"}));
   const ObjectCondition& c = Cond(b, "ClusterQueue", "", "cq-a");
@@ -576,9 +583,9 @@ TEST(BuildConfigTest, OtherInvalidObjectsAreLeftOutWithAReason) {
   KueueObjects objs = FromYaml(kSmall);
   objs.priority_classes[0]["value"] = "high";
   objs.namespaces.push_back(Obj("{apiVersion: v1, kind: Namespace, metadata: {name: Bad_Name}}"));
-  objs.resource_flavors.push_back(
-      Obj("{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: t}, spec: {nodeTaints: "
-          "[{key: k, effect: Sometimes}]}}"));
+  objs.resource_flavors.push_back(Obj(
+      "{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: t}, spec: {nodeTaints: "
+      "[{key: k, effect: Sometimes}]}}"));
   BuiltConfig b = BuildConfig(objs);
   EXPECT_TRUE(b.config.priority_classes.empty());
   EXPECT_EQ(Cond(b, "WorkloadPriorityClass", "", "high").field, "value");
@@ -615,9 +622,10 @@ TEST(BuildConfigTest, AThousandQueues) {
   }
   auto start = std::chrono::steady_clock::now();
   BuiltConfig b = BuildConfig(objs);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "BuildConfig of " << objs.cluster_queues.size() << " ClusterQueues and " << objs.local_queues.size()
-            << " LocalQueues: " << ms << " ms\n";
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "BuildConfig of " << objs.cluster_queues.size() << " ClusterQueues and "
+            << objs.local_queues.size() << " LocalQueues: " << ms << " ms\n";
   EXPECT_EQ(b.config.cluster_queues.size(), 1002u);
   EXPECT_EQ(b.config.local_queues.size(), 1002u);
   for (const ObjectCondition& c : b.conditions) EXPECT_TRUE(c.active) << c.key();
@@ -631,7 +639,8 @@ TEST(BuildConfigTest, AThousandQueues) {
   objs.local_queues.pop_back();
   start = std::chrono::steady_clock::now();
   BuiltConfig again = builder.Build(objs);
-  auto ms2 = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  auto ms2 =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   std::cout << "again with a memo: " << ms2 << " ms\n";
   BuiltConfig fresh = BuildConfig(objs);
   EXPECT_EQ(again.config.cluster_queues.size(), 1001u);
@@ -643,7 +652,8 @@ TEST(BuildConfigTest, AThousandQueues) {
     EXPECT_EQ(again.conditions[i].reason, fresh.conditions[i].reason);
     EXPECT_EQ(again.conditions[i].message, fresh.conditions[i].message);
   }
-  EXPECT_EQ(Cond(again, "ClusterQueue", "", objs.cluster_queues[7]["metadata"]["name"]).reason, "FlavorNotFound");
+  EXPECT_EQ(Cond(again, "ClusterQueue", "", objs.cluster_queues[7]["metadata"]["name"]).reason,
+            "FlavorNotFound");
 }
 
 // ---------------------------------------------------------------- Workloads
@@ -758,7 +768,8 @@ spec:
 
 TEST(WorkloadFromObjectTest, UnknownPriorityClassFallsBackToThePriorityValue) {
   Json wl = Obj(kWorkloadV1beta2);
-  wl["spec"]["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", "pods-high"}};
+  wl["spec"]["priorityClassRef"] = {
+      {"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", "pods-high"}};
   wl["spec"]["priority"] = 77;
   Result<core::WorkloadSpec> w = WorkloadFromObject(wl, BuildConfig(FromYaml(kSmall)).config);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
@@ -799,14 +810,22 @@ TEST(WorkloadFromObjectTest, ErrorsNameTheField) {
 
 // The fields Kueue v1beta2's CRD schema allows in Workload.status and its parts.
 void CheckWorkloadStatusShape(const Json& st) {
-  static const std::set<std::string> kStatus = {
-      "conditions", "admission", "requeueState", "reclaimablePods", "admissionChecks", "resourceRequests",
-      "accumulatedPastExecutionTimeSeconds", "schedulingStats", "nominatedClusterNames", "clusterName",
-      "unhealthyNodes", "preemptionGates"};
-  static const std::set<std::string> kCondition = {"type", "status", "lastTransitionTime", "reason", "message",
-                                                   "observedGeneration"};
-  static const std::set<std::string> kConditionTypes = {"QuotaReserved", "Admitted", "Evicted", "Preempted",
-                                                        "Requeued", "Finished", "PodsReady"};
+  static const std::set<std::string> kStatus = {"conditions",
+                                                "admission",
+                                                "requeueState",
+                                                "reclaimablePods",
+                                                "admissionChecks",
+                                                "resourceRequests",
+                                                "accumulatedPastExecutionTimeSeconds",
+                                                "schedulingStats",
+                                                "nominatedClusterNames",
+                                                "clusterName",
+                                                "unhealthyNodes",
+                                                "preemptionGates"};
+  static const std::set<std::string> kCondition = {"type",   "status",  "lastTransitionTime",
+                                                   "reason", "message", "observedGeneration"};
+  static const std::set<std::string> kConditionTypes = {"QuotaReserved", "Admitted", "Evicted",  "Preempted",
+                                                        "Requeued",      "Finished", "PodsReady"};
   ASSERT_TRUE(st.is_object());
   for (auto it = st.begin(); it != st.end(); ++it) EXPECT_TRUE(kStatus.count(it.key())) << it.key();
   std::set<std::string> types;
@@ -832,8 +851,8 @@ void CheckWorkloadStatusShape(const Json& st) {
     }
     EXPECT_TRUE(a["clusterQueue"].is_string());
     for (const Json& p : a["podSetAssignments"]) {
-      static const std::set<std::string> kPsa = {"name", "flavors", "resourceUsage", "count", "topologyAssignment",
-                                                 "delayedTopologyRequest"};
+      static const std::set<std::string> kPsa = {
+          "name", "flavors", "resourceUsage", "count", "topologyAssignment", "delayedTopologyRequest"};
       for (auto it = p.begin(); it != p.end(); ++it) EXPECT_TRUE(kPsa.count(it.key())) << it.key();
       EXPECT_TRUE(p["count"].is_number_integer());
       const Json usage = p.value("resourceUsage", Json::object());
@@ -963,7 +982,8 @@ TEST(WorkloadStatusTest, PendingCarriesTheWholeExplanation) {
   core::PendingReason missing;
   missing.kind = core::PendingReason::Kind::kLocalQueueMissing;
   missing.message = "LocalQueue team-a/nope does not exist";
-  EXPECT_EQ((*FindCondition(PendingStatus(nullptr, missing, kT0), "QuotaReserved"))["reason"], "Inadmissible");
+  EXPECT_EQ((*FindCondition(PendingStatus(nullptr, missing, kT0), "QuotaReserved"))["reason"],
+            "Inadmissible");
 
   // Long explanations are cut to Kubernetes' limit.
   r.message = std::string(40000, 'x');
@@ -1086,9 +1106,10 @@ TEST(WorkloadStatusTest, FinishedAndObserve) {
 }
 
 TEST(WorkloadStatusTest, ObserveRefusesWhatItCannotRead) {
-  Json st = {{"admission",
-              {{"clusterQueue", "cq-a"},
-               {"podSetAssignments", {{{"name", "main"}, {"count", 1}, {"resourceUsage", {{"cpu", "lots"}}}}}}}}};
+  Json st = {
+      {"admission",
+       {{"clusterQueue", "cq-a"},
+        {"podSetAssignments", {{{"name", "main"}, {"count", 1}, {"resourceUsage", {{"cpu", "lots"}}}}}}}}};
   Result<ObservedState> o = ObserveWorkload(Json{{"status", st}});
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.status().field(), "status.admission.podSetAssignments[0].resourceUsage.cpu");
@@ -1133,13 +1154,15 @@ TEST(TimeTest, Rfc3339) {
 // ---------------------------------------------------------------- queue status
 
 void CheckQueueStatusShape(const Json& st, bool cluster_queue) {
-  std::set<std::string> allowed = {"conditions", "pendingWorkloads", "reservingWorkloads", "admittedWorkloads",
-                                   "flavorsReservation", "flavorsUsage", "fairSharing"};
+  std::set<std::string> allowed = {"conditions",        "pendingWorkloads",   "reservingWorkloads",
+                                   "admittedWorkloads", "flavorsReservation", "flavorsUsage",
+                                   "fairSharing"};
   for (auto it = st.begin(); it != st.end(); ++it) EXPECT_TRUE(allowed.count(it.key())) << it.key();
   for (const char* list : {"flavorsReservation", "flavorsUsage"}) {
     EXPECT_LE(st[list].size(), 16u);
     for (const Json& f : st[list]) {
-      for (auto it = f.begin(); it != f.end(); ++it) EXPECT_TRUE(it.key() == "name" || it.key() == "resources");
+      for (auto it = f.begin(); it != f.end(); ++it)
+        EXPECT_TRUE(it.key() == "name" || it.key() == "resources");
       for (const Json& r : f["resources"]) {
         for (auto it = r.begin(); it != r.end(); ++it) {
           bool ok = it.key() == "name" || it.key() == "total" || (cluster_queue && it.key() == "borrowed");
@@ -1202,12 +1225,14 @@ TEST(QueueStatusTest, ClusterQueueAndLocalQueueCountsAndUsage) {
   Json st3 = ClusterQueueStatus(f.engine, "cq-b", stopped, st2, kT2);
   EXPECT_EQ((*FindCondition(st3, "Active"))["lastTransitionTime"], kT1);
 
-  Json lq = LocalQueueStatus(f.engine, "team-b", "lq-b", Cond(b, "LocalQueue", "team-b", "lq-b"), nullptr, kT0);
+  Json lq =
+      LocalQueueStatus(f.engine, "team-b", "lq-b", Cond(b, "LocalQueue", "team-b", "lq-b"), nullptr, kT0);
   CheckQueueStatusShape(lq, false);
   EXPECT_EQ(lq["pendingWorkloads"], 1);
   EXPECT_EQ(lq["admittedWorkloads"], 1);
   EXPECT_EQ(Usage(lq, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "6");
-  Json lqa = LocalQueueStatus(f.engine, "team-a", "lq-a", Cond(b, "LocalQueue", "team-a", "lq-a"), nullptr, kT0);
+  Json lqa =
+      LocalQueueStatus(f.engine, "team-a", "lq-a", Cond(b, "LocalQueue", "team-a", "lq-a"), nullptr, kT0);
   EXPECT_EQ(lqa["admittedWorkloads"], 0);
   EXPECT_EQ(Usage(lqa, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "0");
 }
@@ -1239,7 +1264,8 @@ TEST(QueueStatusTest, FairSharingShareIsReportedWhenOn) {
 
 TEST(CrdSchemaTest, EveryStatusValidatesAgainstKueuesCrd) {
   std::string dir = KueueCrdDir();
-  if (dir.empty()) GTEST_SKIP() << "Kueue v0.17.0 is not in the Go module cache (go mod download sigs.k8s.io/kueue@v0.17.0)";
+  if (dir.empty())
+    GTEST_SKIP() << "Kueue v0.17.0 is not in the Go module cache (go mod download sigs.k8s.io/kueue@v0.17.0)";
   // The validator itself: an invented field and a bad reason are caught.
   {
     std::vector<std::string> errs;
@@ -1273,8 +1299,8 @@ TEST(CrdSchemaTest, EveryStatusValidatesAgainstKueuesCrd) {
 
   BuiltConfig b = BuildConfig(FromYaml(kSmall));
   for (const std::string cq : {"cq-a", "cq-b"}) {
-    EXPECT_TRUE(CheckAgainstCrd("clusterqueues",
-                                ClusterQueueStatus(f.engine, cq, Cond(b, "ClusterQueue", "", cq), nullptr, kT0, 2)));
+    EXPECT_TRUE(CheckAgainstCrd(
+        "clusterqueues", ClusterQueueStatus(f.engine, cq, Cond(b, "ClusterQueue", "", cq), nullptr, kT0, 2)));
   }
   ObjectCondition broken;
   broken.kind = "ClusterQueue";
@@ -1283,14 +1309,15 @@ TEST(CrdSchemaTest, EveryStatusValidatesAgainstKueuesCrd) {
   broken.reason = "FlavorNotFound";
   broken.message = "m";
   EXPECT_TRUE(CheckAgainstCrd("clusterqueues", ClusterQueueStatus(f.engine, "gone", broken, nullptr, kT0)));
-  EXPECT_TRUE(CheckAgainstCrd("localqueues", LocalQueueStatus(f.engine, "team-b", "lq-b",
-                                                              Cond(b, "LocalQueue", "team-b", "lq-b"), nullptr, kT0, 1)));
+  EXPECT_TRUE(CheckAgainstCrd(
+      "localqueues", LocalQueueStatus(f.engine, "team-b", "lq-b", Cond(b, "LocalQueue", "team-b", "lq-b"),
+                                      nullptr, kT0, 1)));
   core::EngineOptions opts;
   opts.fair_sharing = true;
   core::Engine fair(opts);
   ASSERT_TRUE(fair.Configure(b.config).ok());
-  EXPECT_TRUE(CheckAgainstCrd("clusterqueues",
-                              ClusterQueueStatus(fair, "cq-a", Cond(b, "ClusterQueue", "", "cq-a"), nullptr, kT0)));
+  EXPECT_TRUE(CheckAgainstCrd(
+      "clusterqueues", ClusterQueueStatus(fair, "cq-a", Cond(b, "ClusterQueue", "", "cq-a"), nullptr, kT0)));
   // Every reason BuildConfig produces fits the condition's reason pattern.
   KueueObjects objs = FromYaml(kSmall);
   objs.cluster_queues[1]["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "h100";

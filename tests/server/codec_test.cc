@@ -199,7 +199,8 @@ spec:
   EXPECT_EQ(spec->priority_class.value_or(""), "prod");
   EXPECT_EQ(spec->pod_sets[0].count, 2);
   EXPECT_EQ(spec->pod_sets[0].command, (std::vector<std::string>{"true"}));
-  (*j)["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/gpu", "500m"}};
+  (*j)["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["limits"] = {
+      {"nvidia.com/gpu", "500m"}};
   (*j)["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"].erase("requests");
   auto frac = WorkloadFromObject(*j);
   ASSERT_FALSE(frac.ok());
