@@ -171,6 +171,20 @@ ObjectPiece ReadOne(const Json& obj, const std::string& expected_kind) {
   std::vector<const manifest::ManifestObject*> ptrs;
   for (const manifest::ManifestObject& o : *objs) ptrs.push_back(&o);
   p.status = manifest::ParseObjects(ptrs, &p.config);
+  if (!p.status.ok()) return p;
+  const core::Config& c = p.config;
+  size_t read = expected_kind == "ResourceFlavor"          ? c.flavors.size()
+                : expected_kind == "Cohort"                ? c.cohorts.size()
+                : expected_kind == "ClusterQueue"          ? c.cluster_queues.size()
+                : expected_kind == "LocalQueue"            ? c.local_queues.size()
+                : expected_kind == "WorkloadPriorityClass" ? c.priority_classes.size()
+                : expected_kind == "Topology"              ? c.topologies.size()
+                : expected_kind == "Namespace"             ? c.namespaces.size()
+                                                           : 0;
+  if (read != 1) {
+    p.status = Invalid("apiVersion", fmt::format("not read as one {} (apiVersion {})", expected_kind,
+                                                 copy.value("apiVersion", std::string())));
+  }
   return p;
 }
 

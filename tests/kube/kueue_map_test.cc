@@ -586,7 +586,10 @@ TEST(BuildConfigTest, OtherInvalidObjectsAreLeftOutWithAReason) {
   objs.resource_flavors.push_back(Obj(
       "{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: t}, spec: {nodeTaints: "
       "[{key: k, effect: Sometimes}]}}"));
+  objs.cluster_queues.push_back(
+      Obj("{apiVersion: scheduling.volcano.sh/v1beta1, kind: ClusterQueue, metadata: {name: v}}"));
   BuiltConfig b = BuildConfig(objs);
+  EXPECT_FALSE(Cond(b, "ClusterQueue", "", "v").active);
   EXPECT_TRUE(b.config.priority_classes.empty());
   EXPECT_EQ(Cond(b, "WorkloadPriorityClass", "", "high").field, "value");
   EXPECT_FALSE(Cond(b, "Namespace", "", "Bad_Name").active);
