@@ -114,6 +114,7 @@ std::string Q(core::Amount a) { return core::FormatQuantity(a); }
 
 struct ObjectPiece {
   std::string kind, ns, name;
+  bool v1beta2 = true;  // the spelling of field paths (v1beta1 / v1alpha1: spec.cohort, spec.parent)
   Status status;        // why it is invalid, or ok
   core::Config config;  // what it parsed into (one object)
 };
@@ -161,6 +162,8 @@ ObjectPiece ReadOne(const Json& obj, const std::string& expected_kind) {
   if (!copy.contains("apiVersion")) {
     copy["apiVersion"] = expected_kind == "Namespace" ? "v1" : "kueue.x-k8s.io/v1beta2";
   }
+  p.v1beta2 = StrAt(copy, "apiVersion") != "kueue.x-k8s.io/v1beta1" &&
+              StrAt(copy, "apiVersion") != "kueue.x-k8s.io/v1alpha1";
   std::string source = expected_kind + " " + (p.ns.empty() ? p.name : p.ns + "/" + p.name);
   Result<std::vector<manifest::ManifestObject>> objs =
       manifest::SplitObjects(copy.dump(-1, ' ', false, Json::error_handler_t::replace), source);
@@ -183,7 +186,7 @@ ObjectPiece ReadOne(const Json& obj, const std::string& expected_kind) {
                                                            : 0;
   if (read != 1) {
     p.status = Invalid("apiVersion", fmt::format("not read as one {} (apiVersion {})", expected_kind,
-                                                 copy.value("apiVersion", std::string())));
+                                                 StrAt(copy, "apiVersion")));
   }
   return p;
 }
@@ -488,17 +491,18 @@ BuiltConfig ConfigBuilder::Build(const KueueObjects& objs) {
     bad_cohorts[start] = {"CohortCycle", fmt::format("Can't use the Cohort: spec.parentName: cohort cycle {}",
                                                      fmt::join(cycle, " -> "))};
   }
-  // A cohort is usable when its chain up to a root passes only usable cohorts.
-  std::map<std::string, std::pair<std::string, std::string>>
-      cohort_state;  // name -> reason ("" = ok), message
-  auto chain_problem = [&](const std::string& cohort) -> std::pair<std::string, std::string> {
+  // A cohort is usable when its chain up to a root passes only usable
+  // cohorts. `self`: `cohort` is the object asking (its own problem is
+  // returned as is); otherwise a ClusterQueue names it.
+  auto chain_problem = [&](const std::string& cohort, bool self) -> std::pair<std::string, std::string> {
     std::string cur = cohort;
     std::set<std::string> visited;
     while (!cur.empty() && visited.insert(cur).second) {
       if (auto b = bad_cohorts.find(cur); b != bad_cohorts.end()) {
-        if (cur == cohort) return b->second;
+        if (cur == cohort && self) return b->second;
         std::string reason = b->second.first == "CohortCycle" ? "CohortCycle" : "CohortInvalid";
-        return {reason, fmt::format("Can't use ancestor Cohort \"{}\": {}", cur, b->second.second)};
+        return {reason, fmt::format("Can't use {}Cohort \"{}\": {}", cur == cohort ? "" : "ancestor ", cur,
+                                    b->second.second)};
       }
       auto it = parent_of.find(cur);
       if (it == parent_of.end()) return {"", ""};  // an implicit cohort: a root
@@ -509,10 +513,10 @@ BuiltConfig ConfigBuilder::Build(const KueueObjects& objs) {
   };
   for (ObjectPiece& p : cohort_pieces) {
     if (!parent_of.count(p.name)) continue;  // already failed (flavors)
-    auto [reason, msg] = chain_problem(p.name);
+    auto [reason, msg] = chain_problem(p.name, true);
     if (!reason.empty()) {
       bad_cohorts[p.name] = {reason, msg};
-      fail(p, reason, msg, "spec.parentName");
+      fail(p, reason, msg, p.v1beta2 ? "spec.parentName" : "spec.parent");
       continue;
     }
     Append(&cfg.cohorts, p.config.cohorts);
@@ -537,10 +541,10 @@ BuiltConfig ConfigBuilder::Build(const KueueObjects& objs) {
       continue;
     }
     if (!cq.cohort.empty()) {
-      auto [reason, msg] = chain_problem(cq.cohort);
+      auto [reason, msg] = chain_problem(cq.cohort, false);
       if (!reason.empty()) {
-        fail(p, reason, fmt::format("Can't admit new workloads: spec.cohortName: {}", msg),
-             "spec.cohortName");
+        std::string field = p.v1beta2 ? "spec.cohortName" : "spec.cohort";
+        fail(p, reason, fmt::format("Can't admit new workloads: {}: {}", field, msg), field);
         continue;
       }
     }

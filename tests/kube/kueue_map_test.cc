@@ -476,6 +476,7 @@ spec:
   EXPECT_EQ(Names(b.config.cluster_queues), (std::set<std::string>{"cq-a", "cq-b"}));
   EXPECT_EQ(Cond(b, "Cohort", "", "x").reason, "CohortCycle");
   EXPECT_EQ(Cond(b, "ClusterQueue", "", "cq-c").reason, "CohortCycle");
+  EXPECT_EQ(Cond(b, "ClusterQueue", "", "cq-c").field, "spec.cohortName");
   EXPECT_FALSE(Cond(b, "ClusterQueue", "", "cq-c").active);
   core::Engine engine;
   EXPECT_TRUE(engine.Configure(b.config).ok());
@@ -588,8 +589,13 @@ TEST(BuildConfigTest, OtherInvalidObjectsAreLeftOutWithAReason) {
       "[{key: k, effect: Sometimes}]}}"));
   objs.cluster_queues.push_back(
       Obj("{apiVersion: scheduling.volcano.sh/v1beta1, kind: ClusterQueue, metadata: {name: v}}"));
+  objs.cluster_queues.push_back(
+      Json{{"apiVersion", 7}, {"kind", "ClusterQueue"}, {"metadata", {{"name", "num"}}}});
+  objs.cluster_queues.push_back(Json{{"kind", "ClusterQueue"}, {"metadata", "text"}});
+  objs.local_queues.push_back(Json::array());
   BuiltConfig b = BuildConfig(objs);
   EXPECT_FALSE(Cond(b, "ClusterQueue", "", "v").active);
+  EXPECT_FALSE(Cond(b, "ClusterQueue", "", "num").active);
   EXPECT_TRUE(b.config.priority_classes.empty());
   EXPECT_EQ(Cond(b, "WorkloadPriorityClass", "", "high").field, "value");
   EXPECT_FALSE(Cond(b, "Namespace", "", "Bad_Name").active);
