@@ -46,9 +46,9 @@ class K8sCluster {
 
   const std::string& dir() const { return dir_; }
   const std::string& kubeconfig() const { return kubeconfig_; }  // admin (system:masters) kubeconfig path
-  std::string server() const;                                   // https://127.0.0.1:PORT
+  std::string server() const;                                    // https://127.0.0.1:PORT
   int apiserver_port() const { return apiserver_port_; }
-  std::string etcd_url() const;    // http://127.0.0.1:PORT (client URL)
+  std::string etcd_url() const;  // http://127.0.0.1:PORT (client URL)
   std::string bin_dir() const { return bin_; }
   // Pids from DIR/pids (-1 when that component is not running): "etcd", "kube-apiserver",
   // "kube-controller-manager", "kube-scheduler", "fake-kubelet".
