@@ -52,7 +52,8 @@ deps:
 
 # kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubectl and
 # the harness's Go tools (fake-kubelet, kueue-load), from tools/k8s/go.mod.
-k8s: deps
+k8s:
+	@scripts/install-deps.sh --k8s
 	tools/k8s/build.sh $(CURDIR)/build-k8s/bin
 
 build: deps

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Artel needs to build and test on Debian 12 (bookworm).
 # Idempotent: when every package is already present it runs no apt-get at all.
+# `--k8s` also checks Go (>= 1.26) and downloads the Go modules of tools/k8s
+# (the Kubernetes test control plane; make k8s and make test pass it).
 set -euo pipefail
 
 PACKAGES=(
@@ -64,6 +66,12 @@ if [[ ! -d $charts/node_modules/uplot ]]; then
   else
     echo "install-deps: npm not found; HTML reports will have no charts" >&2
   fi
+fi
+
+# With --k8s (make k8s / make test): the Go side of the test tooling. `make
+# demo` and `make build` need no Go.
+if [[ ${1:-} != --k8s ]]; then
+  exit 0
 fi
 
 # The Kubernetes test control plane (tools/k8s, docs/kubernetes.md) is built
