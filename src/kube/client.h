@@ -246,7 +246,8 @@ class Informer {
   std::vector<Json> Snapshot() const;  // the cached objects
   uint64_t relists() const;            // how many times it had to re-list (not the first list)
   // Extras: tuning before Start (tests use short ones).
-  void SetBackoff(int64_t initial_ms, int64_t max_ms);
+  void SetBackoff(int64_t initial_ms, int64_t max_ms);  // also while running
+  void Retry();  // cuts a backoff wait short (tests: reconnect now)
   void SetWatchTimeout(int seconds);
   void SetPageSize(int64_t limit);
   uint64_t reconnects() const;           // watches restarted after an error
@@ -264,7 +265,7 @@ class Informer {
   std::string ns_;
   Handler h_;
   ListOptions o_;
-  int64_t backoff_initial_ms_ = 200, backoff_max_ms_ = 10000;
+  std::atomic<int64_t> backoff_initial_ms_{200}, backoff_max_ms_{10000};
   int watch_timeout_s_ = 300;
   int64_t page_size_ = 500;
 
@@ -276,6 +277,7 @@ class Informer {
   bool synced_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
+  bool kick_ = false;  // Retry() was called (guarded by mu_)
   std::atomic<uint64_t> relists_{0}, reconnects_{0};
   std::thread thread_;
 };

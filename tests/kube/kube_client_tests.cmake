@@ -9,3 +9,10 @@ target_link_libraries(kube_client_unit_test PRIVATE artel_kube PkgConfig::KUBE_T
                       GTest::gtest_main)
 gtest_discover_tests(kube_client_unit_test TEST_PREFIX kube_ DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120
                      LABELS kube)
+
+# kube_client_test: against a real API server (artel_kube_test of
+# tests/kube/CMakeLists.txt: the fixture, the `kube` label, one API server at a time).
+if(COMMAND artel_kube_test)
+  artel_kube_test(kube_client_test ${CMAKE_CURRENT_LIST_DIR}/client_test.cc)
+  target_link_libraries(kube_client_test PRIVATE artel_kube)
+endif()
