@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -378,7 +379,7 @@ void Client::SetRateLimiterClock(std::function<int64_t()> now_us) {
 uint64_t Client::requests() const { return requests_.load(); }
 
 uint64_t Client::throttled() const {
-  std::lock_guard<std::mutex> l(const_cast<std::mutex&>(limiter_mu_));
+  std::lock_guard<std::mutex> l(limiter_mu_);
   return limiter_ ? limiter_->throttled() : 0;
 }
 
@@ -395,6 +396,7 @@ void SetHeaders(httplib::Request* req, const ClientConfig& cfg, const std::strin
 ApiResult<Json> Client::Do(const std::string& method, const std::string& path, const std::string& body,
                            const std::string& content_type) {
   if (!tls_error_.empty()) return ApiError{0, "ClientConfig", tls_error_};
+  int too_many = 0;
   for (int attempt = 0;; ++attempt) {
     Throttle();
     auto c = Acquire();
@@ -417,6 +419,14 @@ ApiResult<Json> Client::Do(const std::string& method, const std::string& path, c
     }
     c->reused = true;
     Release(std::move(c));
+    if (res.status == 429 && too_many < 5) {
+      ++too_many;
+      retried_429_.fetch_add(1);
+      int wait_s = 1;
+      if (res.has_header("Retry-After")) wait_s = std::clamp(std::atoi(res.get_header_value("Retry-After").c_str()), 0, 10);
+      if (wait_s > 0) std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+      continue;
+    }
     if (res.status >= 200 && res.status < 300) {
       if (res.body.empty()) return Json::object();
       Json j = Json::parse(res.body, nullptr, false);

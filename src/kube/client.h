@@ -8,6 +8,10 @@
 // it back, so one Client may be used from many threads at once. A watch uses
 // its own connection for as long as it runs.
 //
+// 429 Too Many Requests (API Priority and Fairness) is retried after the
+// server's Retry-After (at most 10 s, 1 s when absent), up to 5 times: the
+// server did not process the request, so this is safe for every verb.
+//
 // Errors: what the API server answered is parsed from its Status object into
 // ApiError{http, reason, message}; http == 0 is a transport error (no
 // response: connection refused, TLS failure, timeout, stream cut).
@@ -182,6 +186,7 @@ class Client {
                       const std::string& content_type = "application/json");
   uint64_t requests() const;   // requests sent (the benchmark reports requests per admission)
   uint64_t throttled() const;  // requests the rate limiter held back (extra; tests)
+  uint64_t retried_after_429() const { return retried_429_.load(); }  // extra: 429 answers retried
   const ClientConfig& config() const { return config_; }
   // Replaces the rate limiter's clock (microseconds; tests). Extra.
   void SetRateLimiterClock(std::function<int64_t()> now_us);
@@ -207,7 +212,7 @@ class Client {
   std::string tls_error_;     // set when the PEMs could not be read
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Conn>> idle_;
-  std::mutex limiter_mu_;
+  mutable std::mutex limiter_mu_;
   std::unique_ptr<TokenBucket> limiter_;
   std::mutex token_mu_;
   std::string file_token_;
@@ -216,6 +221,7 @@ class Client {
   std::mutex watch_mu_;
   std::multimap<const std::atomic<bool>*, WatchSlot*> watches_;
   std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> retried_429_{0};
 };
 
 // Read-modify-write with a re-read on 409 Conflict (at most `attempts`).
@@ -241,7 +247,7 @@ class Informer {
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
   void Start();
-  void Stop();  // returns promptly even while a watch is blocked
+  void Stop();  // returns promptly even while a watch is blocked; from a handler it only asks
   bool HasSynced() const;
   std::vector<Json> Snapshot() const;  // the cached objects
   uint64_t relists() const;            // how many times it had to re-list (not the first list)

@@ -49,6 +49,7 @@ void Informer::Stop() {
   stop_ = true;
   cv_.notify_all();
   if (!thread_.joinable()) return;
+  if (std::this_thread::get_id() == thread_.get_id()) return;  // from a handler: the loop ends after it
   // The watch may be blocked in a read: cut its connection until the thread
   // notices (a cut that lands before the socket opens is repeated).
   while (true) {

@@ -399,6 +399,13 @@ class FakeServer {
                         "application/json");
         return;
       }
+      if (req.path == "/api/v1/namespaces/default/configmaps/busy" && busy_.fetch_sub(1) > 0) {
+        res.status = 429;
+        res.set_header("Retry-After", "0");
+        res.set_content(R"({"kind":"Status","reason":"TooManyRequests","message":"try again","code":429})",
+                        "application/json");
+        return;
+      }
       if (req.has_param("watch")) {
         res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
           // Events cut at odd places, then an expired-resourceVersion error.
@@ -431,6 +438,7 @@ class FakeServer {
     thread_.join();
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void SetBusy(int n) { busy_ = n; }  // the next n requests for configmaps/busy answer 429
   std::vector<Seen> seen() {
     std::lock_guard<std::mutex> l(mu_);
     return seen_;
@@ -442,6 +450,7 @@ class FakeServer {
   std::thread thread_;
   std::mutex mu_;
   std::vector<Seen> seen_;
+  std::atomic<int> busy_{0};
 };
 
 TEST(ClientRequests, ApplyPatchDeleteAndErrors) {
@@ -475,6 +484,24 @@ TEST(ClientRequests, ApplyPatchDeleteAndErrors) {
   EXPECT_EQ(opts["gracePeriodSeconds"], 0);
   EXPECT_EQ(opts["preconditions"]["uid"], "uid-1");
   EXPECT_EQ(seen[3].path, "/api/v1/namespaces/default/configmaps/missing");  // ns "" = default_namespace
+}
+
+TEST(ClientRequests, TooManyRequestsIsRetriedAfterRetryAfter) {
+  FakeServer srv;
+  ClientConfig cfg;
+  cfg.server = srv.url();
+  Client c(cfg);
+  srv.SetBusy(2);
+  auto r = c.Delete(kConfigMaps, "default", "busy");  // any verb: a 429 was not processed
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(c.retried_after_429(), 2u);
+  EXPECT_EQ(c.requests(), 3u);
+  srv.SetBusy(100);  // gives up after 5 retries with the server's answer
+  auto busy = c.Get(kConfigMaps, "default", "busy");
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().http, 429);
+  EXPECT_EQ(busy.error().reason, "TooManyRequests");
+  EXPECT_EQ(c.retried_after_429(), 7u);
 }
 
 TEST(ClientRequests, TokenFileIsReReadWhenItChanges) {
