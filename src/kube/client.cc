@@ -255,7 +255,8 @@ Client::Client(ClientConfig config) : config_(std::move(config)) {
       ca_store_ = store;
     }
     if (!config_.client_cert_pem.empty() || !config_.client_key_pem.empty()) {
-      BIO* bio = BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
+      BIO* bio =
+          BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
       X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
       BIO_free(bio);
       if (!cert) {
@@ -311,7 +312,8 @@ std::unique_ptr<Client::Conn> Client::NewConn() {
   if (scheme_ == "https") {
     std::unique_ptr<httplib::SSLClient> s;
     if (cert_ && key_) {
-      s = std::make_unique<httplib::SSLClient>(host_, port_, static_cast<X509*>(cert_), static_cast<EVP_PKEY*>(key_));
+      s = std::make_unique<httplib::SSLClient>(host_, port_, static_cast<X509*>(cert_),
+                                               static_cast<EVP_PKEY*>(key_));
     } else {
       s = std::make_unique<httplib::SSLClient>(host_, port_);
     }
@@ -384,8 +386,8 @@ uint64_t Client::throttled() const {
 }
 
 namespace {
-void SetHeaders(httplib::Request* req, const ClientConfig& cfg, const std::string& token, const std::string& ctype,
-                bool has_body) {
+void SetHeaders(httplib::Request* req, const ClientConfig& cfg, const std::string& token,
+                const std::string& ctype, bool has_body) {
   req->headers.emplace("Accept", "application/json");
   req->headers.emplace("User-Agent", cfg.user_agent);
   if (!token.empty()) req->headers.emplace("Authorization", "Bearer " + token);
@@ -405,8 +407,8 @@ ApiResult<Json> Client::Do(const std::string& method, const std::string& path, c
     req.method = method;
     req.path = prefix_ + path;
     req.body = body;
-    SetHeaders(&req, config_, Token(), content_type, !body.empty() || method == "POST" || method == "PUT" ||
-                                                         method == "PATCH");
+    SetHeaders(&req, config_, Token(), content_type,
+               !body.empty() || method == "POST" || method == "PUT" || method == "PATCH");
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
     requests_.fetch_add(1);
@@ -423,7 +425,8 @@ ApiResult<Json> Client::Do(const std::string& method, const std::string& path, c
       ++too_many;
       retried_429_.fetch_add(1);
       int wait_s = 1;
-      if (res.has_header("Retry-After")) wait_s = std::clamp(std::atoi(res.get_header_value("Retry-After").c_str()), 0, 10);
+      if (res.has_header("Retry-After"))
+        wait_s = std::clamp(std::atoi(res.get_header_value("Retry-After").c_str()), 0, 10);
       if (wait_s > 0) std::this_thread::sleep_for(std::chrono::seconds(wait_s));
       continue;
     }

@@ -44,28 +44,28 @@ namespace artel::kube {
 
 using Json = nlohmann::json;
 
-struct Resource {         // what a URL path needs
-  std::string group;      // "" = core
-  std::string version;    // "v1", "v1beta2"
-  std::string plural;     // "workloads"
+struct Resource {       // what a URL path needs
+  std::string group;    // "" = core
+  std::string version;  // "v1", "v1beta2"
+  std::string plural;   // "workloads"
   bool namespaced = true;
 };
 
 // Well-known resources.
-extern const Resource kWorkloads;                 // kueue.x-k8s.io/v1beta2, namespaced
-extern const Resource kClusterQueues;             // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kLocalQueues;               // kueue.x-k8s.io/v1beta2, namespaced
-extern const Resource kResourceFlavors;           // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kCohorts;                   // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kWorkloadPriorityClasses;   // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kTopologies;                // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kEvents;                    // core v1, namespaced
-extern const Resource kNamespaces;                // core v1, cluster
-extern const Resource kNodes;                     // core v1, cluster
-extern const Resource kPods;                      // core v1, namespaced
-extern const Resource kConfigMaps;                // core v1, namespaced (extra)
-extern const Resource kJobs;                      // batch/v1, namespaced
-extern const Resource kLeases;                    // coordination.k8s.io/v1, namespaced
+extern const Resource kWorkloads;                // kueue.x-k8s.io/v1beta2, namespaced
+extern const Resource kClusterQueues;            // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kLocalQueues;              // kueue.x-k8s.io/v1beta2, namespaced
+extern const Resource kResourceFlavors;          // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kCohorts;                  // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kWorkloadPriorityClasses;  // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kTopologies;               // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kEvents;                   // core v1, namespaced
+extern const Resource kNamespaces;               // core v1, cluster
+extern const Resource kNodes;                    // core v1, cluster
+extern const Resource kPods;                     // core v1, namespaced
+extern const Resource kConfigMaps;               // core v1, namespaced (extra)
+extern const Resource kJobs;                     // batch/v1, namespaced
+extern const Resource kLeases;                   // coordination.k8s.io/v1, namespaced
 // The same resource at another version (kueue's v1beta1: V1beta1(kWorkloads)).
 Resource WithVersion(Resource r, std::string version);
 inline Resource V1beta1(const Resource& r) { return WithVersion(r, "v1beta1"); }
@@ -98,7 +98,7 @@ ApiError ApiErrorFromStatus(const Json& status, int http_default = 500);
 template <class T>
 class ApiResult {
  public:
-  ApiResult(T value) : v_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
+  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return std::holds_alternative<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
@@ -158,16 +158,18 @@ class Client {
   // Follows `continue`; answers {items, metadata.resourceVersion}.
   ApiResult<Json> ListAll(const Resource& r, const std::string& ns, ListOptions o = {});
   ApiResult<Json> Create(const Resource& r, const std::string& ns, const Json& obj);
-  ApiResult<Json> Update(const Resource& r, const std::string& ns, const Json& obj);  // PUT (needs metadata.resourceVersion)
+  ApiResult<Json> Update(const Resource& r, const std::string& ns,
+                         const Json& obj);  // PUT (needs metadata.resourceVersion)
   ApiResult<Json> UpdateStatus(const Resource& r, const std::string& ns, const Json& obj);  // PUT .../status
-  ApiResult<Json> MergePatch(const Resource& r, const std::string& ns, const std::string& name, const Json& patch,
-                             bool status = false);
+  ApiResult<Json> MergePatch(const Resource& r, const std::string& ns, const std::string& name,
+                             const Json& patch, bool status = false);
   // Server-side apply (application/apply-patch+yaml; JSON is YAML). The
   // object needs apiVersion, kind and metadata.name.
-  ApiResult<Json> Apply(const Resource& r, const std::string& ns, const Json& obj, const std::string& field_manager,
-                        bool force = true, bool status = false);
+  ApiResult<Json> Apply(const Resource& r, const std::string& ns, const Json& obj,
+                        const std::string& field_manager, bool force = true, bool status = false);
   ApiResult<Json> Delete(const Resource& r, const std::string& ns, const std::string& name,
-                         std::optional<int64_t> grace_seconds = std::nullopt, const std::string& precondition_uid = "");
+                         std::optional<int64_t> grace_seconds = std::nullopt,
+                         const std::string& precondition_uid = "");
   // Blocking watch from o.resource_version (allowWatchBookmarks=true). Calls
   // `on_event` for each event as it arrives until it returns false, `stop`
   // becomes true (see Interrupt), the server ends the stream (timeout_seconds)
@@ -227,7 +229,8 @@ class Client {
 // Read-modify-write with a re-read on 409 Conflict (at most `attempts`).
 // `mutate` false = nothing to do (answers the object as read).
 ApiResult<Json> UpdateWithRetry(Client& c, const Resource& r, const std::string& ns, const std::string& name,
-                                const std::function<bool(Json& obj)>& mutate, bool status = false, int attempts = 5);
+                                const std::function<bool(Json& obj)>& mutate, bool status = false,
+                                int attempts = 5);
 
 // List+watch of one resource kept in a local cache, on its own thread:
 // re-lists on 410 Gone, reconnects with exponential backoff (capped, with
@@ -238,7 +241,7 @@ ApiResult<Json> UpdateWithRetry(Client& c, const Resource& r, const std::string&
 class Informer {
  public:
   struct Handler {
-    std::function<void(const Json& obj)> on_add, on_update /* new object */;
+    std::function<void(const Json&obj)> on_add, on_update /* new object */;
     std::function<void(const Json& last_known)> on_delete;
     std::function<void()> on_synced;  // after each (re)list, once the cache is complete
   };
@@ -253,7 +256,7 @@ class Informer {
   uint64_t relists() const;            // how many times it had to re-list (not the first list)
   // Extras: tuning before Start (tests use short ones).
   void SetBackoff(int64_t initial_ms, int64_t max_ms);  // also while running
-  void Retry();  // cuts a backoff wait short (tests: reconnect now)
+  void Retry();                                         // cuts a backoff wait short (tests: reconnect now)
   void SetWatchTimeout(int seconds);
   void SetPageSize(int64_t limit);
   uint64_t reconnects() const;           // watches restarted after an error
@@ -262,8 +265,8 @@ class Informer {
 
  private:
   void Run();
-  bool Relist();                                  // false on error (backoff)
-  bool Apply(const WatchEvent& e);                // one watch event into the cache + handlers
+  bool Relist();                    // false on error (backoff)
+  bool Apply(const WatchEvent& e);  // one watch event into the cache + handlers
   void WaitBackoff(int64_t ms);
 
   Client* client_;

@@ -5,6 +5,8 @@
 // informer's re-list, an API server killed in the middle of a watch,
 // client-certificate and bearer-token auth, RBAC refusals, the rate limiter.
 // No sleeps to wait: every wait polls with a deadline.
+#include "kube/client.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,7 +20,6 @@
 #include <thread>
 
 #include "k8s_fixture.h"
-#include "kube/client.h"
 #include "kube/kubeconfig.h"
 
 namespace artel::kube {
@@ -55,7 +56,8 @@ ClientConfig AdminConfig(const K8sCluster& k) {
 
 Json ConfigMap(const std::string& name, const std::map<std::string, std::string>& data,
                const std::map<std::string, std::string>& labels = {}) {
-  Json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", Json::object()}};
+  Json cm = {
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", Json::object()}};
   for (const auto& [k, v] : data) cm["data"][k] = v;
   for (const auto& [k, v] : labels) cm["metadata"]["labels"][k] = v;
   return cm;
@@ -129,7 +131,8 @@ TEST(KubeClient, ConfigMapCrudPagingConflictsAndThreads) {
 
   // Paging: limit=2 over 5 objects gives 3 pages; ListAll follows them.
   for (int i = 0; i < 5; ++i)
-    ASSERT_API_OK(c.Create(kConfigMaps, "default", ConfigMap("page-" + std::to_string(i), {}, {{"set", "paging"}})));
+    ASSERT_API_OK(
+        c.Create(kConfigMaps, "default", ConfigMap("page-" + std::to_string(i), {}, {{"set", "paging"}})));
   ListOptions o;
   o.label_selector = "set=paging";
   o.limit = 2;
@@ -186,7 +189,8 @@ TEST(KubeClient, ConfigMapCrudPagingConflictsAndThreads) {
 Json Workload(const std::string& name) {
   return Json::parse(R"({
     "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-    "metadata": {"name": ")" + name + R"(", "namespace": "default"},
+    "metadata": {"name": ")" +
+                     name + R"(", "namespace": "default"},
     "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
       "restartPolicy": "Never",
       "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}]}})");
@@ -217,14 +221,18 @@ TEST(KubeClient, MergePatchApplyAndKueueStatus) {
   EXPECT_FALSE((*patched)["data"].contains("mine"));
 
   // Kueue objects by server-side apply (cluster-scoped and namespaced).
-  Json rf = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}};
+  Json rf = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "ResourceFlavor"},
+             {"metadata", {{"name", "default-flavor"}}}};
   ASSERT_API_OK(c.Apply(kResourceFlavors, "", rf, "artel-test"));
   Json cq = Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
     "metadata": {"name": "cq"}, "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"],
     "flavors": [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}})");
   ASSERT_API_OK(c.Apply(kClusterQueues, "", cq, "artel-test"));
-  Json lq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "LocalQueue"},
-             {"metadata", {{"name", "lq"}, {"namespace", "default"}}}, {"spec", {{"clusterQueue", "cq"}}}};
+  Json lq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "LocalQueue"},
+             {"metadata", {{"name", "lq"}, {"namespace", "default"}}},
+             {"spec", {{"clusterQueue", "cq"}}}};
   ASSERT_API_OK(c.Apply(kLocalQueues, "", lq, "artel-test"));
   auto wl = c.Create(kWorkloads, "default", Workload("w1"));
   ASSERT_TRUE(wl.ok()) << wl.error().ToString();
@@ -263,7 +271,8 @@ TEST(KubeClient, MergePatchApplyAndKueueStatus) {
       [](Json& w) {
         w["status"]["admission"] = Json::parse(R"({"clusterQueue": "cq", "podSetAssignments": [
             {"name": "main", "flavors": {"cpu": "default-flavor"}, "resourceUsage": {"cpu": "1"}, "count": 1}]})");
-        w["status"]["conditions"] = Json::parse(R"([{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+        w["status"]["conditions"] =
+            Json::parse(R"([{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
             "message": "Quota reserved in ClusterQueue cq", "lastTransitionTime": "2026-01-01T00:00:01Z"}])");
         return true;
       },
@@ -271,8 +280,8 @@ TEST(KubeClient, MergePatchApplyAndKueueStatus) {
   ASSERT_TRUE(admitted.ok()) << admitted.error().ToString();
   EXPECT_EQ((*admitted)["status"]["admission"]["clusterQueue"], "cq");
   // Merge patch of the status subresource.
-  auto ms = c.MergePatch(kWorkloads, "default", "w1",
-                         Json{{"status", {{"requeueState", {{"count", 1}}}}}}, /*status=*/true);
+  auto ms = c.MergePatch(kWorkloads, "default", "w1", Json{{"status", {{"requeueState", {{"count", 1}}}}}},
+                         /*status=*/true);
   ASSERT_TRUE(ms.ok()) << ms.error().ToString();
   EXPECT_EQ((*ms)["status"]["requeueState"]["count"], 1);
   EXPECT_EQ((*ms)["status"]["admission"]["clusterQueue"], "cq");
@@ -292,7 +301,8 @@ struct Recorder {
   std::vector<std::string> events;  // "TYPE name rv"
   void Add(const std::string& type, const Json& obj) {
     std::lock_guard<std::mutex> l(mu);
-    events.push_back(type + " " + obj["metadata"].value("name", "") + " " + obj["metadata"].value("resourceVersion", ""));
+    events.push_back(type + " " + obj["metadata"].value("name", "") + " " +
+                     obj["metadata"].value("resourceVersion", ""));
   }
   bool Has(const std::string& prefix) {
     std::lock_guard<std::mutex> l(mu);
@@ -321,10 +331,13 @@ TEST(KubeClient, WatchSeesChangesAndBookmarksAndStopsOnInterrupt) {
   std::optional<ApiResult<std::string>> result;
   // timeoutSeconds=6: the API server sends a bookmark shortly before it ends the stream.
   std::thread watcher([&] {
-    result = c.Watch(kConfigMaps, "default", o, [&](const WatchEvent& e) {
-      rec.Add(e.type, e.object);
-      return true;
-    }, &stop, 6);
+    result = c.Watch(
+        kConfigMaps, "default", o,
+        [&](const WatchEvent& e) {
+          rec.Add(e.type, e.object);
+          return true;
+        },
+        &stop, 6);
   });
   ASSERT_API_OK(c.Create(kConfigMaps, "default", ConfigMap("w", {{"a", "1"}})));
   ASSERT_API_OK(c.MergePatch(kConfigMaps, "default", "w", Json{{"data", {{"a", "2"}}}}));
@@ -345,10 +358,13 @@ TEST(KubeClient, WatchSeesChangesAndBookmarksAndStopsOnInterrupt) {
   o.resource_version = (*now)["metadata"].value("resourceVersion", "");
   Recorder rec2;
   std::thread blocked([&] {
-    result = c.Watch(kConfigMaps, "default", o, [&](const WatchEvent& e) {
-      rec2.Add(e.type, e.object);
-      return true;
-    }, &stop, 300);
+    result = c.Watch(
+        kConfigMaps, "default", o,
+        [&](const WatchEvent& e) {
+          rec2.Add(e.type, e.object);
+          return true;
+        },
+        &stop, 300);
   });
   // It is connected once it has delivered an event; then it waits in a read.
   ASSERT_API_OK(c.Create(kConfigMaps, "default", ConfigMap("w2", {})));
@@ -404,8 +420,8 @@ TEST(KubeClient, InformerRelistsAfter410AndDeliversTheDifference) {
   ListOptions sel;
   sel.label_selector = "set=inf";
   Informer inf(&c, kConfigMaps, "default", Recording(&rec, &synced), sel);
-  inf.SetPageSize(2);             // the list is paged
-  inf.SetBackoff(60000, 60000);   // after an error it waits until the test wakes it (Stop/Retry)
+  inf.SetPageSize(2);            // the list is paged
+  inf.SetBackoff(60000, 60000);  // after an error it waits until the test wakes it (Stop/Retry)
   inf.Start();
   ASSERT_TRUE(Eventually([&] { return inf.HasSynced() && synced.load() == 1; }, 20000)) << inf.last_error();
   EXPECT_EQ(ByName(inf.Snapshot()), Fresh(c, "set=inf"));
@@ -426,7 +442,8 @@ TEST(KubeClient, InformerRelistsAfter410AndDeliversTheDifference) {
   // A plain watch from the stale resourceVersion: 410.
   ListOptions old;
   old.resource_version = stale_rv;
-  auto w = c.Watch(kConfigMaps, "default", old, [](const WatchEvent&) { return true; }, nullptr, 5);
+  auto w = c.Watch(
+      kConfigMaps, "default", old, [](const WatchEvent&) { return true; }, nullptr, 5);
   ASSERT_FALSE(w.ok());
   EXPECT_TRUE(w.error().Gone()) << w.error().ToString();
 
@@ -477,17 +494,21 @@ TEST(KubeClient, InformerReconnectsAcrossAnApiServerRestart) {
   ASSERT_API_OK(c.MergePatch(kConfigMaps, "default", "b", Json{{"data", {{"v", "1"}}}}));
   ASSERT_API_OK(c.Delete(kConfigMaps, "default", "a"));
   EXPECT_TRUE(Eventually([&] { return ByName(inf.Snapshot()) == Fresh(c, "set=rs"); }, 30000))
-      << inf.last_error() << "\n" << rec.Dump();
+      << inf.last_error() << "\n"
+      << rec.Dump();
   EXPECT_TRUE(rec.Has("add c")) << rec.Dump();
   EXPECT_TRUE(rec.Has("update b")) << rec.Dump();
   EXPECT_TRUE(rec.Has("delete a")) << rec.Dump();
   // After the outage: changes keep coming.
   ASSERT_API_OK(c.MergePatch(kConfigMaps, "default", "c", Json{{"data", {{"v", "after"}}}}));
-  ASSERT_TRUE(Eventually([&] {
-    for (const auto& o : inf.Snapshot())
-      if (Name(o) == "c" && o["data"].value("v", "") == "after") return true;
-    return false;
-  }, 20000)) << rec.Dump();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const auto& o : inf.Snapshot())
+          if (Name(o) == "c" && o["data"].value("v", "") == "after") return true;
+        return false;
+      },
+      20000))
+      << rec.Dump();
   auto t0 = std::chrono::steady_clock::now();
   inf.Stop();  // blocked in a watch with a 300 s timeout: returns at once
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
@@ -521,17 +542,20 @@ TEST(KubeClient, CertificateAndTokenAuthAndRbacRefusals) {
                              Json::parse(R"({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
       "metadata": {"name": "cm-reader"}, "rules": [{"apiGroups": [""], "resources": ["configmaps"],
       "verbs": ["get", "list", "watch"]}]})")));
-  ASSERT_API_OK(admin.Create(Resource{"rbac.authorization.k8s.io", "v1", "rolebindings", true}, "default",
-                             Json::parse(R"({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+  ASSERT_API_OK(
+      admin.Create(Resource{"rbac.authorization.k8s.io", "v1", "rolebindings", true}, "default",
+                   Json::parse(R"({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
       "metadata": {"name": "cm-reader"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
       "name": "cm-reader"}, "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]})")));
   EXPECT_TRUE(Eventually([&] { return alice.List(kConfigMaps, "default").ok(); }, 20000));
 
   // Bearer token of a ServiceAccount (TokenRequest API), inline and from a file.
-  ASSERT_API_OK(admin.Create(Resource{"", "v1", "serviceaccounts", true}, "default",
-                             Json{{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "robot"}}}}));
-  auto tr = admin.Raw("POST", "/api/v1/namespaces/default/serviceaccounts/robot/token",
-                      R"({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}})");
+  ASSERT_API_OK(admin.Create(
+      Resource{"", "v1", "serviceaccounts", true}, "default",
+      Json{{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "robot"}}}}));
+  auto tr = admin.Raw(
+      "POST", "/api/v1/namespaces/default/serviceaccounts/robot/token",
+      R"({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}})");
   ASSERT_TRUE(tr.ok()) << tr.error().ToString();
   std::string token = (*tr)["status"].value("token", "");
   ASSERT_FALSE(token.empty());

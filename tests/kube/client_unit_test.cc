@@ -111,7 +111,8 @@ contexts:
 )";
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
   return s;
 }
 
@@ -183,7 +184,8 @@ TEST(Kubeconfig, ErrorsNameTheFileAndTheField) {
 
   auto missing_token_file = LoadKubeconfig(path, "tokfile");
   ASSERT_FALSE(missing_token_file.ok());
-  EXPECT_NE(missing_token_file.status().message().find("users[name=tokfile].user.tokenFile"), std::string::npos)
+  EXPECT_NE(missing_token_file.status().message().find("users[name=tokfile].user.tokenFile"),
+            std::string::npos)
       << missing_token_file.status().message();
 
   std::string bad64 = d.Write("bad64", Replace(TwoContexts(), B64("KEY-PEM\n"), "not*base64"));
@@ -239,7 +241,10 @@ users: [{name: u, user: {token: tok-b}}]
   ::setenv("KUBECONFIG", (first + ":" + d.path() + "/missing:" + second).c_str(), 1);
   auto a = LoadKubeconfig();
   auto b = LoadKubeconfig("", "from-b");
-  if (old) ::setenv("KUBECONFIG", saved.c_str(), 1); else ::unsetenv("KUBECONFIG");
+  if (old)
+    ::setenv("KUBECONFIG", saved.c_str(), 1);
+  else
+    ::unsetenv("KUBECONFIG");
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->server, "https://first:1");
   EXPECT_EQ(a->bearer_token, "tok-a");
@@ -350,11 +355,13 @@ TEST(ApiErrors, FromStatusObjectsAndPlainBodies) {
   EXPECT_FALSE(conflict.AlreadyExists());
   EXPECT_NE(conflict.message.find("has been modified"), std::string::npos);
 
-  ApiError exists = ParseApiError(409, R"({"kind":"Status","reason":"AlreadyExists","message":"m","code":409})");
+  ApiError exists =
+      ParseApiError(409, R"({"kind":"Status","reason":"AlreadyExists","message":"m","code":409})");
   EXPECT_TRUE(exists.AlreadyExists());
   EXPECT_FALSE(exists.Conflict());
 
-  ApiError nf = ParseApiError(404, R"({"kind":"Status","reason":"NotFound","message":"not there","code":404})");
+  ApiError nf =
+      ParseApiError(404, R"({"kind":"Status","reason":"NotFound","message":"not there","code":404})");
   EXPECT_TRUE(nf.NotFound());
   EXPECT_EQ(nf.ToString(), "404 NotFound: not there");
 
@@ -375,7 +382,8 @@ TEST(Paths, CoreGroupsNamespacesSubresources) {
   EXPECT_EQ(ResourcePath(kNodes, "ignored", "n1"), "/api/v1/nodes/n1");
   EXPECT_EQ(ResourcePath(kWorkloads, "t", "w"), "/apis/kueue.x-k8s.io/v1beta2/namespaces/t/workloads/w");
   EXPECT_EQ(ResourcePath(V1beta1(kClusterQueues), "", "cq"), "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq");
-  EXPECT_EQ(ResourcePath(kLeases, "kube-system"), "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases");
+  EXPECT_EQ(ResourcePath(kLeases, "kube-system"),
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases");
 }
 
 // A plain-HTTP server in the test process that records what the client sends.
@@ -395,8 +403,9 @@ class FakeServer {
       }
       if (req.path == "/api/v1/namespaces/default/configmaps/missing") {
         res.status = 404;
-        res.set_content(R"({"kind":"Status","reason":"NotFound","message":"configmaps \"missing\" not found","code":404})",
-                        "application/json");
+        res.set_content(
+            R"({"kind":"Status","reason":"NotFound","message":"configmaps \"missing\" not found","code":404})",
+            "application/json");
         return;
       }
       if (req.path == "/api/v1/namespaces/default/configmaps/busy" && busy_.fetch_sub(1) > 0) {
@@ -416,7 +425,8 @@ class FakeServer {
               "\n"
               R"({"type":"ERROR","object":{"kind":"Status","reason":"Expired","message":"too old","code":410}})"
               "\n";
-          for (size_t i = 0; i < all.size(); i += 5) sink.write(all.data() + i, std::min<size_t>(5, all.size() - i));
+          for (size_t i = 0; i < all.size(); i += 5)
+            sink.write(all.data() + i, std::min<size_t>(5, all.size() - i));
           sink.done();
           return true;
         });
@@ -459,7 +469,8 @@ TEST(ClientRequests, ApplyPatchDeleteAndErrors) {
   cfg.server = srv.url();
   cfg.bearer_token = "t0k";
   Client c(cfg);
-  Json cq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "ClusterQueue"}, {"metadata", {{"name", "cq1"}}}};
+  Json cq = {
+      {"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "ClusterQueue"}, {"metadata", {{"name", "cq1"}}}};
   ASSERT_TRUE(c.Apply(kClusterQueues, "", cq, "artel", true, true).ok());
   ASSERT_TRUE(c.MergePatch(kWorkloads, "team", "w1", Json{{"spec", {{"active", false}}}}).ok());
   ASSERT_TRUE(c.Delete(kPods, "team", "p1", 0, "uid-1").ok());
@@ -530,18 +541,22 @@ TEST(ClientRequests, WatchStreamsEventsAndTurns410IntoGone) {
   ListOptions o;
   o.resource_version = "10";
   o.label_selector = "a=b,c in (d)";
-  auto res = c.Watch(kConfigMaps, "default", o, [&](const WatchEvent& e) {
-    types.push_back(e.type);
-    return true;
-  }, nullptr, 30);
+  auto res = c.Watch(
+      kConfigMaps, "default", o,
+      [&](const WatchEvent& e) {
+        types.push_back(e.type);
+        return true;
+      },
+      nullptr, 30);
   ASSERT_FALSE(res.ok());
   EXPECT_TRUE(res.error().Gone());
   EXPECT_EQ(res.error().reason, "Expired");
   EXPECT_EQ(types, (std::vector<std::string>{"ADDED", "BOOKMARK"}));
   auto seen = srv.seen();
   ASSERT_EQ(seen.size(), 1u);
-  EXPECT_EQ(seen[0].query,
-            "allowWatchBookmarks=true&labelSelector=a=b,c in (d)&resourceVersion=10&timeoutSeconds=30&watch=1");
+  EXPECT_EQ(
+      seen[0].query,
+      "allowWatchBookmarks=true&labelSelector=a=b,c in (d)&resourceVersion=10&timeoutSeconds=30&watch=1");
 }
 
 TEST(ClientRequests, RateLimiterHoldsBackRequestsBeyondTheBurst) {
