@@ -158,7 +158,7 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
         std::string at = std::string(list) + "[" + std::to_string(i) + "]";
         if (!item.IsMap() || !item["name"] || !item["name"].IsScalar())
           return Bad(file, at + ".name", "expected a name");
-        std::string name = item["name"].as<std::string>();
+        auto name = item["name"].as<std::string>();
         YAML::Node body = item[inner];
         if (body && !body.IsNull() && !body.IsMap()) return Bad(file, at + "." + inner, "expected a mapping");
         if (!body || body.IsNull()) body = YAML::Node(YAML::NodeType::Map);
