@@ -287,6 +287,12 @@ Client::Client(ClientConfig config) : config_(std::move(config)) {
 
 Client::~Client() {
   {
+    std::lock_guard<std::mutex> l(watch_mu_);
+    reaper_quit_ = true;
+  }
+  reaper_cv_.notify_all();
+  if (reaper_.joinable()) reaper_.join();
+  {
     std::lock_guard<std::mutex> l(pool_mu_);
     idle_.clear();
   }
@@ -542,6 +548,16 @@ ApiResult<Json> Client::Delete(const Resource& r, const std::string& ns, const s
   return Do("DELETE", ResourcePath(r, Namespace(r, ns, nullptr), name), opts.dump(), "application/json");
 }
 
+void Client::ReaperLoop() {
+  std::unique_lock<std::mutex> l(watch_mu_);
+  while (!reaper_quit_) {
+    reaper_cv_.wait_for(l, std::chrono::milliseconds(100));
+    // A cut that lands before the socket opens does nothing: repeated next round.
+    for (auto& [stop, slot] : watches_)
+      if (stop && stop->load()) slot->cli->stop();
+  }
+}
+
 void Client::Interrupt(const std::atomic<bool>* stop) {
   std::lock_guard<std::mutex> l(watch_mu_);
   auto [b, e] = watches_.equal_range(stop);
@@ -572,6 +588,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   {
     std::lock_guard<std::mutex> l(watch_mu_);
     watches_.emplace(stop, &slot);
+    if (stop && !reaper_.joinable() && !reaper_quit_) reaper_ = std::thread([this] { ReaperLoop(); });
   }
   auto unregister = [&] {
     std::lock_guard<std::mutex> l(watch_mu_);

@@ -16,7 +16,8 @@
 // ApiError{http, reason, message}; http == 0 is a transport error (no
 // response: connection refused, TLS failure, timeout, stream cut).
 //
-// Thread-safety: Client is thread-safe. Informer runs its own thread; its
+// Thread-safety: Client is thread-safe. Stop the Informers that use a Client
+// before destroying it. Informer runs its own thread; its
 // handlers are called on that thread, one at a time, with no lock held (they
 // may call Snapshot()).
 #pragma once
@@ -172,8 +173,10 @@ class Client {
                          const std::string& precondition_uid = "");
   // Blocking watch from o.resource_version (allowWatchBookmarks=true). Calls
   // `on_event` for each event as it arrives until it returns false, `stop`
-  // becomes true (see Interrupt), the server ends the stream (timeout_seconds)
-  // or an error. An ERROR event is returned as its ApiError (410 Gone for an
+  // becomes true (noticed within ~100 ms even while the watch is blocked in a
+  // read: a helper thread of the Client cuts the connections of watches whose
+  // flag is set; Interrupt does it at once), the server ends the stream
+  // (timeout_seconds) or an error. An ERROR event is returned as its ApiError (410 Gone for an
   // expired resourceVersion). Answers the last resourceVersion seen (events
   // and bookmarks), o.resource_version when none came.
   ApiResult<std::string> Watch(const Resource& r, const std::string& ns, const ListOptions& o,
@@ -220,8 +223,12 @@ class Client {
   std::string file_token_;
   int64_t token_mtime_ns_ = -1;
   int64_t token_size_ = -1;
+  void ReaperLoop();
   std::mutex watch_mu_;
   std::multimap<const std::atomic<bool>*, WatchSlot*> watches_;
+  std::condition_variable reaper_cv_;
+  bool reaper_quit_ = false;
+  std::thread reaper_;  // started by the first Watch
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> retried_429_{0};
 };

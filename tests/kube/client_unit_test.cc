@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -415,6 +416,21 @@ class FakeServer {
                         "application/json");
         return;
       }
+      if (req.has_param("watch") && req.get_param_value("resourceVersion") == "hang") {
+        // One event, then silence until the test ends (the client must cut it).
+        res.set_chunked_content_provider("application/json", [this](size_t offset, httplib::DataSink& sink) {
+          if (offset == 0) {
+            std::string e = R"({"type":"ADDED","object":{"metadata":{"name":"h","resourceVersion":"21"}}})"
+                            "\n";
+            return sink.write(e.data(), e.size());
+          }
+          std::unique_lock<std::mutex> l(mu_);
+          quit_cv_.wait(l, [this] { return quit_; });
+          sink.done();
+          return true;
+        });
+        return;
+      }
       if (req.has_param("watch")) {
         res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
           // Events cut at odd places, then an expired-resourceVersion error.
@@ -444,6 +460,11 @@ class FakeServer {
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
   }
   ~FakeServer() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      quit_ = true;
+    }
+    quit_cv_.notify_all();
     srv_.stop();
     thread_.join();
   }
@@ -461,6 +482,8 @@ class FakeServer {
   std::mutex mu_;
   std::vector<Seen> seen_;
   std::atomic<int> busy_{0};
+  std::condition_variable quit_cv_;
+  bool quit_ = false;
 };
 
 TEST(ClientRequests, ApplyPatchDeleteAndErrors) {
@@ -557,6 +580,38 @@ TEST(ClientRequests, WatchStreamsEventsAndTurns410IntoGone) {
   EXPECT_EQ(
       seen[0].query,
       "allowWatchBookmarks=true&labelSelector=a=b,c in (d)&resourceVersion=10&timeoutSeconds=30&watch=1");
+}
+
+TEST(ClientRequests, WatchBlockedInAReadEndsWhenItsStopFlagIsSet) {
+  FakeServer srv;
+  ClientConfig cfg;
+  cfg.server = srv.url();
+  Client c(cfg);
+  std::atomic<bool> stop{false};
+  std::atomic<int> events{0};
+  std::optional<ApiResult<std::string>> result;
+  ListOptions o;
+  o.resource_version = "hang";
+  std::thread t([&] {
+    result = c.Watch(
+        kConfigMaps, "default", o,
+        [&](const WatchEvent&) {
+          ++events;
+          return true;
+        },
+        &stop, 300);
+  });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (events.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(events.load(), 1);
+  // The server says nothing more: only the flag (no Interrupt call) ends it.
+  auto t0 = std::chrono::steady_clock::now();
+  stop = true;
+  t.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  ASSERT_TRUE(result && result->ok()) << (result ? result->error().ToString() : "none");
+  EXPECT_EQ(result->value(), "21");
 }
 
 TEST(ClientRequests, RateLimiterHoldsBackRequestsBeyondTheBurst) {
