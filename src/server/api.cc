@@ -1,4 +1,5 @@
 #include "server/api.h"
+#include "server/codec.h"
 #include "server/ui_assets.h"
 
 #include <httplib.h>
@@ -74,8 +75,8 @@ std::map<std::string, std::string> ParseSelector(const std::string& s) {
 
 }  // namespace
 
-ApiServer::ApiServer(ApiOptions options, Daemon* daemon, const TokenTable* tokens, Logger* log)
-    : options_(std::move(options)), daemon_(daemon), tokens_(tokens), log_(log) {
+ApiServer::ApiServer(ApiOptions options, Service* service, const TokenTable* tokens, Logger* log)
+    : options_(std::move(options)), service_(service), tokens_(tokens), log_(log) {
   // Plain HTTP: arteld's own event-loop server (server/http_server.h), whose
   // limits hold before authentication. HTTPS: cpp-httplib's SSLServer (one
   // thread per connection, the body read before the handler runs).
@@ -246,7 +247,7 @@ void ApiServer::Routes() {
 
   http_->Get("/healthz", [](const Req&, Res& res) { SendJson(res, 200, Json{{"status", "ok"}}); });
   http_->Get("/readyz", [this](const Req&, Res& res) {
-    if (daemon_->ready()) {
+    if (service_->ready()) {
       SendJson(res, 200, Json{{"status", "ready"}});
     } else {
       SendJson(res, 503, Json{{"code", "Unavailable"}, {"message", "not ready"}});
@@ -300,7 +301,7 @@ void ApiServer::Routes() {
                                  "user " + who.user +
                                      " may not read /metrics: it needs the admin or metrics role"));
                }
-               res.set_content(daemon_->Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+               res.set_content(service_->Metrics(), "text/plain; version=0.0.4; charset=utf-8");
              }));
 
   http_->Get(
@@ -312,13 +313,13 @@ void ApiServer::Routes() {
       }));
 
   http_->Post("/api/v1/apply", wrap([this](const Req& req, Res& res, const Principal& who) {
-                auto r = daemon_->Apply(req.body, who);
+                auto r = service_->Apply(req.body, who);
                 if (!r.ok()) return SendError(res, r.status());
                 log_->Info("apply", {{"user", who.user}});
                 SendJson(res, 200, *r);
               }));
   http_->Get("/api/v1/config", wrap([this](const Req&, Res& res, const Principal& who) {
-               SendJson(res, 200, daemon_->Config(who));
+               SendJson(res, 200, service_->Config(who));
              }));
 
   auto submit = [this, forbid_ns](const Req& req, Res& res, const Principal& who, const std::string& url_ns) {
@@ -344,7 +345,7 @@ void ApiServer::Routes() {
     // the workload names (as in a Kueue Workload, where both are set).
     if (spec->priority && !who.is_admin()) {
       std::optional<int32_t> class_value;
-      if (spec->priority_class) class_value = daemon_->PriorityClassValue(*spec->priority_class);
+      if (spec->priority_class) class_value = service_->PriorityClassValue(*spec->priority_class);
       if (!class_value || *class_value != *spec->priority) {
         Status s(StatusCode::kPermissionDenied,
                  "user " + who.user + " may not set spec.priority (" + std::to_string(*spec->priority) +
@@ -356,7 +357,7 @@ void ApiServer::Routes() {
         return SendError(res, s);
       }
     }
-    auto r = daemon_->Submit(std::move(spec).value(), gen, who.user);
+    auto r = service_->Submit(std::move(spec).value(), gen, who.user);
     if (!r.ok()) return SendError(res, r.status());
     SendJson(res, 201, *r);
   };
@@ -391,7 +392,7 @@ void ApiServer::Routes() {
         return SendError(res, s);
       }
     }
-    SendJson(res, 200, daemon_->ListWorkloads(f, who));
+    SendJson(res, 200, service_->ListWorkloads(f, who));
   };
   http_->Get("/api/v1/workloads",
              wrap([list](const Req& req, Res& res, const Principal& who) { list(req, res, who, ""); }));
@@ -411,12 +412,12 @@ void ApiServer::Routes() {
   };
   const std::string wl_path = R"(/api/v1/namespaces/([a-z0-9-]+)/workloads/([a-z0-9-]+))";
   http_->Get(wl_path, per_wl([this](const Req&, Res& res, const Principal& who, const std::string& key) {
-               auto r = daemon_->GetWorkload(key, who);
+               auto r = service_->GetWorkload(key, who);
                if (!r.ok()) return SendError(res, r.status());
                SendJson(res, 200, *r);
              }));
   auto cancel = [this](const Req&, Res& res, const Principal& who, const std::string& key) {
-    auto r = daemon_->Cancel(key, who.user);
+    auto r = service_->Cancel(key, who.user);
     if (!r.ok()) return SendError(res, r.status());
     SendJson(res, 200, *r);
   };
@@ -424,7 +425,7 @@ void ApiServer::Routes() {
   http_->Post(wl_path + "/cancel", per_wl(cancel));
   http_->Get(wl_path + "/why",
              per_wl([this](const Req&, Res& res, const Principal& who, const std::string& key) {
-               auto r = daemon_->Why(key, who);
+               auto r = service_->Why(key, who);
                if (!r.ok()) return SendError(res, r.status());
                SendJson(res, 200, *r);
              }));
@@ -440,17 +441,17 @@ void ApiServer::Routes() {
                    return SendError(res, s);
                  }
                }
-               auto r = daemon_->Logs(key, req.get_param_value("pod"), tail);
+               auto r = service_->Logs(key, req.get_param_value("pod"), tail);
                if (!r.ok()) return SendError(res, r.status());
                res.set_content(*r, "text/plain; charset=utf-8");
              }));
 
   http_->Get("/api/v1/clusterqueues", wrap([this](const Req&, Res& res, const Principal&) {
-               SendJson(res, 200, daemon_->ClusterQueues());
+               SendJson(res, 200, service_->ClusterQueues());
              }));
   http_->Get(R"(/api/v1/clusterqueues/([a-z0-9.-]+))",
              wrap([this](const Req& req, Res& res, const Principal&) {
-               Json all = daemon_->ClusterQueues();
+               Json all = service_->ClusterQueues();
                for (const auto& cq : all["items"]) {
                  if (cq["name"] == std::string(req.matches[1])) return SendJson(res, 200, cq);
                }
@@ -464,21 +465,21 @@ void ApiServer::Routes() {
                    if (!who.CanUseNamespace(n)) return SendError(res, forbid_ns(who, n));
                  }
                }
-               SendJson(res, 200, daemon_->LocalQueues(scope));
+               SendJson(res, 200, service_->LocalQueues(scope));
              }));
   http_->Get(R"(/api/v1/namespaces/([a-z0-9-]+)/localqueues)",
              wrap([this, forbid_ns](const Req& req, Res& res, const Principal& who) {
                std::string ns = req.matches[1];
                if (!who.CanUseNamespace(ns)) return SendError(res, forbid_ns(who, ns));
-               SendJson(res, 200, daemon_->LocalQueues(std::set<std::string>{ns}));
+               SendJson(res, 200, service_->LocalQueues(std::set<std::string>{ns}));
              }));
   http_->Get("/api/v1/cohorts", wrap([this](const Req&, Res& res, const Principal&) {
-               SendJson(res, 200, daemon_->Cohorts());
+               SendJson(res, 200, service_->Cohorts());
              }));
   http_->Get("/api/v1/nodes",
-             wrap([this](const Req&, Res& res, const Principal&) { SendJson(res, 200, daemon_->Nodes()); }));
+             wrap([this](const Req&, Res& res, const Principal&) { SendJson(res, 200, service_->Nodes()); }));
   http_->Get("/api/v1/gpus", wrap([this](const Req&, Res& res, const Principal& who) {
-               SendJson(res, 200, daemon_->Gpus(who));
+               SendJson(res, 200, service_->Gpus(who));
              }));
 
   http_->Get("/api/v1/watch",
@@ -489,7 +490,7 @@ void ApiServer::Routes() {
                    if (!who.CanUseNamespace(n)) return SendError(res, forbid_ns(who, n));
                  }
                }
-               uint64_t from = daemon_->LatestEventSeq();
+               uint64_t from = service_->LatestEventSeq();
                if (req.has_param("since")) {
                  try {
                    from = std::stoull(req.get_param_value("since"));
@@ -498,19 +499,19 @@ void ApiServer::Routes() {
                }
                if (req.get_param_value("follow") == "false") {
                  uint64_t next = 0;
-                 Json events = daemon_->EventsAfter(from, 0, scope, &next, who);
+                 Json events = service_->EventsAfter(from, 0, scope, &next, who);
                  return SendJson(res, 200, Json{{"kind", "EventList"}, {"items", events}, {"next", next}});
                }
                auto cursor = std::make_shared<uint64_t>(from);
                res.set_header("Cache-Control", "no-cache");
                res.set_chunked_content_provider(
                    "text/event-stream", [this, cursor, scope, who](size_t, httplib::DataSink& sink) {
-                     if (stopping_.load() || !daemon_->ready()) {
+                     if (stopping_.load() || !service_->ready()) {
                        sink.done();
                        return true;
                      }
                      uint64_t next = *cursor;
-                     auto events = daemon_->EventsAfter(*cursor, 1000, scope, &next, who);
+                     auto events = service_->EventsAfter(*cursor, 1000, scope, &next, who);
                      std::string out;
                      for (const auto& e : events) {
                        out += "id: " + std::to_string(e.value("seq", uint64_t{0})) +

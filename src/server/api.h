@@ -6,8 +6,9 @@
 // (429), bounded in size (413), and answered with JSON; every error body is
 // `{code, message, field?}` with the matching HTTP status. Authorization
 // follows docs/api.md: tenants reach only their namespaces. Handlers do the
-// parsing and checks without locks and call into `Daemon`, which holds its
-// lock only briefly. Plain HTTP is served by `HttpServer` (an event loop:
+// parsing and checks without locks and call into the `Service` (server/service.h:
+// the standalone Daemon or the Kubernetes controller), which holds its lock
+// only briefly. Plain HTTP is served by `HttpServer` (an event loop:
 // no thread per connection; authentication and the body limit are applied
 // from the headers, before the body is read); watch streams (SSE) get one
 // stream thread each, at most `max_streams`. HTTPS falls back to
@@ -25,9 +26,9 @@
 #include <string>
 
 #include "server/auth.h"
-#include "server/daemon.h"
 #include "server/http_server.h"
 #include "server/log.h"
+#include "server/service.h"
 
 namespace httplib {
 class Server;
@@ -58,7 +59,8 @@ struct ApiOptions {
 class ApiServer {
  public:
   // `tokens` may be null: authentication off, every caller is an admin.
-  ApiServer(ApiOptions options, Daemon* daemon, const TokenTable* tokens, Logger* log);
+  // `service`: the standalone Daemon or the Kubernetes controller.
+  ApiServer(ApiOptions options, Service* service, const TokenTable* tokens, Logger* log);
   ~ApiServer();
 
   // Binds; returns the bound port (useful with port 0).
@@ -73,7 +75,7 @@ class ApiServer {
   bool AllowRate(const std::string& user);
 
   ApiOptions options_;
-  Daemon* daemon_;
+  Service* service_;
   const TokenTable* tokens_;
   Logger* log_;
   std::unique_ptr<HttpServer> http_;           // plain HTTP

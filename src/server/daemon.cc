@@ -40,23 +40,6 @@ std::string RandomSuffix() {
   return s;
 }
 
-double Units(core::Amount a) { return static_cast<double>(a) / 1000.0; }
-
-bool IsReclaim(core::EvictionReason r) {
-  return r == core::EvictionReason::kInCohortReclamation ||
-         r == core::EvictionReason::kInCohortReclaimWhileBorrowing;
-}
-
-// Kueue's eviction reasons (kueue_evicted_workloads_total{reason}).
-std::string KueueEvictedReason(core::EvictionReason r) {
-  switch (r) {
-    case core::EvictionReason::kClusterQueueStopped: return "ClusterQueueStopped";
-    case core::EvictionReason::kLocalQueueStopped: return "LocalQueueStopped";
-    case core::EvictionReason::kDeactivated: return "InactiveWorkload";
-    default: return "Preempted";
-  }
-}
-
 int64_t GpusPerPod(const core::PodSetSpec& ps) {
   int64_t n = 0;
   for (const auto& [res, amt] : ps.requests) {
@@ -206,7 +189,15 @@ Result<core::placement::Placement> PlacementFromJson(const Json& j) {
 }  // namespace
 
 Daemon::Daemon(const DaemonOptions& options, Logger* log)
-    : options_(options), log_(log), engine_(options.engine) {}
+    : options_(options),
+      log_(log),
+      loop_(options.engine,
+            loop::LoopOptions{options.tick_ms, options.schedule_interval_ms, options.debounce_ms}, log,
+            WallMs),
+      engine_(loop_.engine()),
+      mu_(loop_.mu()) {
+  loop_.SetBackend(this);
+}
 
 Daemon::~Daemon() { Shutdown(); }
 
@@ -363,15 +354,16 @@ bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placeme
 
 void Daemon::CheckFlavorsLocked() {
   if (pools_.empty()) {
-    flavors_without_nodes_.clear();  // no GPUs: admission is quota-only
+    loop_.SetFlavorsWithoutNodesLocked({});  // no GPUs: admission is quota-only
     return;
   }
   std::vector<core::placement::NodeSpec> nodes;
   for (const HostPool& p : pools_) nodes.push_back(p.node);
-  flavors_without_nodes_ = FlavorsWithoutNodes(engine_.config(), nodes);
-  for (const auto& [flavor, why] : flavors_without_nodes_) {
+  std::map<std::string, std::string> without = FlavorsWithoutNodes(engine_.config(), nodes);
+  for (const auto& [flavor, why] : without) {
     log_->Warn("flavor matches no node", {{"flavor", flavor}, {"detail", why}});
   }
+  loop_.SetFlavorsWithoutNodesLocked(std::move(without));
 }
 
 // Directories and pod users (docs/daemon.md, "Pod users and isolation"):
@@ -1037,17 +1029,6 @@ Status Daemon::ApplyStartupManifests() {
 // ---------------------------------------------------------------------------
 // Mutations
 
-int64_t Daemon::NowLocked() {
-  last_now_ = std::max(last_now_, WallMs());
-  return last_now_;
-}
-
-void Daemon::Wake() {
-  std::lock_guard<std::mutex> l(wake_mu_);
-  dirty_ = true;
-  wake_cv_.notify_one();
-}
-
 namespace {
 
 // A PermissionDenied, InvalidArgument, ... naming `o` with its position.
@@ -1282,11 +1263,7 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
   // The caller may act in this namespace; it sees no other one's names.
   const Principal viewer{user, Role::kTenant, {wl_[key].spec.ns}};
   Json out = WorkloadJsonLocked(key, wl_[key], RedactorLocked(viewer));
-  {
-    std::lock_guard<std::mutex> l(wake_mu_);
-    dirty_ = true;
-  }
-  wake_cv_.notify_one();
+  Wake();
   return out;
 }
 
@@ -1462,21 +1439,13 @@ std::string Daemon::NewStartId() {
 }
 
 // ---------------------------------------------------------------------------
-// Engine loop
+// The standalone backend of the control loop
 
-void Daemon::Start() {
-  loop_ = std::thread([this] { Loop(); });
-}
+void Daemon::Start() { loop_.Start(); }
 
 void Daemon::Shutdown() {
   if (shut_down_.exchange(true)) return;
-  {
-    std::lock_guard<std::mutex> l(wake_mu_);
-    stopping_ = true;
-  }
-  wake_cv_.notify_all();
-  ev_cv_.notify_all();
-  if (loop_.joinable()) loop_.join();
+  loop_.Stop();
   if (options_.stop_workloads_on_exit && runtime_) {
     std::vector<std::string> keys;
     int64_t grace = 0;
@@ -1505,57 +1474,33 @@ void Daemon::Shutdown() {
   ready_ = false;
 }
 
-void Daemon::Loop() {
-  int64_t last_schedule = 0;
-  while (true) {
-    bool changed;
-    {
-      std::unique_lock<std::mutex> l(wake_mu_);
-      wake_cv_.wait_for(l, std::chrono::milliseconds(options_.tick_ms), [&] { return dirty_ || stopping_; });
-      if (stopping_) break;
-      changed = dirty_;
-      if (changed && options_.debounce_ms > 0) {
-        // Debounce: let a burst of changes land before the cycle runs.
-        wake_cv_.wait_for(l, std::chrono::milliseconds(options_.debounce_ms), [&] { return stopping_; });
-        if (stopping_) break;
-      }
-      dirty_ = false;
-    }
-    int64_t now = WallMs();
-    bool schedule = changed || now - last_schedule >= options_.schedule_interval_ms;
-    if (schedule) last_schedule = now;
-    Cycle(schedule);
-    MaybeSnapshot(false);
+bool Daemon::Poll(int64_t now) {
+  pass_ = PassState{};
+  runtime_->Tick(now);
+  pass_.exits = runtime_->Poll();
+  return !pass_.exits.empty();
+}
+
+void Daemon::SyncLocked(core::Engine&, int64_t now) { HandleExitsLocked(pass_.exits, now, &pass_.recs, &pass_.launch); }
+
+void Daemon::CycleDoneLocked(core::Engine&, int64_t now, bool full_pass) {
+  if (full_pass) CollectFinishedLocked(now, &pass_.recs);
+  for (const auto& k : pending_launch_) pass_.launch.push_back(k);
+  pending_launch_.clear();
+  for (const auto& r : pass_.recs) {
+    if (r.type == store::RecordType::kEvictionCompleted) pass_.again = true;
   }
 }
 
-void Daemon::Cycle(bool schedule) {
-  std::vector<std::string> launch, stop;
-  bool again = false;
+void Daemon::Flush(int64_t) {
   {
     std::shared_lock<std::shared_mutex> jl(journal_mu_);
-    std::vector<store::Record> recs;
-    int64_t now = WallMs();
-    runtime_->Tick(now);
-    std::vector<runtime::Exit> exits = runtime_->Poll();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      now = NowLocked();
-      HandleExitsLocked(exits, now, &recs, &launch);
-      if (schedule || !exits.empty()) ScheduleLocked(now, &recs, &launch, &stop);
-      if (schedule) CollectFinishedLocked(now, &recs);
-      for (const auto& k : pending_launch_) launch.push_back(k);
-      pending_launch_.clear();
-      for (const auto& r : recs) {
-        if (r.type == store::RecordType::kEvictionCompleted) again = true;
-      }
-    }
     std::vector<std::string> expired_logs;
     {
       std::lock_guard<std::mutex> lock(mu_);
       expired_logs.swap(logs_to_remove_);
     }
-    if (AppendAndApply(std::move(recs)).ok()) {
+    if (AppendAndApply(std::move(pass_.recs)).ok()) {
       // The deletion is journaled: the pods' logs go too. A name submitted
       // again cannot have started pods yet (launches come after this).
       for (const std::string& key : expired_logs) {
@@ -1567,7 +1512,7 @@ void Daemon::Cycle(bool schedule) {
     }  // else not journaled: after a restart the records come back and are collected again, logs and all
   }
   int64_t now = WallMs();
-  for (const auto& k : stop) {
+  for (const auto& k : pass_.stop) {
     int64_t kill_at = now;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -1577,10 +1522,13 @@ void Daemon::Cycle(bool schedule) {
     if (Status s = runtime_->StopAt(k, now, kill_at); !s.ok())
       log_->Warn("stop failed", {{"workload", k}, {"error", s.message()}});
   }
+  std::vector<std::string> launch = std::move(pass_.launch);
   std::sort(launch.begin(), launch.end());
   launch.erase(std::unique(launch.begin(), launch.end()), launch.end());
   for (const auto& k : launch) Launch(k);
-  if (again) Wake();
+  if (pass_.again) Wake();
+  pass_ = PassState{};
+  MaybeSnapshot(false);
 }
 
 void Daemon::DropFromEngineLocked(const std::string& key, int64_t now) {
@@ -1638,7 +1586,7 @@ void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_c
   w.terminal = phase;
   w.exit_code = exit_code;
   w.finished_ms = now;
-  if (!cq.empty()) ++finished_total_[cq];
+  loop_.CountFinishedLocked(cq);
   store::Record r;
   r.type = store::RecordType::kWorkloadFinished;
   r.time_ms = now;  // the finish time shown, so that a restart shows the same
@@ -1774,26 +1722,17 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
   }
 }
 
-void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::vector<std::string>* launch,
-                            std::vector<std::string>* stop) {
-  auto t0 = std::chrono::steady_clock::now();
-  core::CycleResult res = engine_.Schedule(now);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  cycle_hist_.Observe(secs);
-  ++cycles_total_;
-  std::set<std::string> admitted_now;
-  for (const auto& key : res.admitted) {
-    const core::WorkloadInfo* info = engine_.Find(key);
-    if (info == nullptr) continue;
+// An admission (the loop has counted, emitted and logged it): journal it
+// with its placement, and launch its pods.
+void Daemon::OnAdmittedLocked(const core::WorkloadInfo& admitted, int64_t now) {
+  const core::WorkloadInfo* info = &admitted;
+  const std::string& key = info->key;
+  std::vector<store::Record>* recs = &pass_.recs;
+  std::vector<std::string>* launch = &pass_.launch;
+  {
     Wl& w = wl_[key];
     w.admitted_ms = now;
     w.cluster_queue = info->cluster_queue;
-    ++admitted_total_[info->cluster_queue];
-    wait_hist_[info->cluster_queue].Observe(static_cast<double>(now - info->queued_at) / 1000.0);
-    if (w.reclaim_wait) {
-      reclaim_hist_[info->cluster_queue].Observe(static_cast<double>(now - w.submitted_ms) / 1000.0);
-      w.reclaim_wait = false;
-    }
     store::Record r;
     r.type = store::RecordType::kWorkloadAdmitted;
     r.time_ms = WallMs();
@@ -1819,37 +1758,38 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     }
     r.payload = adm.dump();
     recs->push_back(std::move(r));
-    EmitLocked("Admitted", key, {{"clusterQueue", info->cluster_queue}});
-    log_->Info("workload admitted", {{"workload", key}, {"queue", info->cluster_queue}});
     bool has_command = false;
     for (const auto& ps : w.spec.pod_sets) has_command = has_command || !ps.command.empty();
-    if (has_command) {
-      launch->push_back(key);
-      admitted_now.insert(key);
-    }
+    if (has_command) launch->push_back(key);
   }
-  for (const auto& e : res.evictions) {
-    if (e.reason == core::EvictionReason::kDeactivated) {
-      // The daemon's own holds (HoldAdmissionLocked): already handled, not
-      // journaled or reported; one whose workload has left the engine since
-      // (a later submission may reuse the name) is stale.
-      auto own = wl_.find(e.victim);
-      const core::WorkloadInfo* cur = engine_.Find(e.victim);
-      bool quiet = own != wl_.end() && own->second.quiet_evictions > 0;
-      if (quiet) --own->second.quiet_evictions;
-      if (quiet || cur == nullptr || cur->id != e.victim_id) continue;
-    }
-    const core::WorkloadInfo* info = engine_.Find(e.victim);
+}
+
+bool Daemon::SkipEvictionLocked(const core::Eviction& e, int64_t) {
+  if (e.reason != core::EvictionReason::kDeactivated) return false;
+  // The daemon's own holds (HoldAdmissionLocked): already handled, not
+  // journaled or reported; one whose workload has left the engine since
+  // (a later submission may reuse the name) is stale.
+  auto own = wl_.find(e.victim);
+  const core::WorkloadInfo* cur = engine_.Find(e.victim);
+  bool quiet = own != wl_.end() && own->second.quiet_evictions > 0;
+  if (quiet) --own->second.quiet_evictions;
+  return quiet || cur == nullptr || cur->id != e.victim_id;
+}
+
+// An eviction (the loop has counted, emitted and logged it): journal it with
+// the pods' SIGKILL deadline and stop them, or complete it at once when
+// nothing runs.
+void Daemon::OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* info, int64_t now) {
+  std::vector<store::Record>* recs = &pass_.recs;
+  std::vector<std::string>* launch = &pass_.launch;
+  std::vector<std::string>* stop = &pass_.stop;
+  {
     Wl& victim = wl_[e.victim];
     if (victim.running) {
       int64_t deadline =
           now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
       if (victim.kill_at_ms < 0 || deadline < victim.kill_at_ms) victim.kill_at_ms = deadline;
     }
-    ++evicted_total_[{e.victim_cluster_queue, KueueEvictedReason(e.reason)}];
-    if (!e.preemptor.empty())
-      ++preempted_total_[{e.preemptor_cluster_queue, core::EvictionReasonName(e.reason)}];
-    if (IsReclaim(e.reason) && wl_.count(e.preemptor)) wl_[e.preemptor].reclaim_wait = true;
     store::Record r;
     r.type = store::RecordType::kWorkloadEvicted;
     r.time_ms = WallMs();
@@ -1860,15 +1800,6 @@ void Daemon::ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::
     if (victim.running) ep["killAt"] = victim.kill_at_ms;
     r.payload = ep.dump();
     recs->push_back(std::move(r));
-    EmitLocked("Evicted", e.victim,
-               {{"clusterQueue", e.victim_cluster_queue},
-                {"reason", core::EvictionReasonName(e.reason)},
-                {"preemptor", e.preemptor},
-                {"preemptorClusterQueue", e.preemptor_cluster_queue}});
-    log_->Info("workload evicted", {{"workload", e.victim},
-                                    {"queue", e.victim_cluster_queue},
-                                    {"reason", core::EvictionReasonName(e.reason)},
-                                    {"preemptor", e.preemptor}});
     Wl& w = wl_[e.victim];
     if (w.running) {
       stop->push_back(e.victim);
@@ -2140,48 +2071,12 @@ bool Daemon::Failpoint(const char* name) {
 // ---------------------------------------------------------------------------
 // Events
 
-void Daemon::EmitLocked(const std::string& type, const std::string& key, Json extra) {
-  Json body = std::move(extra);
-  body["type"] = type;
-  body["time"] = WallMs();
-  if (!key.empty()) body["workload"] = key;
-  std::lock_guard<std::mutex> l(ev_mu_);
-  body["seq"] = ++event_seq_;
-  events_.push_back({event_seq_, key.empty() ? "" : Ns(key), std::move(body)});
-  while (events_.size() > 8192) events_.pop_front();
-  ev_cv_.notify_all();
-}
-
-uint64_t Daemon::LatestEventSeq() const {
-  std::lock_guard<std::mutex> l(ev_mu_);
-  return event_seq_;
-}
+uint64_t Daemon::LatestEventSeq() const { return loop_.LatestEventSeq(); }
 
 std::vector<Json> Daemon::EventsAfter(uint64_t after, int64_t wait_ms,
                                       const std::optional<std::set<std::string>>& ns, uint64_t* next,
                                       const Principal& who) const {
-  std::unique_lock<std::mutex> l(ev_mu_);
-  ev_cv_.wait_for(l, std::chrono::milliseconds(wait_ms),
-                  [&] { return event_seq_ > after || shut_down_.load(); });
-  std::vector<Json> out;
-  for (const auto& e : events_) {
-    if (e.seq <= after) continue;
-    if (ns && !e.ns.empty() && !ns->count(e.ns)) continue;
-    if (ns && e.ns.empty() && e.body.value("type", "") != "ConfigApplied") continue;
-    out.push_back(e.body);
-    if (who.is_admin()) continue;
-    Json& b = out.back();
-    if (b.contains("preemptor")) {
-      std::string p = b.value("preemptor", "");
-      size_t slash = p.find('/');
-      if (!p.empty() && (slash == std::string::npos || !who.CanUseNamespace(p.substr(0, slash)))) {
-        b.erase("preemptor");
-      }
-    }
-    if (b.contains("user") && b.value("user", "") != who.user) b.erase("user");
-  }
-  *next = std::max(after, event_seq_);
-  return out;
+  return loop_.EventsAfter(after, wait_ms, ns, next, who);
 }
 
 // ---------------------------------------------------------------------------
@@ -2344,168 +2239,19 @@ Result<Json> Daemon::Why(const std::string& key, const Principal& who) const {
     j["message"] = "the workload is " + PhaseLocked(key, it->second) + "; it is not waiting";
     return j;
   }
-  auto r = engine_.Why(key);
+  auto r = loop_.WhyLocked(key, red);
   if (!r.ok()) return r.status();
-  const core::PendingReason& p = *r;
-  j["reason"] = core::PendingReasonKindName(p.kind);
-  j["message"] = red.PendingMessage(p);
-  if (p.kind == core::PendingReason::Kind::kNone) {
-    const core::WorkloadInfo* info = engine_.Find(key);
-    j["message"] = "admitted to ClusterQueue " + info->cluster_queue;
-    return j;
-  }
-  if (!p.cluster_queue.empty()) j["clusterQueue"] = p.cluster_queue;
-  if (!p.pod_set.empty()) j["podSet"] = p.pod_set;
-  if (!p.flavor.empty()) j["flavor"] = p.flavor;
-  if (!p.resource.empty()) {
-    j["resource"] = p.resource;
-    j["requested"] = core::FormatQuantity(p.requested);
-    j["available"] = core::FormatQuantity(p.available);
-    j["missing"] = core::FormatQuantity(p.missing);
-  }
-  if (!p.level.empty()) j["level"] = p.level;
-  if (!p.would_preempt.empty()) {
-    j["wouldPreempt"] = red.VisibleOnly(p.would_preempt);
-    if (!red.all()) {
-      // The others, counted per ClusterQueue.
-      std::map<std::string, int> others;
-      for (const auto& v : p.would_preempt) {
-        if (red.Visible(v)) continue;
-        const core::WorkloadInfo* vi = engine_.Find(v);
-        ++others[vi != nullptr ? vi->cluster_queue : ""];
-      }
-      Json o = Json::array();
-      for (const auto& [cq, n] : others) o.push_back({{"clusterQueue", cq}, {"count", n}});
-      if (!o.empty()) j["wouldPreemptOthers"] = o;
-    }
-  }
-  if (!p.flavors.empty()) {
-    Json fl = Json::array();
-    for (const core::FlavorAttempt& f : p.flavors) {
-      Json a = {{"flavor", f.flavor}, {"podSet", f.pod_set}, {"outcome", core::FlavorAttemptOutcomeName(f.outcome)}};
-      if (!f.resource.empty()) {
-        a["resource"] = f.resource;
-        a["requested"] = core::FormatQuantity(f.requested);
-        a["available"] = core::FormatQuantity(f.available);
-        a["maxAvailable"] = core::FormatQuantity(f.max_available);
-        a["missing"] = core::FormatQuantity(std::max<int64_t>(0, f.requested - f.available));
-      }
-      if (!f.level.empty()) a["level"] = f.level;
-      a["message"] = red.Scrub(f.message);
-      fl.push_back(std::move(a));
-    }
-    j["flavors"] = std::move(fl);
-  }
+  j.update(*r);
   return j;
 }
 
-namespace {
-Json UsageEntry(const core::QuotaUsage& u) {
-  Json e = {{"flavor", u.flavor},
-            {"resource", u.resource},
-            {"nominal", core::FormatQuantity(u.nominal)},
-            {"subtreeQuota", core::FormatQuantity(u.subtree_quota)},
-            {"usage", core::FormatQuantity(u.usage)},
-            {"borrowed", core::FormatQuantity(u.borrowed)}};
-  if (u.borrowing_limit) e["borrowingLimit"] = core::FormatQuantity(*u.borrowing_limit);
-  if (u.lending_limit) e["lendingLimit"] = core::FormatQuantity(*u.lending_limit);
-  return e;
-}
-}  // namespace
-
-Json Daemon::ClusterQueues() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::string, std::pair<int, int>> counts;  // pending, admitted
-  for (const core::WorkloadInfo* w : engine_.Workloads()) {
-    if (w->cluster_queue.empty()) continue;
-    if (w->state == core::WorkloadState::kPending) ++counts[w->cluster_queue].first;
-    if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting) {
-      ++counts[w->cluster_queue].second;
-    }
-  }
-  std::map<std::string, Json> res;
-  for (const auto& u : engine_.Usage()) {
-    if (u.is_cohort) continue;
-    res[u.node].push_back(UsageEntry(u));
-  }
-  Json items = Json::array();
-  for (const auto& cq : engine_.config().cluster_queues) {
-    // Flavors of this queue that match no node pool of the host: their
-    // quota cannot be used here (docs/daemon.md, "Node pools").
-    Json missing = Json::array(), warnings = Json::array();
-    for (const auto& rg : cq.resource_groups) {
-      for (const auto& fq : rg.flavors) {
-        auto it = flavors_without_nodes_.find(fq.flavor);
-        if (it == flavors_without_nodes_.end() || std::find(missing.begin(), missing.end(), fq.flavor) != missing.end())
-          continue;
-        missing.push_back(fq.flavor);
-        warnings.push_back(it->second);
-      }
-    }
-    items.push_back({{"name", cq.name},
-                     {"flavorsWithoutNodes", missing},
-                     {"warnings", warnings},
-                     {"cohort", cq.cohort},
-                     {"pendingWorkloads", counts[cq.name].first},
-                     {"admittedWorkloads", counts[cq.name].second},
-                     {"stopPolicy", cq.stop_policy == core::StopPolicy::kNone   ? "None"
-                                    : cq.stop_policy == core::StopPolicy::kHold ? "Hold"
-                                                                                : "HoldAndDrain"},
-                     {"resources", res.count(cq.name) ? res[cq.name] : Json::array()}});
-  }
-  return Json{{"kind", "ClusterQueueList"}, {"items", items}};
-}
+Json Daemon::ClusterQueues() const { return loop_.ClusterQueuesJson(); }
 
 Json Daemon::LocalQueues(const std::optional<std::set<std::string>>& namespaces) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::string, std::pair<int, int>> counts;
-  for (const core::WorkloadInfo* w : engine_.Workloads()) {
-    std::string k = w->spec.ns + "/" + w->spec.queue;
-    if (w->state == core::WorkloadState::kPending) ++counts[k].first;
-    if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting)
-      ++counts[k].second;
-  }
-  Json items = Json::array();
-  for (const auto& lq : engine_.config().local_queues) {
-    if (namespaces && !namespaces->count(lq.ns)) continue;
-    std::string k = lq.ns + "/" + lq.name;
-    items.push_back({{"namespace", lq.ns},
-                     {"name", lq.name},
-                     {"clusterQueue", lq.cluster_queue},
-                     {"pendingWorkloads", counts[k].first},
-                     {"admittedWorkloads", counts[k].second}});
-  }
-  return Json{{"kind", "LocalQueueList"}, {"items", items}};
+  return loop_.LocalQueuesJson(namespaces);
 }
 
-Json Daemon::Cohorts() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::string, Json> res;
-  for (const auto& u : engine_.Usage()) {
-    if (u.is_cohort) res[u.node].push_back(UsageEntry(u));
-  }
-  std::map<std::string, std::string> parents;
-  for (const auto& c : engine_.config().cohorts) parents[c.name] = c.parent;
-  for (const auto& cq : engine_.config().cluster_queues) {
-    if (!cq.cohort.empty() && !parents.count(cq.cohort)) parents[cq.cohort] = "";
-  }
-  for (const auto& [name, j] : res) parents.emplace(name, "");
-  Json items = Json::array();
-  for (const auto& [name, parent] : parents) {
-    Json members = Json::array();
-    for (const auto& cq : engine_.config().cluster_queues) {
-      if (cq.cohort == name) members.push_back(cq.name);
-    }
-    for (const auto& [n2, p2] : parents) {
-      if (p2 == name) members.push_back(n2);
-    }
-    items.push_back({{"name", name},
-                     {"parent", parent},
-                     {"members", members},
-                     {"resources", res.count(name) ? res[name] : Json::array()}});
-  }
-  return Json{{"kind", "CohortList"}, {"items", items}};
-}
+Json Daemon::Cohorts() const { return loop_.CohortsJson(); }
 
 Json Daemon::Nodes() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -2712,131 +2458,7 @@ size_t Daemon::RunningCount() const {
 std::string Daemon::Metrics() const {
   PromWriter pw;
   std::lock_guard<std::mutex> lock(mu_);
-  const core::Config& cfg = engine_.config();
-  std::map<std::string, std::string> cohort_of;
-  for (const auto& cq : cfg.cluster_queues) cohort_of[cq.name] = cq.cohort;
-
-  std::map<std::string, std::pair<int, int>> pending;  // active, inadmissible
-  std::map<std::string, int> active;
-  for (const core::WorkloadInfo* w : engine_.Workloads()) {
-    if (w->cluster_queue.empty()) continue;
-    if (w->state == core::WorkloadState::kPending) {
-      bool act = w->pending.kind == core::PendingReason::Kind::kNotYetTried ||
-                 w->pending.kind == core::PendingReason::Kind::kWaitingForEvictions;
-      (act ? pending[w->cluster_queue].first : pending[w->cluster_queue].second)++;
-    } else if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting) {
-      ++active[w->cluster_queue];
-    }
-  }
-  pw.Family("kueue_pending_workloads", "gauge",
-            "Pending workloads per ClusterQueue and status (active|inadmissible).");
-  for (const auto& cq : cfg.cluster_queues) {
-    pw.Sample("kueue_pending_workloads", {{"cluster_queue", cq.name}, {"status", "active"}},
-              pending[cq.name].first);
-    pw.Sample("kueue_pending_workloads", {{"cluster_queue", cq.name}, {"status", "inadmissible"}},
-              pending[cq.name].second);
-  }
-  pw.Family("kueue_admitted_active_workloads", "gauge", "Admitted workloads that are active (not finished).");
-  for (const auto& cq : cfg.cluster_queues)
-    pw.Sample("kueue_admitted_active_workloads", {{"cluster_queue", cq.name}}, active[cq.name]);
-  pw.Family("kueue_admitted_workloads_total", "counter", "Workloads admitted since arteld started.");
-  for (const auto& cq : cfg.cluster_queues) {
-    pw.Sample("kueue_admitted_workloads_total", {{"cluster_queue", cq.name}},
-              admitted_total_.count(cq.name) ? admitted_total_.at(cq.name) : 0);
-  }
-  pw.Family("kueue_finished_workloads_total", "counter", "Workloads that finished (Succeeded or Failed).");
-  for (const auto& cq : cfg.cluster_queues) {
-    pw.Sample("kueue_finished_workloads_total", {{"cluster_queue", cq.name}},
-              finished_total_.count(cq.name) ? finished_total_.at(cq.name) : 0);
-  }
-  pw.Family("kueue_evicted_workloads_total", "counter", "Evictions per ClusterQueue and reason.");
-  for (const auto& [k, v] : evicted_total_) {
-    pw.Sample("kueue_evicted_workloads_total", {{"cluster_queue", k.first}, {"reason", k.second}}, v);
-  }
-  pw.Family("kueue_preempted_workloads_total", "counter",
-            "Preemptions per preempting ClusterQueue and reason.");
-  for (const auto& [k, v] : preempted_total_) {
-    pw.Sample("kueue_preempted_workloads_total",
-              {{"preempting_cluster_queue", k.first}, {"reason", k.second}}, v);
-  }
-  pw.Family("kueue_admission_wait_time_seconds", "histogram",
-            "Time from creation (or requeue) to admission.");
-  for (const auto& [cq, h] : wait_hist_)
-    pw.WriteHistogram("kueue_admission_wait_time_seconds", {{"cluster_queue", cq}}, h);
-  pw.Family("kueue_cluster_queue_status", "gauge",
-            "ClusterQueue status (pending|active|terminating); 1 for the current one.");
-  for (const auto& cq : cfg.cluster_queues) {
-    bool stopped = cq.stop_policy != core::StopPolicy::kNone;
-    pw.Sample("kueue_cluster_queue_status", {{"cluster_queue", cq.name}, {"status", "pending"}},
-              stopped ? 1 : 0);
-    pw.Sample("kueue_cluster_queue_status", {{"cluster_queue", cq.name}, {"status", "active"}},
-              stopped ? 0 : 1);
-    pw.Sample("kueue_cluster_queue_status", {{"cluster_queue", cq.name}, {"status", "terminating"}}, 0);
-  }
-
-  std::vector<core::QuotaUsage> usage = engine_.Usage();
-  auto quota_family = [&](const std::string& name, const std::string& help, auto getter) {
-    pw.Family(name, "gauge", help);
-    for (const auto& u : usage) {
-      if (u.is_cohort) continue;
-      std::optional<core::Amount> v = getter(u);
-      if (!v) continue;
-      pw.Sample(name,
-                {{"cohort", cohort_of[u.node]},
-                 {"cluster_queue", u.node},
-                 {"flavor", u.flavor},
-                 {"resource", u.resource}},
-                Units(*v));
-    }
-  };
-  quota_family("kueue_cluster_queue_resource_usage", "Admitted usage per ClusterQueue, flavor and resource.",
-               [](const core::QuotaUsage& u) { return std::optional<core::Amount>(u.usage); });
-  quota_family("kueue_cluster_queue_nominal_quota", "nominalQuota per ClusterQueue, flavor and resource.",
-               [](const core::QuotaUsage& u) { return std::optional<core::Amount>(u.nominal); });
-  quota_family("kueue_cluster_queue_borrowing_limit", "borrowingLimit per ClusterQueue, flavor and resource.",
-               [](const core::QuotaUsage& u) { return u.borrowing_limit; });
-  quota_family("kueue_cluster_queue_lending_limit", "lendingLimit per ClusterQueue, flavor and resource.",
-               [](const core::QuotaUsage& u) { return u.lending_limit; });
-  pw.Family("kueue_cluster_queue_weighted_share", "gauge",
-            "Dominant resource share (x1000) of a ClusterQueue.");
-  for (const auto& cq : cfg.cluster_queues) {
-    pw.Sample("kueue_cluster_queue_weighted_share", {{"cluster_queue", cq.name}},
-              static_cast<double>(engine_.DominantResourceShare(cq.name)));
-  }
-
-  // Per-team GPU view: every quota-tree node, summed over flavors.
-  struct Team {
-    bool cohort = false;
-    core::Amount guaranteed = 0, used = 0, borrowed = 0;
-  };
-  std::map<std::string, Team> teams;
-  for (const auto& u : usage) {
-    if (u.resource != "nvidia.com/gpu") continue;
-    Team& t = teams[u.node];
-    t.cohort = u.is_cohort;
-    t.guaranteed += u.subtree_quota;
-    t.used += u.usage;
-    t.borrowed += u.borrowed;
-  }
-  pw.Family("artel_team_guaranteed_gpus", "gauge",
-            "GPUs guaranteed to a quota-tree node (subtree quota, all flavors).");
-  pw.Family("artel_team_used_gpus", "gauge", "GPUs held by admitted workloads under a quota-tree node.");
-  pw.Family("artel_team_borrowed_gpus", "gauge", "GPUs a quota-tree node uses beyond its guarantee.");
-  for (const auto& [name, t] : teams) {
-    Labels l = {{"team", name}, {"kind", t.cohort ? "cohort" : "cluster_queue"}};
-    pw.Sample("artel_team_guaranteed_gpus", l, Units(t.guaranteed));
-    pw.Sample("artel_team_used_gpus", l, Units(t.used));
-    pw.Sample("artel_team_borrowed_gpus", l, Units(t.borrowed));
-  }
-  pw.Family("artel_reclaim_latency_seconds", "histogram",
-            "From an owner's submission to its admission, for admissions that needed reclaim.");
-  for (const auto& [cq, h] : reclaim_hist_)
-    pw.WriteHistogram("artel_reclaim_latency_seconds", {{"cluster_queue", cq}}, h);
-  pw.Family("artel_scheduler_cycle_duration_seconds", "histogram",
-            "Duration of one scheduling pass (Engine::Schedule).");
-  pw.WriteHistogram("artel_scheduler_cycle_duration_seconds", {}, cycle_hist_);
-  pw.Family("artel_scheduler_cycles_total", "counter", "Scheduling passes run.");
-  pw.Sample("artel_scheduler_cycles_total", {}, static_cast<double>(cycles_total_));
+  loop_.MetricsLocked(&pw);  // Kueue's names and the engine's
 
   // DCGM-exporter-style GPU telemetry, by pod. Each family's samples are
   // written together, as the text format requires.

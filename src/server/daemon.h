@@ -1,6 +1,9 @@
-// Daemon: arteld's state machine. It owns the scheduling `core::Engine`, the
-// durable `store::Store`, the `runtime::LocalRuntime` that runs admitted pods
-// as processes, and the GPU inventory, and it runs the engine loop.
+// Daemon: arteld's standalone mode. It is the standalone backend of the
+// control loop (loop/control_loop.h), which owns the scheduling
+// `core::Engine` and its mutex, the cadence, the metrics and the watch
+// events; the Daemon owns the durable `store::Store`, the
+// `runtime::LocalRuntime` that runs admitted pods as processes, and the GPU
+// inventory. It serves the HTTP API through `Service` (server/service.h).
 //
 // Durability. Every accepted mutation (config applied, workload submitted or
 // cancelled) is appended to the store before the call returns, so an
@@ -14,11 +17,12 @@
 // admission (`Engine::Restore`) and their processes re-adopted, or requeued
 // when the processes are gone.
 //
-// The engine loop wakes on every change (debounced by `debounce_ms`), on a
-// `tick_ms` timer that reaps exits and escalates SIGKILLs, and runs a full
-// scheduling pass at least every `schedule_interval_ms`. It holds `mu_` only
-// while it talks to the engine; journal appends, process starts and stops
-// happen outside it, so API calls never wait for an fsync of someone else.
+// The control loop wakes on every change (debounced by `debounce_ms`), on a
+// `tick_ms` timer that reaps exits and escalates SIGKILLs (Backend::Poll), and
+// runs a full scheduling pass at least every `schedule_interval_ms`. It holds
+// `mu_` only while it talks to the engine (SyncLocked, the decisions);
+// journal appends, process starts and stops happen outside it (Flush), so API
+// calls never wait for an fsync of someone else.
 //
 // Thread-safety: every public method is safe to call from many threads.
 #pragma once
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "loop/control_loop.h"
 #include "manifest/manifest.h"
 #include "runtime/runtime.h"
 #include "server/auth.h"
@@ -47,6 +52,7 @@
 #include "server/pod_users.h"
 #include "server/prom.h"
 #include "server/redact.h"
+#include "server/service.h"
 #include "store/store.h"
 
 namespace artel::server {
@@ -74,31 +80,24 @@ struct DaemonOptions {
   std::string work_dir;  // workloads' own directories; "" = <data_dir>/work
 };
 
-// Filters of a workload list (`GET /api/v1/workloads`).
-struct ListFilter {
-  std::optional<std::set<std::string>> namespaces;  // nullopt = all
-  std::map<std::string, std::string> labels;        // labelSelector k=v,...
-  std::map<std::string, std::string>
-      fields;  // status.phase, spec.queueName, status.clusterQueue, metadata.name
-};
-
-class Daemon {
+class Daemon : public Service, private loop::Backend {
  public:
   // Opens the store under `options.data_dir`, discovers GPUs, recovers the
   // journal and applies `options.manifests`. Does not start the loop.
   static Result<std::unique_ptr<Daemon>> Open(const DaemonOptions& options, Logger* log);
-  ~Daemon();
+  ~Daemon() override;
 
-  void Start();     // starts the engine loop thread
+  void Start();     // starts the control loop's thread
   void Shutdown();  // stops the loop, optionally the pods, writes a snapshot
-  bool ready() const { return ready_.load(); }
+  bool ready() const override { return ready_.load(); }
 
   // ---- mutations: durable before they return -----------------------------
   // Submits a workload. An empty `spec.name` takes `generate_name` plus a
   // random suffix. NotFound (field spec.queueName) for an unknown
   // LocalQueue; AlreadyExists for a taken name.
-  Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name, const std::string& user);
-  Result<Json> Cancel(const std::string& key, const std::string& user);
+  Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name,
+                      const std::string& user) override;
+  Result<Json> Cancel(const std::string& key, const std::string& user) override;
   // Applies a multi-document YAML body, merged by (kind, namespace, name)
   // over the current configuration. The body is parsed once
   // (manifest::SplitObjects); every object of it is authorized, and exactly
@@ -108,36 +107,38 @@ class Daemon {
   // startup manifests (`--manifests`) define may not be changed through the
   // API (FailedPrecondition, 409, naming the file): the files are applied
   // again at every start and would revert the change.
-  Result<Json> Apply(std::string_view yaml, const Principal& who);
+  Result<Json> Apply(std::string_view yaml, const Principal& who) override;
 
   // ---- queries ------------------------------------------------------------
   // Workload views are redacted for `who` (redact.h): another namespace's
   // workloads (a preemptor, victims) appear only as counts per ClusterQueue.
-  Result<Json> GetWorkload(const std::string& key, const Principal& who) const;
-  Json ListWorkloads(const ListFilter& filter, const Principal& who) const;
-  Result<Json> Why(const std::string& key, const Principal& who) const;
-  Json ClusterQueues() const;
-  Json LocalQueues(const std::optional<std::set<std::string>>& namespaces) const;
-  Json Cohorts() const;
-  Json Nodes() const;
-  Json Gpus(const Principal& who) const;
-  Json Config(const Principal& who) const;
+  Result<Json> GetWorkload(const std::string& key, const Principal& who) const override;
+  Json ListWorkloads(const ListFilter& filter, const Principal& who) const override;
+  Result<Json> Why(const std::string& key, const Principal& who) const override;
+  // ClusterQueues, LocalQueues and Cohorts are the control loop's views.
+  Json ClusterQueues() const override;
+  Json LocalQueues(const std::optional<std::set<std::string>>& namespaces) const override;
+  Json Cohorts() const override;
+  Json Nodes() const override;
+  Json Gpus(const Principal& who) const override;
+  Json Config(const Principal& who) const override;
   // The value of WorkloadPriorityClass `name`; nullopt when there is none.
-  std::optional<int32_t> PriorityClassValue(const std::string& name) const;
+  std::optional<int32_t> PriorityClassValue(const std::string& name) const override;
   // The pod logs of a workload, the last `tail_bytes` of each pod's file.
-  Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const;
-  std::string Metrics() const;
+  Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const override;
+  // The control loop's metrics, then the standalone ones (GPU telemetry,
+  // workloads by phase, journal).
+  std::string Metrics() const override;
 
   // ---- watch ----------------------------------------------------------------
-  // Events with seq > `after` in the given namespaces (nullopt = all),
-  // waiting up to `wait_ms` for the first one. *next is the seq to pass next.
-  // Redacted for `who`: an Evicted event names its preemptor only when `who`
-  // may see it (its ClusterQueue always), a ConfigApplied event names only
-  // `who`'s own user.
+  // The control loop's event ring (ControlLoop::EventsAfter). Redacted for
+  // `who`: an Evicted event names its preemptor only when `who` may see it
+  // (its ClusterQueue always), a ConfigApplied event names only `who`'s own
+  // user.
   std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms,
                                 const std::optional<std::set<std::string>>& ns, uint64_t* next,
-                                const Principal& who) const;
-  uint64_t LatestEventSeq() const;
+                                const Principal& who) const override;
+  uint64_t LatestEventSeq() const override;
 
   // Test hook: number of workloads whose pods are running.
   size_t RunningCount() const;
@@ -185,18 +186,11 @@ class Daemon {
     int32_t quiet_evictions = 0;  // of those, not yet reported by a cycle
     int64_t kill_at_ms = -1;      // SIGKILL deadline of the current stop
     std::string start_id;         // of the latest start
-    bool reclaim_wait = false;
     int64_t started_ms = -1;
     int64_t finished_ms = -1;
     int64_t admitted_ms = -1;
     std::optional<int> exit_code;
   };
-  struct Event {
-    uint64_t seq;
-    std::string ns;
-    Json body;
-  };
-
   Daemon(const DaemonOptions& options, Logger* log);
   Status Init();
   Status Recover();
@@ -207,14 +201,32 @@ class Daemon {
   Result<Json> ApplyObjects(std::vector<manifest::ManifestObject> objects, const Principal& who,
                             const std::map<std::string, std::string>* files);
 
-  int64_t NowLocked();
-  void Wake();
-  void Loop();
-  void Cycle(bool schedule);
+  int64_t NowLocked() { return loop_.NowLocked(); }
+  void Wake() { loop_.Wake(); }
+
+  // ---- loop::Backend: one pass of the control loop ---------------------------
+  // Poll: runtime tick (SIGKILL escalation) and exits. SyncLocked: the exits
+  // into the engine. The decisions: journal records, launches and stops.
+  // CycleDoneLocked: retention, launches left from recovery. Flush: the
+  // journal append, then stops and launches, then a snapshot when due.
+  bool Poll(int64_t now) override;
+  void SyncLocked(core::Engine& engine, int64_t now) override;
+  bool SkipEvictionLocked(const core::Eviction& e, int64_t now) override;
+  void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override;
+  void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override;
+  void CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) override;
+  void Flush(int64_t now) override;
+  // What one pass gathered and decided (loop thread only).
+  struct PassState {
+    std::vector<runtime::Exit> exits;
+    std::vector<store::Record> recs;
+    std::vector<std::string> launch, stop;
+    bool again = false;  // an eviction completed: run another pass
+  };
+  PassState pass_;
+
   void HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t now,
                          std::vector<store::Record>* recs, std::vector<std::string>* launch);
-  void ScheduleLocked(int64_t now, std::vector<store::Record>* recs, std::vector<std::string>* launch,
-                      std::vector<std::string>* stop);
   void Launch(const std::string& key);
   // Sets each pod's user, own directory (created 0700, owned by that user)
   // and default working directory; refuses root unless allowed.
@@ -259,7 +271,9 @@ class Daemon {
   static std::string NewStartId();
   // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
   static bool Failpoint(const char* name);
-  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());
+  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object()) {
+    loop_.EmitLocked(type, key, std::move(extra));
+  }
   Json WorkloadJsonLocked(const std::string& key, const Wl& w, const Redactor& r) const;
   // The redactor for `who` over the current state. REQUIRES: mu_ held while
   // it is used.
@@ -271,6 +285,11 @@ class Daemon {
 
   DaemonOptions options_;
   Logger* log_;
+  // The control loop: the engine and the mutex that guards it (engine_ and
+  // mu_ below are the loop's), the cadence, metrics and watch events.
+  loop::ControlLoop loop_;
+  core::Engine& engine_;
+  std::mutex& mu_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<runtime::LocalRuntime> runtime_;
   std::unique_ptr<runtime::GpuDiscovery> discovery_;
@@ -287,9 +306,6 @@ class Daemon {
   uint64_t records_since_snapshot_ = 0;  // guarded by mu_
 
   std::mutex apply_mu_;  // serializes ApplyObjects; taken before journal_mu_ and mu_
-  mutable std::mutex mu_;
-  core::Engine engine_;
-  int64_t last_now_ = 0;
   std::map<std::string, Wl> wl_;
   std::set<std::string> inflight_;
   Docs docs_;                                // "Kind/ns/name" -> the applied object
@@ -304,8 +320,7 @@ class Daemon {
   // node name; flavors that match no pool, with why (after each Configure).
   std::vector<HostPool> pools_;
   std::vector<std::string> gpu_node_;
-  std::map<std::string, std::string> flavors_without_nodes_;
-  void CheckFlavorsLocked();  // recomputes flavors_without_nodes_ and logs each as a warning
+  void CheckFlavorsLocked();  // recomputes the loop's flavors without nodes and logs each as a warning
   // Maps a journaled placement's pods to this start's node pools by their
   // GPUs' UUIDs (a pod without GPUs by pool name; a placement journaled
   // before pools by the old one-node GPU order) and rewrites node and GPU
@@ -313,28 +328,6 @@ class Daemon {
   bool PlacementMatchesPoolsLocked(const Json& placement, core::placement::Placement* p) const;
   std::set<std::string> pending_launch_;
 
-  // Metrics (guarded by mu_).
-  std::map<std::string, uint64_t> admitted_total_;                           // cq
-  std::map<std::pair<std::string, std::string>, uint64_t> evicted_total_;    // cq, reason
-  std::map<std::pair<std::string, std::string>, uint64_t> preempted_total_;  // preempting cq, reason
-  std::map<std::string, uint64_t> finished_total_;                           // cq
-  std::map<std::string, Histogram> wait_hist_;                               // cq
-  std::map<std::string, Histogram> reclaim_hist_;                            // cq
-  Histogram cycle_hist_{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
-  uint64_t cycles_total_ = 0;
-
-  // Watch events.
-  mutable std::mutex ev_mu_;
-  mutable std::condition_variable ev_cv_;
-  std::deque<Event> events_;
-  uint64_t event_seq_ = 0;
-
-  // Loop control.
-  std::mutex wake_mu_;
-  std::condition_variable wake_cv_;
-  bool dirty_ = false;
-  bool stopping_ = false;
-  std::thread loop_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> shut_down_{false};
 };
