@@ -114,7 +114,7 @@ Status ReadDialectMeta(const Node& root, bool namespaced, DialectMeta* out) {
   ARTEL_DIALECT_TRY(meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
                                     "creationTimestamp", "generation", "managedFields", "finalizers",
                                     "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds",
-                                    "selfLink"}));
+                                    "selfLink", "generateName"}));
   ARTEL_DIALECT_TRY(meta.ReadString("name", &out->name, kRequired));
   if (out->name.empty()) return meta["name"].Error("must not be empty");
   ARTEL_DIALECT_TRY(meta.ReadString("namespace", &out->ns));
@@ -486,9 +486,13 @@ Status ReadContainers(const Node& list, core::PodSetSpec* ps) {
   bool first = true;
   for (const Node& c : list.Items()) {
     ARTEL_DIALECT_TRY(Refuse(c, {{"resizePolicy", "in-place resize"}, {"restartPolicy", "sidecar containers"}}));
+    // terminationMessagePath/Policy, lifecycle, volumeDevices and stdinOnce
+    // are what the API server defaults (or a kubelet alone uses): objects
+    // read back from a cluster carry them.
     ARTEL_DIALECT_TRY(c.CheckKeys({"name", "image", "imagePullPolicy", "command", "args", "env", "workingDir",
                                    "ports", "volumeMounts", "resources", "securityContext", "livenessProbe",
-                                   "readinessProbe", "startupProbe", "stdin", "tty"}));
+                                   "readinessProbe", "startupProbe", "stdin", "tty", "terminationMessagePath",
+                                   "terminationMessagePolicy", "lifecycle", "volumeDevices", "stdinOnce"}));
     if (first) {
       std::vector<std::string> cmd, args;
       ARTEL_DIALECT_TRY(c.ReadStringList("command", &cmd));
@@ -593,17 +597,25 @@ Status ReadAffinity(const Node& aff, core::PodSetSpec* ps) {
   return Status::Ok();
 }
 
-Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::string>* priority_class) {
+Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::string>* priority_class,
+                   std::optional<core::Time>* termination_grace) {
   ARTEL_DIALECT_TRY(Refuse(spec, {{"initContainers", "init containers"},
                                   {"topologySpreadConstraints", "topology spread constraints; use the dialect's "
                                                                 "topology fields or Kueue podset topology"},
                                   {"overhead", "pod overhead"},
                                   {"resourceClaims", "dynamic resource claims"},
                                   {"nodeName", "nodeName (Artel places pods itself)"}}));
+  // dnsPolicy, enableServiceLinks, serviceAccount, priority,
+  // preemptionPolicy and the like are set by the API server's defaulting and
+  // admission (objects read back from a cluster carry them) or only concern
+  // the kubelet; they are accepted and not used.
   ARTEL_DIALECT_TRY(spec.CheckKeys({"containers", "nodeSelector", "affinity", "tolerations", "priorityClassName",
                                     "schedulerName", "restartPolicy", "terminationGracePeriodSeconds", "volumes",
                                     "serviceAccountName", "imagePullSecrets", "hostname", "subdomain",
-                                    "securityContext"}));
+                                    "securityContext", "dnsPolicy", "dnsConfig", "enableServiceLinks",
+                                    "automountServiceAccountToken", "serviceAccount", "priority", "preemptionPolicy",
+                                    "runtimeClassName", "setHostnameAsFQDN", "shareProcessNamespace", "os",
+                                    "readinessGates", "hostAliases"}));
   Node containers = spec["containers"];
   if (!containers.present()) return spec.MissingError("containers");
   ARTEL_DIALECT_TRY(ReadContainers(containers, ps));
@@ -633,24 +645,27 @@ Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::st
   if (spec["terminationGracePeriodSeconds"].present()) {
     Result<int64_t> g = spec["terminationGracePeriodSeconds"].AsInt(0, 86400);
     if (!g.ok()) return g.status();
+    if (termination_grace != nullptr) *termination_grace = *g * 1000;
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status ReadPodTemplate(const Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class) {
+Status ReadPodTemplate(const Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class,
+                       std::optional<core::Time>* termination_grace) {
   ARTEL_DIALECT_TRY(tmpl.CheckKeys({"metadata", "spec"}));
   Node meta = tmpl["metadata"];
   if (meta.present()) {
-    ARTEL_DIALECT_TRY(meta.CheckKeys({"name", "labels", "annotations"}));
+    // The API server writes `creationTimestamp: null` into embedded templates.
+    ARTEL_DIALECT_TRY(meta.CheckKeys({"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
     std::map<std::string, std::string> labels;
     ARTEL_DIALECT_TRY(meta.ReadStringMap("labels", &labels));
     ARTEL_DIALECT_TRY(meta.ReadStringMap("annotations", &out->annotations));
   }
   Node spec = tmpl["spec"];
   if (!spec.present()) return tmpl.MissingError("spec");
-  return ReadPodSpec(spec, out, priority_class);
+  return ReadPodSpec(spec, out, priority_class, termination_grace);
 }
 
 Status ReadPod(const Node& root, PodDoc* out) {
@@ -660,7 +675,7 @@ Status ReadPod(const Node& root, PodDoc* out) {
   out->spec.annotations = out->meta.annotations;
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  return ReadPodSpec(spec, &out->spec, &out->priority_class);
+  return ReadPodSpec(spec, &out->spec, &out->priority_class, nullptr);
 }
 
 namespace {
@@ -686,11 +701,32 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
   ARTEL_DIALECT_TRY(Refuse(spec, {{"maximumExecutionTimeSeconds", "maximumExecutionTimeSeconds"}}));
-  ARTEL_DIALECT_TRY(
-      spec.CheckKeys({"queueName", "priorityClassName", "priority", "priorityClassSource", "active", "podSets"}));
+  // v1beta2 names the priority class with priorityClassRef {group, kind,
+  // name}; v1beta1 with priorityClassName and priorityClassSource. Both
+  // spellings are read in both versions (manifests written for one release
+  // of Kueue are often applied with the other's apiVersion).
+  ARTEL_DIALECT_TRY(spec.CheckKeys({"queueName", "priorityClassName", "priority", "priorityClassSource",
+                                    "priorityClassRef", "active", "podSets"}));
   ARTEL_DIALECT_TRY(spec.ReadString("queueName", &w.queue, kRequired));
   std::string pc;
   ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
+  Node ref = spec["priorityClassRef"];
+  if (ref.present()) {
+    if (spec["priorityClassName"].present()) {
+      return ref.Error("set either priorityClassRef (v1beta2) or priorityClassName (v1beta1), not both");
+    }
+    ARTEL_DIALECT_TRY(ref.CheckKeys({"group", "kind", "name"}));
+    std::string group, kind;
+    ARTEL_DIALECT_TRY(ref.ReadEnum<std::string>(
+        "group", {{"kueue.x-k8s.io", "kueue.x-k8s.io"}, {"scheduling.k8s.io", "scheduling.k8s.io"}}, &group));
+    ARTEL_DIALECT_TRY(ref.ReadEnum<std::string>(
+        "kind", {{"WorkloadPriorityClass", "WorkloadPriorityClass"}, {"PriorityClass", "PriorityClass"}}, &kind));
+    if (!group.empty() && !kind.empty() && (group == "kueue.x-k8s.io") != (kind == "WorkloadPriorityClass")) {
+      return ref["kind"].Error(fmt::format("kind {} is not in group {}", kind, group));
+    }
+    ARTEL_DIALECT_TRY(ref.ReadString("name", &pc, kRequired));
+    if (pc.empty()) return ref["name"].Error("must not be empty");
+  }
   if (!pc.empty()) w.priority_class = pc;
   if (spec["priority"].present()) {
     int32_t p = 0;
@@ -698,7 +734,11 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
     w.priority = p;
   }
   std::string source;
-  ARTEL_DIALECT_TRY(spec.ReadString("priorityClassSource", &source));
+  ARTEL_DIALECT_TRY(spec.ReadEnum<std::string>("priorityClassSource",
+                                               {{"", ""},
+                                                {"kueue.x-k8s.io/workloadpriorityclass", "wpc"},
+                                                {"scheduling.k8s.io/priorityclass", "pc"}},
+                                               &source));
   ARTEL_DIALECT_TRY(spec.ReadBool("active", &w.active));
   Node sets = spec["podSets"];
   if (!sets.present()) return spec.MissingError("podSets");
@@ -723,12 +763,16 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
     Node tmpl = s["template"];
     if (!tmpl.present()) return s.MissingError("template");
     std::optional<std::string> tpc;
-    ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &tpc));
+    std::optional<core::Time> grace;
+    ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &tpc, &grace));
+    if (grace && !w.termination_grace) w.termination_grace = grace;
     Node tr = s["topologyRequest"];
     if (tr.present()) {
       ARTEL_DIALECT_TRY(tr.CheckKeys({"required", "preferred", "unconstrained", "podIndexLabel",
                                       "subGroupIndexLabel", "subGroupCount", "podSetSliceRequiredTopology",
-                                      "podSetSliceSize"}));
+                                      "podSetSliceSize", "podSetGroupName"}));
+      std::string group_name;  // accepted; Artel places each pod set on its own
+      ARTEL_DIALECT_TRY(tr.ReadString("podSetGroupName", &group_name));
       std::string v;
       if (tr["required"].present()) {
         ARTEL_DIALECT_TRY(tr.ReadString("required", &v));
@@ -762,8 +806,9 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
   return Status::Ok();
 }
 
-// batch/v1 Job with Kueue's queue label, mapped as src/server/codec.cc's
-// WorkloadFromJob does: one pod set `main` of `parallelism` pods.
+// batch/v1 Job with Kueue's queue label, as Kueue's Job integration maps it:
+// one pod set `main` of `parallelism` pods (the only Job reader: the HTTP
+// API's src/server/codec.cc calls ParseWorkloads too).
 Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   ARTEL_DIALECT_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   DialectMeta meta;
@@ -785,8 +830,13 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   ARTEL_DIALECT_TRY(Refuse(spec, {{"podFailurePolicy", "podFailurePolicy"},
                                   {"successPolicy", "successPolicy"},
                                   {"activeDeadlineSeconds", "activeDeadlineSeconds"}}));
+  // podReplacementPolicy, backoffLimitPerIndex, maxFailedIndexes and
+  // managedBy only concern the Job controller (the API server defaults the
+  // first); accepted and not used.
   ARTEL_DIALECT_TRY(spec.CheckKeys({"parallelism", "completions", "backoffLimit", "suspend", "template",
-                                    "ttlSecondsAfterFinished", "completionMode", "manualSelector", "selector"}));
+                                    "ttlSecondsAfterFinished", "completionMode", "manualSelector", "selector",
+                                    "podReplacementPolicy", "backoffLimitPerIndex", "maxFailedIndexes",
+                                    "managedBy"}));
   core::PodSetSpec ps;
   ps.name = "main";
   if (spec["parallelism"].present()) {
@@ -819,7 +869,7 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   Node tmpl = spec["template"];
   if (!tmpl.present()) return spec.MissingError("template");
   std::optional<std::string> tpc;
-  ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &tpc));
+  ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &tpc, &w.termination_grace));
   if (tpc && !w.priority_class) w.priority_class = tpc;
   w.pod_sets.push_back(std::move(ps));
   *out = std::move(w);

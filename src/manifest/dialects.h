@@ -101,7 +101,10 @@ Status ParseKaiTopology(const yaml::Node& root, core::Config* config);
 
 // A pod template (`template:` of a Job task or pod set, or a Pod's
 // metadata+spec) read into a pod set; `count` is left to the caller.
-Status ReadPodTemplate(const yaml::Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class);
+// `termination_grace` (may be null) receives terminationGracePeriodSeconds
+// in milliseconds when the pod spec sets it.
+Status ReadPodTemplate(const yaml::Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class,
+                       std::optional<core::Time>* termination_grace = nullptr);
 // A Pod's metadata and spec (kind: Pod), for PodGroup members.
 struct PodDoc {
   DialectMeta meta;

@@ -53,7 +53,7 @@ Status ReadMetadata(const Object& obj, bool namespaced, Metadata* out) {
   ARTEL_MF_TRY(
       meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
                       "creationTimestamp", "generation", "managedFields", "finalizers", "ownerReferences",
-                      "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}));
+                      "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "generateName"}));
   ARTEL_MF_TRY(meta.ReadString("name", &out->name, kRequired));
   if (out->name.empty()) return meta["name"].Error("must not be empty");
   ARTEL_MF_TRY(meta.ReadString("namespace", &out->ns, namespaced ? kRequired : kOptional));
