@@ -619,6 +619,7 @@ void Controller::DropLocked(core::Engine& engine, const std::string& key, int64_
   if (info == nullptr) return;
   core::WorkloadId id = info->id;
   if (finished && (info->state == core::WorkloadState::kAdmitted || info->state == core::WorkloadState::kEvicting)) {
+    loop_->CountFinishedLocked(info->cluster_queue);
     (void)engine.Finish(id, now);
   } else {
     (void)engine.Cancel(key, now);
@@ -925,6 +926,10 @@ void Controller::DoWrite(Client& client, Write w) {
   std::string decided_rv = rv;
   int conflicts = 0;
   for (;;) {
+    if (options_.before_status_write) {
+      static const char* kTypes[] = {"admit", "pending", "evict", "requeue", "queue", "event"};
+      options_.before_status_write(w.ns, w.name, kTypes[static_cast<int>(w.type)]);
+    }
     auto r = client.UpdateStatus(w.resource, w.ns, obj);
     if (r.ok()) {
       {

@@ -58,6 +58,9 @@ struct ControllerOptions {
   std::string kueue_version;                 // "" = discover (v1beta2 preferred, else v1beta1)
   std::string instance;                      // reportingInstance of Events (default: hostname)
   bool events = true;                        // write core v1 Events on Workloads
+  // Test hook: called on a writer thread just before each Workload status
+  // write (ns, name, write type: "admit", "pending", "evict", "requeue").
+  std::function<void(const std::string&, const std::string&, const std::string&)> before_status_write;
 };
 
 // Counters for tests and /metrics.
