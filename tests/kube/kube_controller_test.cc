@@ -51,7 +51,8 @@ TEST_F(KubeController, kube_ExamplesApplyWithKubectlK) {
   auto cqs = env_.k8s->Kubectl({"get", "clusterqueues.kueue.x-k8s.io", "-o", "json"});
   ASSERT_TRUE(cqs.ok()) << cqs.status().ToString();
   std::vector<std::string> names;
-  for (const Json& cq : Json::parse(*cqs)["items"]) names.push_back(cq["metadata"]["name"]);
+  const Json cq_list = Json::parse(*cqs);
+  for (const Json& cq : cq_list["items"]) names.push_back(cq["metadata"]["name"]);
   ASSERT_FALSE(names.empty());
   for (const std::string& n : names) {
     EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Get("clusterqueues.kueue.x-k8s.io", "", n), "Active"); }, kWait))
@@ -83,11 +84,13 @@ TEST_F(KubeController, kube_WorkloadCreatedWithKubectlIsAdmitted) {
         auto ev = env_.k8s->Kubectl({"get", "events", "-n", "team-a", "-o", "json"});
         if (!ev.ok()) return false;
         std::set<std::string> reasons;
-        for (const Json& e : Json::parse(*ev)["items"])
+        const Json list = Json::parse(*ev);
+        for (const Json& e : list["items"])
           if (e["involvedObject"].value("name", "") == "a-1") reasons.insert(e.value("reason", ""));
         return reasons.count("QuotaReserved") && reasons.count("Admitted");
       },
-      kWait));
+      kWait))
+      << env_.arteld->log();
   // The ClusterQueue's status counts it (written at a bounded rate).
   EXPECT_TRUE(WaitFor(
       [&] {
