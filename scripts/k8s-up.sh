@@ -411,26 +411,26 @@ start_scheduler() {
   poll "kube-scheduler healthz" "$TIMEOUT" healthz_ok "$port" ||
     die "kube-scheduler not healthy within ${TIMEOUT}s (see $DIR/kube-scheduler.log): $(tail -3 "$DIR/kube-scheduler.log")"
 }
-nodes_ready() {  # every node of the spec exists and is Ready
-  local spec=$1 n out
-  out=$(kctl get nodes -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}') || return 1
-  IFS=';' read -ra parts <<<"$spec"
-  for n in "${parts[@]}"; do
-    n=${n%%:*}
-    n=${n//[[:space:]]/}
-    [[ -z $n ]] && continue
-    grep -qx "$n=True" <<<"$out" || return 1
-  done
+# The fake kubelet logs "N node(s) Ready; handling their pods" once its nodes
+# are registered and Ready and its pod watch is synced.
+fake_kubelet_ready() {
+  grep -q "node(s) Ready; handling their pods" "$DIR/fake-kubelet.log" 2>/dev/null
 }
 start_fake_kubelet() {
-  local spec=$1
+  local spec=$1 pid deadline
   need_bin fake-kubelet
   write_kubeconfig "$DIR/fake-kubelet.kubeconfig" fake-kubelet artel:fake-kubelet
   "$BIN/fake-kubelet" --kubeconfig "$DIR/fake-kubelet.kubeconfig" --nodes "$spec" \
     >>"$DIR/fake-kubelet.log" 2>&1 </dev/null &
-  set_pid fake-kubelet $!
-  poll "fake nodes Ready" "$TIMEOUT" nodes_ready "$spec" ||
-    die "the fake kubelet's nodes are not Ready within ${TIMEOUT}s (see $DIR/fake-kubelet.log): $(tail -3 "$DIR/fake-kubelet.log")"
+  pid=$!
+  set_pid fake-kubelet "$pid"
+  deadline=$(($(now) + TIMEOUT))
+  until fake_kubelet_ready; do
+    running "$pid" || die "the fake kubelet exited (see $DIR/fake-kubelet.log): $(tail -3 "$DIR/fake-kubelet.log")"
+    (($(now) < deadline)) ||
+      die "the fake kubelet's nodes are not Ready within ${TIMEOUT}s (see $DIR/fake-kubelet.log): $(tail -3 "$DIR/fake-kubelet.log")"
+    sleep 0.1
+  done
 }
 
 # ---- commands ----

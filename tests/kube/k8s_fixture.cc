@@ -173,7 +173,8 @@ Result<std::unique_ptr<K8sCluster>> K8sCluster::Start(const K8sOptions& options)
   std::string templ = std::string((tmp != nullptr && *tmp != '\0') ? tmp : "/tmp") + "/artel-k8s-XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr) return Status(StatusCode::kInternal, "mkdtemp: " + std::string(strerror(errno)));
+  if (mkdtemp(buf.data()) == nullptr)
+    return Status(StatusCode::kInternal, "mkdtemp: " + std::string(strerror(errno)));
   c->dir_ = buf.data();
   const char* keep = getenv("ARTEL_K8S_KEEP");
   c->keep_dir_ = keep != nullptr && std::string(keep) == "1";
@@ -252,7 +253,8 @@ Result<std::string> K8sCluster::KubectlAs(const std::string& kubeconfig, const s
   return r.out;
 }
 
-Result<std::string> K8sCluster::UserKubeconfig(const std::string& user, const std::vector<std::string>& groups) {
+Result<std::string> K8sCluster::UserKubeconfig(const std::string& user,
+                                               const std::vector<std::string>& groups) {
   std::vector<std::string> args = {"user", dir_, user};
   args.insert(args.end(), groups.begin(), groups.end());
   std::string out;

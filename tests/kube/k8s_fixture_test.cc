@@ -10,8 +10,8 @@
 
 #include <chrono>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -117,8 +117,9 @@ metadata:
   }
   st = c->CompactEtcd();
   ASSERT_TRUE(st.ok()) << st.ToString();
-  auto watch = c->Kubectl({"get", "--raw", "/api/v1/namespaces?watch=1&timeoutSeconds=5&resourceVersion=" + old_rv,
-                           "--request-timeout=20s"});
+  auto watch =
+      c->Kubectl({"get", "--raw", "/api/v1/namespaces?watch=1&timeoutSeconds=5&resourceVersion=" + old_rv,
+                  "--request-timeout=20s"});
   // The stream's first (and only) event is the 410 error.
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
   Json event = Json::parse(watch.value().substr(0, watch.value().find('\n')), nullptr, false);
@@ -205,12 +206,14 @@ spec:
   ASSERT_TRUE(failing.ok()) << failing.status().ToString();
   EXPECT_TRUE(Eventually(
       [&] {
-        return Parse(c->Kubectl({"get", "pod", "failing", "-o", "json"}))["status"].value("phase", "") == "Failed";
+        return Parse(c->Kubectl({"get", "pod", "failing", "-o", "json"}))["status"].value("phase", "") ==
+               "Failed";
       },
       60000));
   EXPECT_TRUE(Eventually(
       [&] {
-        return Parse(c->Kubectl({"get", "pod", "forever", "-o", "json"}))["status"].value("phase", "") == "Running";
+        return Parse(c->Kubectl({"get", "pod", "forever", "-o", "json"}))["status"].value("phase", "") ==
+               "Running";
       },
       60000));
   auto del = c->Kubectl({"delete", "pod", "forever", "--wait=true", "--timeout=60s"});
