@@ -456,11 +456,13 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
   }
   std::sort(order.begin(), order.end());
   for (const auto& [k, key] : order) SubmitLocked(engine, key, now);
+}
 
-  if (initial_done_) {
-    PendingStatusesLocked(engine, now);
-    QueueStatusesLocked(engine, now);
-  }
+void Controller::CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) {
+  (void)full_pass;
+  if (!initial_done_) return;
+  PendingStatusesLocked(engine, now);
+  QueueStatusesLocked(engine, now);
 }
 
 void Controller::HandleWorkloadLocked(core::Engine& engine, const Json& obj, bool deleted, int64_t now,

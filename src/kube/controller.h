@@ -127,6 +127,9 @@ class Controller : public server::Service, public loop::Backend {
   void SyncLocked(core::Engine& engine, int64_t now) override;
   void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override;
   void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override;
+  // After the pass's decisions: the pending explanations and the queue
+  // statuses to write (each rate-limited).
+  void CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) override;
   void Flush(int64_t now) override;
 
  private:

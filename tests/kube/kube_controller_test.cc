@@ -399,5 +399,40 @@ TEST_F(KubeController, kube_DeactivateAndDelete) {
   EXPECT_TRUE(WaitReserved("team-a", "wl-y", "team-a")) << Dump("team-a", "wl-y");
 }
 
+// The ClusterRole of deploy/kubernetes/clusterrole.yaml is enough: arteld
+// runs as a user bound to it (and nothing else) and admits, writes queue
+// status and Events.
+TEST_F(KubeController, kube_RunsWithTheShippedClusterRole) {
+  ApplyTwoTeams();
+  ASSERT_EQ(env_.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: artel-system}\n"), "");
+  ASSERT_TRUE(env_.Kubectl({"apply", "-f", std::string(ARTEL_SOURCE_DIR) + "/deploy/kubernetes/clusterrole.yaml"}).ok());
+  ASSERT_TRUE(env_.Kubectl({"create", "clusterrolebinding", "artel-test-user", "--clusterrole=artel-controller",
+                            "--user=artel-controller-test"})
+                  .ok());
+  auto kc = env_.k8s->UserKubeconfig("artel-controller-test", {});
+  ASSERT_TRUE(kc.ok()) << kc.status().ToString();
+  // Not an admin: it may not create Workloads itself.
+  EXPECT_FALSE(env_.k8s->KubectlAs(*kc, {"create", "-f", "-"}, KubeEnv::WorkloadYaml("team-a", "nope", "default", 1)).ok());
+  env_.arteld = std::make_unique<Arteld>(env_.dir);
+  std::string error;
+  ASSERT_TRUE(env_.arteld->Start({"--kubeconfig", *kc}, &error)) << error;
+  ASSERT_EQ(env_.Create("team-a", "a-1", "default", 1), "");
+  ASSERT_TRUE(WaitReserved("team-a", "a-1", "team-a")) << Dump("team-a", "a-1");
+  EXPECT_TRUE(WaitFor(
+      [&] { return env_.Get("clusterqueues.kueue.x-k8s.io", "", "team-a")["status"].value("admittedWorkloads", -1) == 1; },
+      kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto ev = env_.k8s->Kubectl({"get", "events", "-n", "team-a", "-o", "json"});
+        if (!ev.ok()) return false;
+        const Json list = Json::parse(*ev);
+        for (const Json& e : list["items"])
+          if (e.value("reason", "") == "Admitted") return true;
+        return false;
+      },
+      kWait));
+  EXPECT_EQ(env_.arteld->log().find("forbidden"), std::string::npos) << env_.arteld->log();
+}
+
 }  // namespace
 }  // namespace artel::testing
