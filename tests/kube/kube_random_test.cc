@@ -14,13 +14,13 @@
 // own order (creationTimestamp, then uid), and each step starts in a later
 // second than the previous one, so that both sides see the same FIFO order.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <random>
-#include <signal.h>
 #include <tuple>
 
 #include "controller_env.h"
@@ -91,18 +91,20 @@ TEST(KubeRandom, kube_ControllerMatchesScenarioRunner) {
             if (phase == "Admitted") e_admitted.insert(name);
             if (phase == "Evicting") return false;
             if (phase == "Pending" || phase == "Inactive") {
-              if (w["status"].value("pending", Json::object()).value("reason", "") == "NotYetTried") return false;
+              if (w["status"].value("pending", Json::object()).value("reason", "") == "NotYetTried")
+                return false;
               e_pending.insert(name);
             }
           }
           return e_admitted == admitted && e_pending == pending;
         },
         kWait);
-    EXPECT_TRUE(settled) << "did not settle: admitted " << YamlList(admitted) << " pending " << YamlList(pending);
+    EXPECT_TRUE(settled) << "did not settle: admitted " << YamlList(admitted) << " pending "
+                         << YamlList(pending);
     steps += "    - at: " + std::to_string(at) + "s\n" + ops;
     at += 60;
-    steps += "      expect:\n        admitted: " + YamlList(admitted) + "\n        pending: " + YamlList(pending) +
-             "\n        preempted: " + YamlList(preempted) + "\n";
+    steps += "      expect:\n        admitted: " + YamlList(admitted) +
+             "\n        pending: " + YamlList(pending) + "\n        preempted: " + YamlList(preempted) + "\n";
     preempted_total.insert(preempted.begin(), preempted.end());
     return settled;
   };
@@ -149,10 +151,12 @@ TEST(KubeRandom, kube_ControllerMatchesScenarioRunner) {
     for (const auto& [ts, uid, key] : order) {
       const Json& w = wls[key];
       const Json& ps = w["spec"]["podSets"][0];
-      std::string gpus = ps["template"]["spec"]["containers"][0]["resources"]["requests"].value("nvidia.com/gpu", "0");
+      std::string gpus =
+          ps["template"]["spec"]["containers"][0]["resources"]["requests"].value("nvidia.com/gpu", "0");
       ops += "        - {name: " + Name(w) + ", namespace: " + w["metadata"].value("namespace", "") +
              ", queue: default, priority: " + std::to_string(w["spec"].value("priority", 0)) +
-             ", podSets: [{name: main, count: 1, requests: {cpu: \"1\", nvidia.com/gpu: \"" + gpus + "\"}}]}\n";
+             ", podSets: [{name: main, count: 1, requests: {cpu: \"1\", nvidia.com/gpu: \"" + gpus +
+             "\"}}]}\n";
     }
     ASSERT_TRUE(settle_and_record(ops)) << env.arteld->log();
   }
@@ -168,7 +172,8 @@ TEST(KubeRandom, kube_ControllerMatchesScenarioRunner) {
   int rc = RunCommand({ARTEL_BIN, "test", path}, {}, &out, &err);
   EXPECT_EQ(rc, 0) << out << err << "\n" << scenario;
   EXPECT_NE(out.find("1 passed, 0 failed"), std::string::npos) << out << err << "\n" << scenario;
-  std::cout << "seed " << seed << ": " << next << " workloads, preempted " << YamlList(preempted_total) << "\n";
+  std::cout << "seed " << seed << ": " << next << " workloads, preempted " << YamlList(preempted_total)
+            << "\n";
 }
 
 }  // namespace
