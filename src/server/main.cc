@@ -1,15 +1,19 @@
 // arteld: the Artel daemon. Thin: parses the config file and flags, opens
-// the `Daemon` (the standalone backend of the control loop), serves the API
-// over its `Service` interface until SIGTERM/SIGINT, then shuts down
+// the `Daemon` (standalone) or the Kubernetes controller (`--kubeconfig`,
+// `--kubernetes`), both backends of the control loop, serves the API over
+// their `Service` interface until SIGTERM/SIGINT, then shuts down
 // gracefully (stop accepting, stop the loop, write a snapshot).
 
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <thread>
 
+#include "kube/controller.h"
+#include "kube/kubeconfig.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
@@ -28,6 +32,8 @@ int main(int argc, char** argv) {
   int max_conns = -1, max_conns_peer = -1, max_streams = -1;
   std::string retention;
   bool stop_on_exit = false, fair_sharing = false;
+  std::string kubeconfig, kube_context, kueue_version;
+  bool kubernetes = false;
   app.add_option("--config", config_file, "YAML config file (docs/daemon.md)");
   app.add_option("--listen", listen,
                  "HOST:PORT to serve on (default 127.0.0.1:7433; port 0 = any free port)");
@@ -63,6 +69,15 @@ int main(int argc, char** argv) {
   app.add_flag("--stop-workloads-on-exit", stop_on_exit,
                "Stop running pods on shutdown (default: leave them for re-adoption)");
   app.add_flag("--fair-sharing", fair_sharing, "Enable fair sharing");
+  app.add_option("--kubeconfig", kubeconfig,
+                 "Kubernetes mode: run as a Kueue-compatible controller against the cluster of this "
+                 "kubeconfig (docs/kubernetes.md); no journal, no local pods");
+  app.add_flag("--kubernetes", kubernetes,
+               "Kubernetes mode with the in-cluster service-account config (or $KUBECONFIG)");
+  app.add_option("--kube-context", kube_context, "kubeconfig context (default: current-context)");
+  app.add_option("--kueue-api-version", kueue_version,
+                 "v1beta2 or v1beta1 (default: discovered, v1beta2 preferred)")
+      ->check(CLI::IsMember({"v1beta2", "v1beta1"}));
   CLI11_PARSE(app, argc, argv);
 
   ArteldConfig cfg;
@@ -112,7 +127,13 @@ int main(int argc, char** argv) {
   }
   if (stop_on_exit) cfg.daemon.stop_workloads_on_exit = true;
   if (fair_sharing) cfg.daemon.engine.fair_sharing = true;
-  if (cfg.daemon.data_dir.empty()) {
+  bool kube_mode = kubernetes || !kubeconfig.empty();
+  if (kube_mode && (!cfg.daemon.fake_gpus.empty() || !cfg.daemon.manifests.empty())) {
+    std::cerr << "arteld: --fake-gpus and --manifests are standalone options; in Kubernetes mode the "
+                 "configuration comes from the cluster (kubectl apply)\n";
+    return 2;
+  }
+  if (!kube_mode && cfg.daemon.data_dir.empty()) {
     std::cerr << "arteld: --data-dir (or dataDir in --config) is required\n";
     return 2;
   }
@@ -155,26 +176,66 @@ int main(int argc, char** argv) {
   if (!loopback && !table)
     log.Warn("listening beyond loopback without authentication", {{"host", cfg.api.host}});
 
-  auto daemon = Daemon::Open(cfg.daemon, &log);
-  if (!daemon.ok()) {
-    log.Error("cannot start", {{"error", daemon.status().ToString()}});
-    std::cerr << "arteld: " << daemon.status().ToString() << "\n";
-    return 1;
+  std::unique_ptr<Daemon> daemon;
+  std::unique_ptr<artel::kube::Controller> controller;
+  Service* service = nullptr;
+  if (kube_mode) {
+    // Kubernetes mode: the cluster is the state (docs/kubernetes.md).
+    artel::Result<artel::kube::ClientConfig> kc = !kubeconfig.empty()
+                                                      ? artel::kube::LoadKubeconfig(kubeconfig, kube_context)
+                                                      : artel::kube::InClusterConfig();
+    if (!kc.ok() && kubeconfig.empty()) kc = artel::kube::LoadKubeconfig("", kube_context);
+    if (!kc.ok()) {
+      std::cerr << "arteld: " << kc.status().ToString() << "\n";
+      return 2;
+    }
+    artel::kube::ControllerOptions co;
+    co.engine = cfg.daemon.engine;
+    co.loop.tick_ms = cfg.daemon.tick_ms;
+    co.loop.schedule_interval_ms = cfg.daemon.schedule_interval_ms;
+    co.loop.debounce_ms = cfg.daemon.debounce_ms;
+    co.kueue_version = kueue_version;
+    controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    });
+    service = controller.get();
+  } else {
+    auto d = Daemon::Open(cfg.daemon, &log);
+    if (!d.ok()) {
+      log.Error("cannot start", {{"error", d.status().ToString()}});
+      std::cerr << "arteld: " << d.status().ToString() << "\n";
+      return 1;
+    }
+    daemon = std::move(d).value();
+    service = daemon.get();
   }
-  // The API serves the mode's Service (server/service.h): here the standalone Daemon.
-  Service* service = daemon->get();
   ApiServer api(cfg.api, service, table.get(), &log);
   auto port = api.Bind();
   if (!port.ok()) {
     std::cerr << "arteld: " << port.status().message() << "\n";
     return 1;
   }
-  (*daemon)->Start();
+  if (controller) {
+    // Lists the whole cluster before the first scheduling pass.
+    if (artel::Status s = controller->Start(); !s.ok()) {
+      log.Error("cannot start", {{"error", s.ToString()}});
+      std::cerr << "arteld: " << s.ToString() << "\n";
+      return 1;
+    }
+  } else {
+    daemon->Start();
+  }
   std::string scheme = api.tls() ? "https" : "http";
   std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
   std::string url = scheme + "://" + host + ":" + std::to_string(*port);
-  log.Info("listening",
-           {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", (*daemon)->gpu_mode()}});
+  if (controller) {
+    log.Info("listening", {{"url", url}, {"mode", "kubernetes"}, {"kueue", controller->kueue_version()}});
+  } else {
+    log.Info("listening",
+             {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", daemon->gpu_mode()}});
+  }
   std::printf("listening on %s\n", url.c_str());
   std::fflush(stdout);
   std::thread server([&] { api.Serve(); });
@@ -183,7 +244,8 @@ int main(int argc, char** argv) {
   sigwait(&sigs, &sig);
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
-  (*daemon)->Shutdown();
+  if (controller) controller->Stop();
+  if (daemon) daemon->Shutdown();
   server.join();
   log.Info("stopped");
   return 0;

@@ -1,0 +1,277 @@
+// Controller: arteld's Kubernetes backend. It speaks Kueue's API
+// (kueue.x-k8s.io/v1beta2, or v1beta1 where the cluster serves only that):
+// the configuration (ResourceFlavor, Cohort, ClusterQueue, LocalQueue,
+// WorkloadPriorityClass, Topology) and the Workloads come from informers; the
+// decisions of the shared control loop (loop::ControlLoop) go back to the
+// cluster as Workload status (admission, conditions), Events and
+// ClusterQueue/LocalQueue status. The cluster is the state: there is no
+// journal, and a restart rebuilds the engine from the API objects alone.
+//
+// Threads. Informer callbacks only enqueue and wake the loop. The loop
+// thread drains the queues in `Poll` (no lock), folds them into the engine in
+// `SyncLocked` (the loop's lock held), records the writes its decisions need
+// in `OnAdmittedLocked` / `OnEvictedLocked`, and hands them to the writer
+// threads in `Flush`. The writers do every API call; no API I/O happens under
+// the engine lock or on the loop thread.
+//
+// Writes. Writes are coalesced per object: only the latest desired status of
+// each Workload is written, one write in flight per object. A Workload status
+// write is a PUT of the status subresource carrying the resourceVersion of the
+// object the decision was made on, so a decision made on a stale object is
+// refused (409) rather than written over a user's change. The engine follows
+// what is written: an admission whose write is refused is requeued in the
+// engine and decided again on the fresh object (docs/kubernetes.md, "Restart
+// and failure semantics").
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/engine.h"
+#include "kube/client.h"
+#include "kube/kueue_map.h"
+#include "loop/control_loop.h"
+#include "server/log.h"
+#include "server/redact.h"
+#include "server/service.h"
+
+namespace artel::kube {
+
+struct ControllerOptions {
+  core::EngineOptions engine;
+  loop::LoopOptions loop;
+  int writers = 4;                            // writer threads (status writes, events)
+  int64_t queue_status_interval_ms = 1000;    // at most one CQ/LQ status write per object per interval
+  int64_t pending_status_interval_ms = 1000;  // pending explanations refreshed at most this often
+  std::string field_manager = "artel";
+  std::string kueue_version;  // "" = discover (v1beta2 preferred, else v1beta1)
+  std::string instance;       // reportingInstance of Events (default: hostname)
+  bool events = true;         // write core v1 Events on Workloads
+  // Test hook: called on a writer thread just before each Workload status
+  // write (ns, name, write type: "admit", "pending", "evict", "requeue").
+  std::function<void(const std::string&, const std::string&, const std::string&)> before_status_write;
+};
+
+// Counters for tests and /metrics.
+struct ControllerStats {
+  uint64_t status_writes = 0;
+  uint64_t status_conflicts = 0;
+  uint64_t admissions_requeued = 0;  // admission writes refused: workload requeued in the engine
+  uint64_t restored = 0;             // workloads restored with their admission from the cluster
+  uint64_t events_written = 0;
+  uint64_t queue_status_writes = 0;
+};
+
+// The controller is also what arteld's HTTP API serves in Kubernetes mode
+// (server::Service): the read verbs from the engine and the loop's views;
+// every mutation answers FailedPrecondition (use kubectl: the cluster is the
+// source of truth).
+class Controller : public server::Service, public loop::Backend {
+ public:
+  // `config` is used for one Client per informer and per writer thread.
+  Controller(ClientConfig config, ControllerOptions options, server::Logger* log,
+             std::function<int64_t()> now_ms);
+  ~Controller() override;
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Discovers the Kueue API version, starts the informers, waits (up to
+  // `sync_timeout_ms`) until every one has listed, folds the whole cluster
+  // into the engine (admitted Workloads restored with their admission,
+  // pending ones submitted in creation order) and only then starts the loop.
+  Status Start(int64_t sync_timeout_ms = 60000);
+  // Stops the loop, the informers and the writers (writes not yet made are
+  // dropped: the cluster keeps what landed, and the next start decides again).
+  void Stop();
+  bool ready() const override { return ready_.load(); }
+
+  loop::ControlLoop& control_loop() { return *loop_; }
+  const std::string& kueue_version() const { return version_; }
+  ControllerStats stats() const;
+  // Object conditions of the current configuration (Active per queue).
+  std::vector<ObjectCondition> Conditions() const;
+
+  // ---- server::Service (controller_service.cc) ------------------------------
+  Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name,
+                      const std::string& user) override;
+  Result<Json> Cancel(const std::string& key, const std::string& user) override;
+  Result<Json> Apply(std::string_view yaml, const server::Principal& who) override;
+  Result<Json> GetWorkload(const std::string& key, const server::Principal& who) const override;
+  Json ListWorkloads(const server::ListFilter& filter, const server::Principal& who) const override;
+  Result<Json> Why(const std::string& key, const server::Principal& who) const override;
+  Json ClusterQueues() const override;
+  Json LocalQueues(const std::optional<std::set<std::string>>& namespaces) const override;
+  Json Cohorts() const override;
+  Json Nodes() const override;
+  Json Gpus(const server::Principal& who) const override;
+  Json Config(const server::Principal& who) const override;
+  std::optional<int32_t> PriorityClassValue(const std::string& name) const override;
+  Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const override;
+  std::string Metrics() const override;
+  std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms,
+                                const std::optional<std::set<std::string>>& ns, uint64_t* next,
+                                const server::Principal& who) const override;
+  uint64_t LatestEventSeq() const override;
+
+  // ---- loop::Backend -------------------------------------------------------
+  bool Poll(int64_t now) override;
+  void SyncLocked(core::Engine& engine, int64_t now) override;
+  // The evictions the controller makes itself to put a restored, already
+  // evicted workload back into the evicting state are not reported.
+  bool SkipEvictionLocked(const core::Eviction& e, int64_t now) override;
+  void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override;
+  void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override;
+  // After the pass's decisions: the pending explanations and the queue
+  // statuses to write (each rate-limited).
+  void CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) override;
+  void Flush(int64_t now) override;
+
+ private:
+  enum class Kind {
+    kFlavor,
+    kCohort,
+    kClusterQueue,
+    kLocalQueue,
+    kPriorityClass,
+    kTopology,
+    kNamespace,
+    kWorkload
+  };
+  struct InEvent {
+    Kind kind;
+    bool deleted = false;
+    Json obj;
+  };
+  // A write handed to the writer threads.
+  struct Write {
+    enum class Type { kAdmit, kPending, kEvict, kRequeue, kQueueStatus, kEvent };
+    Type type = Type::kPending;
+    std::string key;  // coalescing key: "wl/ns/name", "cq/name", "lq/ns/name"; empty for events
+    Resource resource;
+    std::string ns, name, uid;
+    Json object;  // the object decided on (Workload), or the Event body
+    Json status;  // the full new status
+    std::string precondition_rv;
+    std::optional<core::Eviction> eviction;  // kEvict: recomputed on a conflict
+    uint64_t gen = 0;                        // kAdmit: the admission generation
+    std::vector<Json> events;                // Events posted once the write landed
+  };
+  struct WriteResult {
+    Write::Type type;
+    std::string key;
+    std::string ns, name, uid;
+    uint64_t gen = 0;
+    enum class Outcome { kOk, kRefused, kGone, kFailed } outcome = Outcome::kOk;
+    Json object;  // the object after the write (kOk), or as re-read
+  };
+  // The loop's view of one Workload object (loop thread only).
+  struct Wl {
+    std::string uid;
+    Json obj;  // newest object seen (informer or our own write)
+    int64_t rv = 0;
+    int64_t created_ms = 0;
+    std::string spec_dump;  // spec as last submitted (minus active)
+    bool in_engine = false;
+    bool finished = false;  // Finished in the cluster: forgotten by the engine
+    bool broken = false;    // an admission write was rejected for good; wait for a change
+    std::string broken_rv;
+    uint64_t write_gen = 0;  // generation of the latest write handed over
+    uint64_t admit_gen = 0;  // generation of the latest admission decided
+    bool admit_inflight = false;
+    Json desired_status;      // the latest status handed to the writers (null = none)
+    std::string pending_msg;  // the pending explanation last written
+    int64_t pending_written_ms = -1;
+  };
+
+  void Enqueue(Kind kind, bool deleted, const Json& obj);
+  void Complete(WriteResult r);
+  Status Discover();
+  Resource Res(Kind kind) const;
+  void WriterMain(int index);
+  void DoWrite(Client& client, Write w);
+  void PostEvents(Client& client, const std::vector<Json>& events);
+  void Stage(Write w);
+  std::string Rfc3339(int64_t ms) const;
+
+  // Loop-thread helpers (mu() held).
+  void ApplyConfigLocked(core::Engine& engine, int64_t now);
+  void HandleWorkloadLocked(core::Engine& engine, const Json& obj, bool deleted, int64_t now,
+                            std::vector<std::string>* to_submit, std::vector<std::string>* to_restore);
+  void SubmitLocked(core::Engine& engine, const std::string& key, int64_t now);
+  bool RestoreLocked(core::Engine& engine, const std::string& key, int64_t now);
+  void DropLocked(core::Engine& engine, const std::string& key, int64_t now, bool finished);
+  void RequeueLocked(core::Engine& engine, const std::string& key, int64_t now);
+  void HandleResultLocked(core::Engine& engine, const WriteResult& r, int64_t now);
+  void PendingStatusesLocked(core::Engine& engine, int64_t now);
+  void QueueStatusesLocked(core::Engine& engine, int64_t now);
+  Json WorkloadEvent(const Json& obj, const std::string& type, const std::string& reason,
+                     const std::string& message, int64_t now) const;
+  const Json& BaseStatus(const Wl& w) const;
+  // Service helpers (loop mu() held).
+  server::Redactor RedactorLocked(const server::Principal& who) const;
+  std::string PhaseLocked(const std::string& key, const Wl& w) const;
+  Json WorkloadJsonLocked(const std::string& key, const Wl& w, const server::Redactor& red) const;
+
+  ClientConfig config_;
+  ControllerOptions options_;
+  server::Logger* log_;
+  std::function<int64_t()> now_ms_;
+  std::string version_;
+  std::unique_ptr<loop::ControlLoop> loop_;
+  std::vector<std::unique_ptr<Client>> informer_clients_;
+  std::vector<std::unique_ptr<Informer>> informers_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> started_{false};
+  std::atomic<bool> initial_done_{false};
+
+  // Inbox: informer events and write results, filled by other threads.
+  std::mutex in_mu_;
+  std::vector<InEvent> inbox_;
+  std::vector<WriteResult> results_;
+
+  // Loop-thread state.
+  std::vector<InEvent> events_;    // drained by Poll
+  std::vector<WriteResult> done_;  // drained by Poll
+  bool config_dirty_ = false;
+  std::optional<BuiltConfig> built_;                                // built by Poll, applied by SyncLocked
+  std::map<std::string, std::map<std::string, Json>> config_objs_;  // kind -> key -> object
+  std::map<std::string, Wl> wls_;          // "ns/name"; changed only with mu() held (the Service reads it)
+  std::vector<Write> staged_;              // decided under the lock, handed over by Flush
+  std::set<std::string> quiet_evictions_;  // restored evicted workloads: their engine eviction is not news
+  std::map<std::string, Json> queue_status_written_;  // "cq/name" -> status last handed over
+  std::map<std::string, int64_t> queue_status_at_;
+  int64_t last_queue_status_ms_ = -1;
+  int64_t last_pending_scan_ms_ = -1;
+
+  // Conditions of the current configuration (read by Conditions()).
+  mutable std::mutex cond_mu_;
+  std::vector<ObjectCondition> conditions_;
+
+  // Writer queue: coalesced per key, one write in flight per key.
+  std::mutex out_mu_;
+  std::condition_variable out_cv_;
+  std::map<std::string, Write> desired_;  // key -> latest write not yet taken
+  std::deque<std::string> ready_keys_;    // keys with a desired write, not in flight
+  std::set<std::string> inflight_;
+  std::deque<Write> event_queue_;  // Events (bounded; dropped when full)
+  bool stopping_ = false;
+  std::vector<std::thread> writers_;
+  std::map<std::string, std::pair<std::string, std::string>>
+      rv_alias_;  // key -> (rv decided on, rv after our write)
+
+  mutable std::mutex stats_mu_;
+  ControllerStats stats_;
+};
+
+}  // namespace artel::kube
