@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <ctime>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -515,8 +517,16 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
   std::string lock_path = dir + "/LOCK";
   int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) return InvalidArgument("store: cannot open " + lock_path + ": " + std::strerror(errno));
-  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  // Polled up to options.lock_wait_ms (see StoreOptions): the holder may be
+  // a dead daemon's child on its way to exec.
+  const auto lock_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.lock_wait_ms);
+  while (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
+    if (err == EWOULDBLOCK && std::chrono::steady_clock::now() < lock_deadline) {
+      struct timespec ts {0, 20 * 1000 * 1000};
+      nanosleep(&ts, nullptr);
+      continue;
+    }
     close(lock_fd);
     return FailedPrecondition("store: " + dir + " is in use by another process (" + std::strerror(err) + ")");
   }

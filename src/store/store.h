@@ -61,6 +61,11 @@ struct Recovered {
 };
 
 struct StoreOptions {
+  // How long Open waits for the store's lock while another process holds it.
+  // A daemon killed with SIGKILL may leave a child of its own between fork
+  // and exec for a moment, still holding the (close-on-exec) lock
+  // descriptor; a live daemon holds it for good and Open fails after this.
+  int64_t lock_wait_ms = 3000;
   // Test hook: when set, called before each commit; returning false makes
   // the commit fail as if the disk failed (fault injection).
   bool (*before_commit)(void* arg) = nullptr;

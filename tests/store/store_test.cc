@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +142,30 @@ TEST(StoreTest, SecondOpenOfSameDirectoryFails) {
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
   first.reset();
   EXPECT_TRUE(Store::Open(dir.path()).ok());
+}
+
+TEST(StoreTest, OpenWaitsForALockHolderThatGoesAway) {
+  // A SIGKILLed daemon's child between fork and exec briefly holds the lock
+  // descriptor; Open waits for it up to lock_wait_ms instead of failing.
+  TempDir dir;
+  MustOpen(dir.path()).reset();  // creates <dir>/LOCK
+  int holder = open((dir.path() + "/LOCK").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(flock(holder, LOCK_EX | LOCK_NB), 0);
+  StoreOptions no_wait;
+  no_wait.lock_wait_ms = 0;
+  EXPECT_EQ(Store::Open(dir.path(), no_wait).status().code(), StatusCode::kFailedPrecondition);
+  // The holder goes away while Open waits (the delay makes the state, it
+  // does not wait for one).
+  std::thread release([holder] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    close(holder);
+  });
+  StoreOptions wait;
+  wait.lock_wait_ms = 20000;
+  auto store = Store::Open(dir.path(), wait);
+  release.join();
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
 }
 
 TEST(StoreTest, SnapshotThenReplay) {
