@@ -3,13 +3,16 @@
 # packages first (scripts/install-deps.sh; a no-op when all are present).
 #
 #   make demo    build, then run the demo (scripts/demo.sh)
-#   make test    sanitizer build (ASan+UBSan) in build-asan/, then every CTest test;
+#   make test    the Kubernetes test control plane (tools/k8s/build.sh into build-k8s/bin;
+#                Go's caches make later runs fast), the sanitizer build (ASan+UBSan) in
+#                build-asan/, then every CTest test (the `kube` ones on that control plane);
 #                then the clang fuzz tree in build-fuzz/: each libFuzzer target of
 #                fuzz/ for FUZZ_SECONDS over its committed corpus (docs/testing.md)
 #   make build   optimized build in build/; binaries in build/bin/
 #   make bench   optimized build, then every build/bin/bench_* program
 #   make format  clang-format -i over src tests bench
 #   make tidy    clang-tidy over src (uses build/compile_commands.json)
+#   make k8s     only the Kubernetes test control plane (build-k8s/bin; docs/kubernetes.md)
 #   make clean   remove build trees
 
 SHELL := /bin/bash
@@ -40,18 +43,23 @@ FUZZ_CMAKE_FLAGS := -DARTEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DARTEL_FUZZ_SE
 
 SOURCE_DIRS := src tests bench fuzz
 
-.PHONY: all deps build test bench demo format format-check tidy clean
+.PHONY: all deps k8s build test bench demo format format-check tidy clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
+# kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubectl and
+# the harness's Go tools (fake-kubelet, kueue-load), from tools/k8s/go.mod.
+k8s: deps
+	tools/k8s/build.sh $(CURDIR)/build-k8s/bin
+
 build: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
-test: deps
+test: deps k8s
 	$(CMAKE) -S . -B $(ASAN_DIR) -G Ninja $(ASAN_CMAKE_FLAGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	$(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j $(JOBS)
@@ -82,4 +90,4 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD_DIR) -j $(JOBS) -extra-arg=-Wno-unknown-warning-option '^$(CURDIR)/src/'
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) build-k8s

@@ -17,6 +17,8 @@ PACKAGES=(
   # and the Prometheus server, Chromium for the browser tests, Node.js for the
   # web UI build, jq and curl for the test scripts.
   prometheus chromium nodejs jq curl
+  # The Kubernetes test control plane (scripts/k8s-up.sh): certificates.
+  openssl
 )
 
 missing=()
@@ -63,3 +65,27 @@ if [[ ! -d $charts/node_modules/uplot ]]; then
     echo "install-deps: npm not found; HTML reports will have no charts" >&2
   fi
 fi
+
+# The Kubernetes test control plane (tools/k8s, docs/kubernetes.md) is built
+# with Go >= 1.26 from the Go module proxy; the toolchain is never downloaded
+# by the go command (GOTOOLCHAIN=local). Modules are fetched once into Go's
+# module cache so that later builds and test runs need no network.
+export GOTOOLCHAIN=local
+go_min_minor=26
+if ! command -v go >/dev/null; then
+  echo "install-deps: the go command is missing: the Kubernetes tests need Go 1.${go_min_minor} or newer" \
+    "(https://go.dev/dl/, on PATH) and access to the Go module proxy" >&2
+  exit 1
+fi
+gover=$(go env GOVERSION 2>/dev/null || true)
+if [[ ! $gover =~ ^go1\.([0-9]+) ]] || ((BASH_REMATCH[1] < go_min_minor)); then
+  echo "install-deps: ${gover:-an unknown Go} found ($(command -v go)); the Kubernetes tests need Go 1.${go_min_minor} or newer" >&2
+  exit 1
+fi
+for m in "$root/tools/k8s" "$root/tools/k8s/kueue"; do
+  if ! (cd "$m" && GOFLAGS=-mod=readonly go mod download); then
+    echo "install-deps: go mod download failed in ${m#"$root"/} (needs the Go module proxy, GOPROXY=$(go env GOPROXY))" >&2
+    exit 1
+  fi
+done
+echo "install-deps: Go modules of tools/k8s present ($gover)"

@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -254,7 +255,8 @@ Client::Client(ClientConfig config) : config_(std::move(config)) {
       ca_store_ = store;
     }
     if (!config_.client_cert_pem.empty() || !config_.client_key_pem.empty()) {
-      BIO* bio = BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
+      BIO* bio =
+          BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
       X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
       BIO_free(bio);
       if (!cert) {
@@ -285,6 +287,12 @@ Client::Client(ClientConfig config) : config_(std::move(config)) {
 
 Client::~Client() {
   {
+    std::lock_guard<std::mutex> l(watch_mu_);
+    reaper_quit_ = true;
+  }
+  reaper_cv_.notify_all();
+  if (reaper_.joinable()) reaper_.join();
+  {
     std::lock_guard<std::mutex> l(pool_mu_);
     idle_.clear();
   }
@@ -310,7 +318,8 @@ std::unique_ptr<Client::Conn> Client::NewConn() {
   if (scheme_ == "https") {
     std::unique_ptr<httplib::SSLClient> s;
     if (cert_ && key_) {
-      s = std::make_unique<httplib::SSLClient>(host_, port_, static_cast<X509*>(cert_), static_cast<EVP_PKEY*>(key_));
+      s = std::make_unique<httplib::SSLClient>(host_, port_, static_cast<X509*>(cert_),
+                                               static_cast<EVP_PKEY*>(key_));
     } else {
       s = std::make_unique<httplib::SSLClient>(host_, port_);
     }
@@ -378,13 +387,13 @@ void Client::SetRateLimiterClock(std::function<int64_t()> now_us) {
 uint64_t Client::requests() const { return requests_.load(); }
 
 uint64_t Client::throttled() const {
-  std::lock_guard<std::mutex> l(const_cast<std::mutex&>(limiter_mu_));
+  std::lock_guard<std::mutex> l(limiter_mu_);
   return limiter_ ? limiter_->throttled() : 0;
 }
 
 namespace {
-void SetHeaders(httplib::Request* req, const ClientConfig& cfg, const std::string& token, const std::string& ctype,
-                bool has_body) {
+void SetHeaders(httplib::Request* req, const ClientConfig& cfg, const std::string& token,
+                const std::string& ctype, bool has_body) {
   req->headers.emplace("Accept", "application/json");
   req->headers.emplace("User-Agent", cfg.user_agent);
   if (!token.empty()) req->headers.emplace("Authorization", "Bearer " + token);
@@ -395,6 +404,7 @@ void SetHeaders(httplib::Request* req, const ClientConfig& cfg, const std::strin
 ApiResult<Json> Client::Do(const std::string& method, const std::string& path, const std::string& body,
                            const std::string& content_type) {
   if (!tls_error_.empty()) return ApiError{0, "ClientConfig", tls_error_};
+  int too_many = 0;
   for (int attempt = 0;; ++attempt) {
     Throttle();
     auto c = Acquire();
@@ -403,8 +413,8 @@ ApiResult<Json> Client::Do(const std::string& method, const std::string& path, c
     req.method = method;
     req.path = prefix_ + path;
     req.body = body;
-    SetHeaders(&req, config_, Token(), content_type, !body.empty() || method == "POST" || method == "PUT" ||
-                                                         method == "PATCH");
+    SetHeaders(&req, config_, Token(), content_type,
+               !body.empty() || method == "POST" || method == "PUT" || method == "PATCH");
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
     requests_.fetch_add(1);
@@ -417,6 +427,15 @@ ApiResult<Json> Client::Do(const std::string& method, const std::string& path, c
     }
     c->reused = true;
     Release(std::move(c));
+    if (res.status == 429 && too_many < 5) {
+      ++too_many;
+      retried_429_.fetch_add(1);
+      int wait_s = 1;
+      if (res.has_header("Retry-After"))
+        wait_s = std::clamp(std::atoi(res.get_header_value("Retry-After").c_str()), 0, 10);
+      if (wait_s > 0) std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+      continue;
+    }
     if (res.status >= 200 && res.status < 300) {
       if (res.body.empty()) return Json::object();
       Json j = Json::parse(res.body, nullptr, false);
@@ -529,6 +548,16 @@ ApiResult<Json> Client::Delete(const Resource& r, const std::string& ns, const s
   return Do("DELETE", ResourcePath(r, Namespace(r, ns, nullptr), name), opts.dump(), "application/json");
 }
 
+void Client::ReaperLoop() {
+  std::unique_lock<std::mutex> l(watch_mu_);
+  while (!reaper_quit_) {
+    reaper_cv_.wait_for(l, std::chrono::milliseconds(100));
+    // A cut that lands before the socket opens does nothing: repeated next round.
+    for (auto& [stop, slot] : watches_)
+      if (stop && stop->load()) slot->cli->stop();
+  }
+}
+
 void Client::Interrupt(const std::atomic<bool>* stop) {
   std::lock_guard<std::mutex> l(watch_mu_);
   auto [b, e] = watches_.equal_range(stop);
@@ -559,6 +588,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   {
     std::lock_guard<std::mutex> l(watch_mu_);
     watches_.emplace(stop, &slot);
+    if (stop && !reaper_.joinable() && !reaper_quit_) reaper_ = std::thread([this] { ReaperLoop(); });
   }
   auto unregister = [&] {
     std::lock_guard<std::mutex> l(watch_mu_);

@@ -8,11 +8,16 @@
 // it back, so one Client may be used from many threads at once. A watch uses
 // its own connection for as long as it runs.
 //
+// 429 Too Many Requests (API Priority and Fairness) is retried after the
+// server's Retry-After (at most 10 s, 1 s when absent), up to 5 times: the
+// server did not process the request, so this is safe for every verb.
+//
 // Errors: what the API server answered is parsed from its Status object into
 // ApiError{http, reason, message}; http == 0 is a transport error (no
 // response: connection refused, TLS failure, timeout, stream cut).
 //
-// Thread-safety: Client is thread-safe. Informer runs its own thread; its
+// Thread-safety: Client is thread-safe. Stop the Informers that use a Client
+// before destroying it. Informer runs its own thread; its
 // handlers are called on that thread, one at a time, with no lock held (they
 // may call Snapshot()).
 #pragma once
@@ -40,28 +45,28 @@ namespace artel::kube {
 
 using Json = nlohmann::json;
 
-struct Resource {         // what a URL path needs
-  std::string group;      // "" = core
-  std::string version;    // "v1", "v1beta2"
-  std::string plural;     // "workloads"
+struct Resource {       // what a URL path needs
+  std::string group;    // "" = core
+  std::string version;  // "v1", "v1beta2"
+  std::string plural;   // "workloads"
   bool namespaced = true;
 };
 
 // Well-known resources.
-extern const Resource kWorkloads;                 // kueue.x-k8s.io/v1beta2, namespaced
-extern const Resource kClusterQueues;             // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kLocalQueues;               // kueue.x-k8s.io/v1beta2, namespaced
-extern const Resource kResourceFlavors;           // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kCohorts;                   // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kWorkloadPriorityClasses;   // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kTopologies;                // kueue.x-k8s.io/v1beta2, cluster
-extern const Resource kEvents;                    // core v1, namespaced
-extern const Resource kNamespaces;                // core v1, cluster
-extern const Resource kNodes;                     // core v1, cluster
-extern const Resource kPods;                      // core v1, namespaced
-extern const Resource kConfigMaps;                // core v1, namespaced (extra)
-extern const Resource kJobs;                      // batch/v1, namespaced
-extern const Resource kLeases;                    // coordination.k8s.io/v1, namespaced
+extern const Resource kWorkloads;                // kueue.x-k8s.io/v1beta2, namespaced
+extern const Resource kClusterQueues;            // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kLocalQueues;              // kueue.x-k8s.io/v1beta2, namespaced
+extern const Resource kResourceFlavors;          // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kCohorts;                  // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kWorkloadPriorityClasses;  // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kTopologies;               // kueue.x-k8s.io/v1beta2, cluster
+extern const Resource kEvents;                   // core v1, namespaced
+extern const Resource kNamespaces;               // core v1, cluster
+extern const Resource kNodes;                    // core v1, cluster
+extern const Resource kPods;                     // core v1, namespaced
+extern const Resource kConfigMaps;               // core v1, namespaced (extra)
+extern const Resource kJobs;                     // batch/v1, namespaced
+extern const Resource kLeases;                   // coordination.k8s.io/v1, namespaced
 // The same resource at another version (kueue's v1beta1: V1beta1(kWorkloads)).
 Resource WithVersion(Resource r, std::string version);
 inline Resource V1beta1(const Resource& r) { return WithVersion(r, "v1beta1"); }
@@ -94,7 +99,7 @@ ApiError ApiErrorFromStatus(const Json& status, int http_default = 500);
 template <class T>
 class ApiResult {
  public:
-  ApiResult(T value) : v_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
+  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return std::holds_alternative<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
@@ -154,20 +159,24 @@ class Client {
   // Follows `continue`; answers {items, metadata.resourceVersion}.
   ApiResult<Json> ListAll(const Resource& r, const std::string& ns, ListOptions o = {});
   ApiResult<Json> Create(const Resource& r, const std::string& ns, const Json& obj);
-  ApiResult<Json> Update(const Resource& r, const std::string& ns, const Json& obj);  // PUT (needs metadata.resourceVersion)
+  ApiResult<Json> Update(const Resource& r, const std::string& ns,
+                         const Json& obj);  // PUT (needs metadata.resourceVersion)
   ApiResult<Json> UpdateStatus(const Resource& r, const std::string& ns, const Json& obj);  // PUT .../status
-  ApiResult<Json> MergePatch(const Resource& r, const std::string& ns, const std::string& name, const Json& patch,
-                             bool status = false);
+  ApiResult<Json> MergePatch(const Resource& r, const std::string& ns, const std::string& name,
+                             const Json& patch, bool status = false);
   // Server-side apply (application/apply-patch+yaml; JSON is YAML). The
   // object needs apiVersion, kind and metadata.name.
-  ApiResult<Json> Apply(const Resource& r, const std::string& ns, const Json& obj, const std::string& field_manager,
-                        bool force = true, bool status = false);
+  ApiResult<Json> Apply(const Resource& r, const std::string& ns, const Json& obj,
+                        const std::string& field_manager, bool force = true, bool status = false);
   ApiResult<Json> Delete(const Resource& r, const std::string& ns, const std::string& name,
-                         std::optional<int64_t> grace_seconds = std::nullopt, const std::string& precondition_uid = "");
+                         std::optional<int64_t> grace_seconds = std::nullopt,
+                         const std::string& precondition_uid = "");
   // Blocking watch from o.resource_version (allowWatchBookmarks=true). Calls
   // `on_event` for each event as it arrives until it returns false, `stop`
-  // becomes true (see Interrupt), the server ends the stream (timeout_seconds)
-  // or an error. An ERROR event is returned as its ApiError (410 Gone for an
+  // becomes true (noticed within ~100 ms even while the watch is blocked in a
+  // read: a helper thread of the Client cuts the connections of watches whose
+  // flag is set; Interrupt does it at once), the server ends the stream
+  // (timeout_seconds) or an error. An ERROR event is returned as its ApiError (410 Gone for an
   // expired resourceVersion). Answers the last resourceVersion seen (events
   // and bookmarks), o.resource_version when none came.
   ApiResult<std::string> Watch(const Resource& r, const std::string& ns, const ListOptions& o,
@@ -182,6 +191,7 @@ class Client {
                       const std::string& content_type = "application/json");
   uint64_t requests() const;   // requests sent (the benchmark reports requests per admission)
   uint64_t throttled() const;  // requests the rate limiter held back (extra; tests)
+  uint64_t retried_after_429() const { return retried_429_.load(); }  // extra: 429 answers retried
   const ClientConfig& config() const { return config_; }
   // Replaces the rate limiter's clock (microseconds; tests). Extra.
   void SetRateLimiterClock(std::function<int64_t()> now_us);
@@ -207,21 +217,27 @@ class Client {
   std::string tls_error_;     // set when the PEMs could not be read
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Conn>> idle_;
-  std::mutex limiter_mu_;
+  mutable std::mutex limiter_mu_;
   std::unique_ptr<TokenBucket> limiter_;
   std::mutex token_mu_;
   std::string file_token_;
   int64_t token_mtime_ns_ = -1;
   int64_t token_size_ = -1;
+  void ReaperLoop();
   std::mutex watch_mu_;
   std::multimap<const std::atomic<bool>*, WatchSlot*> watches_;
+  std::condition_variable reaper_cv_;
+  bool reaper_quit_ = false;
+  std::thread reaper_;  // started by the first Watch
   std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> retried_429_{0};
 };
 
 // Read-modify-write with a re-read on 409 Conflict (at most `attempts`).
 // `mutate` false = nothing to do (answers the object as read).
 ApiResult<Json> UpdateWithRetry(Client& c, const Resource& r, const std::string& ns, const std::string& name,
-                                const std::function<bool(Json& obj)>& mutate, bool status = false, int attempts = 5);
+                                const std::function<bool(Json& obj)>& mutate, bool status = false,
+                                int attempts = 5);
 
 // List+watch of one resource kept in a local cache, on its own thread:
 // re-lists on 410 Gone, reconnects with exponential backoff (capped, with
@@ -232,7 +248,7 @@ ApiResult<Json> UpdateWithRetry(Client& c, const Resource& r, const std::string&
 class Informer {
  public:
   struct Handler {
-    std::function<void(const Json& obj)> on_add, on_update /* new object */;
+    std::function<void(const Json&obj)> on_add, on_update /* new object */;
     std::function<void(const Json& last_known)> on_delete;
     std::function<void()> on_synced;  // after each (re)list, once the cache is complete
   };
@@ -241,12 +257,13 @@ class Informer {
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
   void Start();
-  void Stop();  // returns promptly even while a watch is blocked
+  void Stop();  // returns promptly even while a watch is blocked; from a handler it only asks
   bool HasSynced() const;
   std::vector<Json> Snapshot() const;  // the cached objects
   uint64_t relists() const;            // how many times it had to re-list (not the first list)
   // Extras: tuning before Start (tests use short ones).
-  void SetBackoff(int64_t initial_ms, int64_t max_ms);
+  void SetBackoff(int64_t initial_ms, int64_t max_ms);  // also while running
+  void Retry();                                         // cuts a backoff wait short (tests: reconnect now)
   void SetWatchTimeout(int seconds);
   void SetPageSize(int64_t limit);
   uint64_t reconnects() const;           // watches restarted after an error
@@ -255,8 +272,8 @@ class Informer {
 
  private:
   void Run();
-  bool Relist();                                  // false on error (backoff)
-  bool Apply(const WatchEvent& e);                // one watch event into the cache + handlers
+  bool Relist();                    // false on error (backoff)
+  bool Apply(const WatchEvent& e);  // one watch event into the cache + handlers
   void WaitBackoff(int64_t ms);
 
   Client* client_;
@@ -264,7 +281,7 @@ class Informer {
   std::string ns_;
   Handler h_;
   ListOptions o_;
-  int64_t backoff_initial_ms_ = 200, backoff_max_ms_ = 10000;
+  std::atomic<int64_t> backoff_initial_ms_{200}, backoff_max_ms_{10000};
   int watch_timeout_s_ = 300;
   int64_t page_size_ = 500;
 
@@ -276,6 +293,7 @@ class Informer {
   bool synced_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
+  bool kick_ = false;  // Retry() was called (guarded by mu_)
   std::atomic<uint64_t> relists_{0}, reconnects_{0};
   std::thread thread_;
 };

@@ -27,7 +27,13 @@ Informer::~Informer() { Stop(); }
 
 void Informer::SetBackoff(int64_t initial_ms, int64_t max_ms) {
   backoff_initial_ms_ = std::max<int64_t>(1, initial_ms);
-  backoff_max_ms_ = std::max(backoff_initial_ms_, max_ms);
+  backoff_max_ms_ = std::max(backoff_initial_ms_.load(), max_ms);
+}
+
+void Informer::Retry() {
+  std::lock_guard<std::mutex> l(mu_);
+  kick_ = true;
+  cv_.notify_all();
 }
 void Informer::SetWatchTimeout(int seconds) { watch_timeout_s_ = seconds; }
 void Informer::SetPageSize(int64_t limit) { page_size_ = limit; }
@@ -43,6 +49,7 @@ void Informer::Stop() {
   stop_ = true;
   cv_.notify_all();
   if (!thread_.joinable()) return;
+  if (std::this_thread::get_id() == thread_.get_id()) return;  // from a handler: the loop ends after it
   // The watch may be blocked in a read: cut its connection until the thread
   // notices (a cut that lands before the socket opens is repeated).
   while (true) {
@@ -81,7 +88,8 @@ std::string Informer::last_error() const {
 
 void Informer::WaitBackoff(int64_t ms) {
   std::unique_lock<std::mutex> l(mu_);
-  cv_.wait_for(l, std::chrono::milliseconds(ms), [&] { return stop_.load(); });
+  cv_.wait_for(l, std::chrono::milliseconds(ms), [&] { return stop_.load() || kick_; });
+  kick_ = false;
 }
 
 bool Informer::Relist() {
@@ -176,9 +184,10 @@ void Informer::Run() {
   int64_t backoff = backoff_initial_ms_;
   auto wait = [&] {
     // Full backoff plus up to half again of jitter, then double (capped).
+    backoff = std::min(backoff, backoff_max_ms_.load());
     std::uniform_int_distribution<int64_t> jitter(0, backoff / 2);
     WaitBackoff(backoff + jitter(rng));
-    backoff = std::min(backoff * 2, backoff_max_ms_);
+    backoff = std::min(backoff * 2, backoff_max_ms_.load());
   };
   bool need_list = true, listed_once = false;
   while (!stop_) {

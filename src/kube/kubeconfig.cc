@@ -55,13 +55,14 @@ bool Base64Decode(const std::string& in, std::string* out) {
 }
 
 struct Entry {
-  YAML::Node node;   // the inner cluster/user/context map
-  std::string file;  // the kubeconfig that defined it
-  std::string where; // "clusters[name=x].cluster"
+  YAML::Node node;    // the inner cluster/user/context map
+  std::string file;   // the kubeconfig that defined it
+  std::string where;  // "clusters[name=x].cluster"
 };
 
 std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+    s.pop_back();
   size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) ++i;
   return s.substr(i);
@@ -141,7 +142,8 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
     try {
       root = YAML::Load(text);
     } catch (const YAML::Exception& ex) {
-      Status s = InvalidArgument("kubeconfig " + file + ":" + std::to_string(ex.mark.line + 1) + ": " + ex.msg);
+      Status s =
+          InvalidArgument("kubeconfig " + file + ":" + std::to_string(ex.mark.line + 1) + ": " + ex.msg);
       s.WithPos(SourcePos{file, ex.mark.line + 1, ex.mark.column + 1});
       return s;
     }
@@ -156,7 +158,7 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
         std::string at = std::string(list) + "[" + std::to_string(i) + "]";
         if (!item.IsMap() || !item["name"] || !item["name"].IsScalar())
           return Bad(file, at + ".name", "expected a name");
-        std::string name = item["name"].as<std::string>();
+        auto name = item["name"].as<std::string>();
         YAML::Node body = item[inner];
         if (body && !body.IsNull() && !body.IsMap()) return Bad(file, at + "." + inner, "expected a mapping");
         if (!body || body.IsNull()) body = YAML::Node(YAML::NodeType::Map);
@@ -177,8 +179,7 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
   for (size_t i = 1; i < files->size(); ++i) all += ":" + (*files)[i];
   if (read == 0) return InvalidArgument("kubeconfig " + all + ": none of these files exists");
   std::string ctx_name = context.empty() ? current : context;
-  if (ctx_name.empty())
-    return Bad(all, "current-context", "not set (and no context was named)");
+  if (ctx_name.empty()) return Bad(all, "current-context", "not set (and no context was named)");
   auto ctx = contexts.find(ctx_name);
   if (ctx == contexts.end())
     return Bad(context.empty() ? current_file : all, context.empty() ? "current-context" : "contexts",
@@ -191,7 +192,8 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
   if (!ns.ok()) return ns.status();
   auto cl = clusters.find(*cluster_name);
   if (cluster_name->empty() || cl == clusters.end())
-    return Bad(ctx->second.file, ctx->second.where + ".cluster", "no cluster named \"" + *cluster_name + "\"");
+    return Bad(ctx->second.file, ctx->second.where + ".cluster",
+               "no cluster named \"" + *cluster_name + "\"");
 
   ClientConfig cfg;
   if (!ns->empty()) cfg.default_namespace = *ns;
@@ -213,7 +215,8 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
     }
   }
   for (const char* unsupported : {"proxy-url"}) {
-    if (c.node[unsupported]) return Bad(c.file, c.where + "." + unsupported, "not supported by Artel's client");
+    if (c.node[unsupported])
+      return Bad(c.file, c.where + "." + unsupported, "not supported by Artel's client");
   }
 
   if (!user_name->empty()) {
@@ -251,7 +254,8 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
   return cfg;
 }
 
-Result<ClientConfig> InClusterConfigFrom(const std::string& sa_dir, const std::string& host, const std::string& port) {
+Result<ClientConfig> InClusterConfigFrom(const std::string& sa_dir, const std::string& host,
+                                         const std::string& port) {
   if (host.empty() || port.empty())
     return FailedPrecondition(
         "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
@@ -262,7 +266,8 @@ Result<ClientConfig> InClusterConfigFrom(const std::string& sa_dir, const std::s
   std::string token_path = sa_dir + "/token";
   if (!ReadWholeFile(token_path, &token, &why))
     return FailedPrecondition("in-cluster config: service-account token: " + why);
-  if (Trim(token).empty()) return FailedPrecondition("in-cluster config: service-account token " + token_path + " is empty");
+  if (Trim(token).empty())
+    return FailedPrecondition("in-cluster config: service-account token " + token_path + " is empty");
   cfg.token_file = token_path;
   if (!ReadWholeFile(sa_dir + "/ca.crt", &cfg.ca_pem, &why))
     return FailedPrecondition("in-cluster config: service-account CA: " + why);
@@ -274,7 +279,8 @@ Result<ClientConfig> InClusterConfigFrom(const std::string& sa_dir, const std::s
 Result<ClientConfig> InClusterConfig() {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-  return InClusterConfigFrom("/var/run/secrets/kubernetes.io/serviceaccount", host ? host : "", port ? port : "");
+  return InClusterConfigFrom("/var/run/secrets/kubernetes.io/serviceaccount", host ? host : "",
+                             port ? port : "");
 }
 
 }  // namespace artel::kube

@@ -48,6 +48,7 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path = "", const std::str
 // KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT.
 Result<ClientConfig> InClusterConfig();
 // The same with the directory and the host/port given (tests).
-Result<ClientConfig> InClusterConfigFrom(const std::string& sa_dir, const std::string& host, const std::string& port);
+Result<ClientConfig> InClusterConfigFrom(const std::string& sa_dir, const std::string& host,
+                                         const std::string& port);
 
 }  // namespace artel::kube

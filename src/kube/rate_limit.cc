@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace artel::kube {
 
 int64_t SteadyMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -30,7 +32,7 @@ int64_t TokenBucket::Reserve() {
   if (tokens_ >= 0) return 0;
   ++throttled_;
   // The deficit refills at qps tokens per second.
-  return static_cast<int64_t>(-tokens_ * 1e6 / qps_ + 0.5);
+  return std::llround(-tokens_ * 1e6 / qps_);
 }
 
 uint64_t TokenBucket::throttled() const {

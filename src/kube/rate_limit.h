@@ -26,7 +26,7 @@ class TokenBucket {
   double qps_;
   double burst_;
   mutable std::mutex mu_;
-  double tokens_;       // may go negative: reservations queued ahead
+  double tokens_;  // may go negative: reservations queued ahead
   int64_t last_us_ = 0;
   uint64_t throttled_ = 0;
 };

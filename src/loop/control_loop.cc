@@ -198,7 +198,7 @@ uint64_t ControlLoop::LatestEventSeq() const {
 
 std::vector<Json> ControlLoop::EventsAfter(uint64_t after, int64_t wait_ms,
                                            const std::optional<std::set<std::string>>& ns, uint64_t* next,
-                                      const server::Principal& who) const {
+                                           const server::Principal& who) const {
   std::unique_lock<std::mutex> l(ev_mu_);
   ev_cv_.wait_for(l, std::chrono::milliseconds(wait_ms),
                   [&] { return event_seq_ > after || stopped_.load(); });
@@ -222,7 +222,6 @@ std::vector<Json> ControlLoop::EventsAfter(uint64_t after, int64_t wait_ms,
   *next = std::max(after, event_seq_);
   return out;
 }
-
 
 // ---------------------------------------------------------------------------
 // Explanations
@@ -267,7 +266,9 @@ Result<Json> ControlLoop::WhyLocked(const std::string& key, const server::Redact
   if (!p.flavors.empty()) {
     Json fl = Json::array();
     for (const core::FlavorAttempt& f : p.flavors) {
-      Json a = {{"flavor", f.flavor}, {"podSet", f.pod_set}, {"outcome", core::FlavorAttemptOutcomeName(f.outcome)}};
+      Json a = {{"flavor", f.flavor},
+                {"podSet", f.pod_set},
+                {"outcome", core::FlavorAttemptOutcomeName(f.outcome)}};
       if (!f.resource.empty()) {
         a["resource"] = f.resource;
         a["requested"] = core::FormatQuantity(f.requested);
@@ -324,7 +325,8 @@ Json ControlLoop::ClusterQueuesJson() const {
     for (const auto& rg : cq.resource_groups) {
       for (const auto& fq : rg.flavors) {
         auto it = flavors_without_nodes_.find(fq.flavor);
-        if (it == flavors_without_nodes_.end() || std::find(missing.begin(), missing.end(), fq.flavor) != missing.end())
+        if (it == flavors_without_nodes_.end() ||
+            std::find(missing.begin(), missing.end(), fq.flavor) != missing.end())
           continue;
         missing.push_back(fq.flavor);
         warnings.push_back(it->second);
@@ -434,6 +436,12 @@ void ControlLoop::MetricsLocked(server::PromWriter* out) const {
   pw.Family("kueue_admitted_active_workloads", "gauge", "Admitted workloads that are active (not finished).");
   for (const auto& cq : cfg.cluster_queues)
     pw.Sample("kueue_admitted_active_workloads", {{"cluster_queue", cq.name}}, active[cq.name]);
+  // Kueue counts workloads that hold a quota reservation apart from admitted
+  // ones (admission checks may still run); Artel admits when it reserves, so
+  // the two are the same workloads.
+  pw.Family("kueue_reserving_active_workloads", "gauge", "Workloads that hold a quota reservation.");
+  for (const auto& cq : cfg.cluster_queues)
+    pw.Sample("kueue_reserving_active_workloads", {{"cluster_queue", cq.name}}, active[cq.name]);
   pw.Family("kueue_admitted_workloads_total", "counter", "Workloads admitted since arteld started.");
   for (const auto& cq : cfg.cluster_queues) {
     pw.Sample("kueue_admitted_workloads_total", {{"cluster_queue", cq.name}},

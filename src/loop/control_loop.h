@@ -1,5 +1,5 @@
 // ControlLoop: the engine's cadence and the work that every decision needs,
-// shared by arteld's two modes (docs/architecture.md).
+// shared by arteld's two modes (docs/daemon.md, "Layout").
 //
 //   core (pure) <- loop (cadence, decisions, views, metrics) <- backends
 //     standalone: server::Daemon (SQLite journal + local runtime)
@@ -37,13 +37,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "core/engine.h"
 #include "core/status.h"
@@ -57,9 +56,9 @@ namespace artel::loop {
 using Json = nlohmann::json;
 
 struct LoopOptions {
-  int64_t tick_ms = 50;                // the loop wakes at least this often (Poll)
+  int64_t tick_ms = 50;                 // the loop wakes at least this often (Poll)
   int64_t schedule_interval_ms = 1000;  // a full scheduling pass at least this often
-  int64_t debounce_ms = 2;             // after a Wake, wait this long for more changes
+  int64_t debounce_ms = 2;              // after a Wake, wait this long for more changes
 };
 
 // The mode-specific half. Called on the thread that runs the pass.
@@ -115,7 +114,7 @@ class ControlLoop {
   bool stopping() const { return stopped_.load(); }
   void Wake();  // something changed: run a pass soon (debounced)
 
-  std::mutex& mu() const { return mu_; }  // guards the engine and the loop's state
+  std::mutex& mu() const { return mu_; }                  // guards the engine and the loop's state
   core::Engine& engine() { return engine_; }              // REQUIRES mu()
   const core::Engine& engine() const { return engine_; }  // REQUIRES mu()
   // The injected clock, never going backwards. REQUIRES mu().
@@ -138,8 +137,9 @@ class ControlLoop {
   // waiting up to `wait_ms` for the first one. *next is the seq to pass
   // next. Redacted for `who`: an event names a preemptor only when `who`
   // may see it, a user name only when it is `who`'s own.
-  std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms, const std::optional<std::set<std::string>>& ns,
-                                uint64_t* next, const server::Principal& who) const;
+  std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms,
+                                const std::optional<std::set<std::string>>& ns, uint64_t* next,
+                                const server::Principal& who) const;
   uint64_t LatestEventSeq() const;
 
   // ---- metrics --------------------------------------------------------------
@@ -160,7 +160,9 @@ class ControlLoop {
   Json CohortsJson() const;
   // Flavors that match no node (flavor -> why), shown with the ClusterQueues
   // that use them. REQUIRES mu().
-  void SetFlavorsWithoutNodesLocked(std::map<std::string, std::string> f) { flavors_without_nodes_ = std::move(f); }
+  void SetFlavorsWithoutNodesLocked(std::map<std::string, std::string> f) {
+    flavors_without_nodes_ = std::move(f);
+  }
   // The explanation of pending workload `key` (engine part of `artel why`),
   // redacted by `red`: reason, message, flavors tried, would-preempt set.
   // REQUIRES mu().
@@ -188,7 +190,8 @@ class ControlLoop {
   std::map<std::string, uint64_t> finished_total_;                           // cq
   std::map<std::string, server::Histogram> wait_hist_;                       // cq
   std::map<std::string, server::Histogram> reclaim_hist_;                    // cq
-  server::Histogram cycle_hist_{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
+  server::Histogram cycle_hist_{
+      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
   uint64_t cycles_total_ = 0;
   // Preemptors that reclaimed quota, by key -> their engine id, until admitted.
   std::map<std::string, core::WorkloadId> reclaim_wait_;

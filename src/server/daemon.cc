@@ -1481,7 +1481,9 @@ bool Daemon::Poll(int64_t now) {
   return !pass_.exits.empty();
 }
 
-void Daemon::SyncLocked(core::Engine&, int64_t now) { HandleExitsLocked(pass_.exits, now, &pass_.recs, &pass_.launch); }
+void Daemon::SyncLocked(core::Engine&, int64_t now) {
+  HandleExitsLocked(pass_.exits, now, &pass_.recs, &pass_.launch);
+}
 
 void Daemon::CycleDoneLocked(core::Engine&, int64_t now, bool full_pass) {
   if (full_pass) CollectFinishedLocked(now, &pass_.recs);
@@ -1729,39 +1731,37 @@ void Daemon::OnAdmittedLocked(const core::WorkloadInfo& admitted, int64_t now) {
   const std::string& key = info->key;
   std::vector<store::Record>* recs = &pass_.recs;
   std::vector<std::string>* launch = &pass_.launch;
-  {
-    Wl& w = wl_[key];
-    w.admitted_ms = now;
-    w.cluster_queue = info->cluster_queue;
-    store::Record r;
-    r.type = store::RecordType::kWorkloadAdmitted;
-    r.time_ms = WallMs();
-    r.key = key;
-    Json adm = AdmissionJson(*info, now);
-    adm["startIds"] = true;  // every start of this admission is journaled before its fork
-    adm["admissionSeq"] = info->admission_seq;  // the preemption tie-break, restored at start
-    if (const core::placement::Placement* pl = engine_.Placement(key)) {
-      adm["placement"] = PlacementToJson(*pl);
-      // Node pools by name and GPUs by UUID: recovery checks them against
-      // the pools of its own start (the config or inventory may change).
-      for (Json& pj : adm["placement"]["pods"]) {
-        size_t n = pj.value("node", -1);
-        if (n >= pools_.size()) continue;
-        pj["nodeName"] = pools_[n].node.name;
-        Json uuids = Json::array();
-        for (int32_t g : PlacedGpus(pj)) {
-          uuids.push_back(g >= 0 && static_cast<size_t>(g) < pools_[n].node.gpus.size() ? pools_[n].node.gpus[g].uuid
-                                                                                         : std::string());
-        }
-        pj["uuids"] = uuids;
+  Wl& w = wl_[key];
+  w.admitted_ms = now;
+  w.cluster_queue = info->cluster_queue;
+  store::Record r;
+  r.type = store::RecordType::kWorkloadAdmitted;
+  r.time_ms = WallMs();
+  r.key = key;
+  Json adm = AdmissionJson(*info, now);
+  adm["startIds"] = true;  // every start of this admission is journaled before its fork
+  adm["admissionSeq"] = info->admission_seq;  // the preemption tie-break, restored at start
+  if (const core::placement::Placement* pl = engine_.Placement(key)) {
+    adm["placement"] = PlacementToJson(*pl);
+    // Node pools by name and GPUs by UUID: recovery checks them against
+    // the pools of its own start (the config or inventory may change).
+    for (Json& pj : adm["placement"]["pods"]) {
+      size_t n = pj.value("node", -1);
+      if (n >= pools_.size()) continue;
+      pj["nodeName"] = pools_[n].node.name;
+      Json uuids = Json::array();
+      for (int32_t g : PlacedGpus(pj)) {
+        uuids.push_back(g >= 0 && static_cast<size_t>(g) < pools_[n].node.gpus.size() ? pools_[n].node.gpus[g].uuid
+                                                                                       : std::string());
       }
+      pj["uuids"] = uuids;
     }
-    r.payload = adm.dump();
-    recs->push_back(std::move(r));
-    bool has_command = false;
-    for (const auto& ps : w.spec.pod_sets) has_command = has_command || !ps.command.empty();
-    if (has_command) launch->push_back(key);
   }
+  r.payload = adm.dump();
+  recs->push_back(std::move(r));
+  bool has_command = false;
+  for (const auto& ps : w.spec.pod_sets) has_command = has_command || !ps.command.empty();
+  if (has_command) launch->push_back(key);
 }
 
 bool Daemon::SkipEvictionLocked(const core::Eviction& e, int64_t) {
@@ -1783,39 +1783,37 @@ void Daemon::OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* 
   std::vector<store::Record>* recs = &pass_.recs;
   std::vector<std::string>* launch = &pass_.launch;
   std::vector<std::string>* stop = &pass_.stop;
-  {
-    Wl& victim = wl_[e.victim];
-    if (victim.running) {
-      int64_t deadline =
-          now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
-      if (victim.kill_at_ms < 0 || deadline < victim.kill_at_ms) victim.kill_at_ms = deadline;
-    }
-    store::Record r;
-    r.type = store::RecordType::kWorkloadEvicted;
-    r.time_ms = WallMs();
-    r.key = e.victim;
-    Json ep = {
-        {"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
-    // The pods' SIGKILL deadline, so that a restarted daemon keeps it.
-    if (victim.running) ep["killAt"] = victim.kill_at_ms;
-    r.payload = ep.dump();
-    recs->push_back(std::move(r));
-    Wl& w = wl_[e.victim];
-    if (w.running) {
-      stop->push_back(e.victim);
-    } else if (info && info->state == core::WorkloadState::kEvicting) {
-      // Nothing runs (a reservation, or admitted this very pass): done now.
-      launch->erase(std::remove(launch->begin(), launch->end(), e.victim), launch->end());
-      ReleaseGpusLocked(w);
-      w.pods.clear();
-      (void)engine_.CompleteEviction(e.victim, now);
-      store::Record c;
-      c.type = store::RecordType::kEvictionCompleted;
-      c.time_ms = WallMs();
-      c.key = e.victim;
-      recs->push_back(std::move(c));
-      EmitLocked("Requeued", e.victim, {{"clusterQueue", e.victim_cluster_queue}});
-    }
+  Wl& victim = wl_[e.victim];
+  if (victim.running) {
+    int64_t deadline =
+        now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
+    if (victim.kill_at_ms < 0 || deadline < victim.kill_at_ms) victim.kill_at_ms = deadline;
+  }
+  store::Record r;
+  r.type = store::RecordType::kWorkloadEvicted;
+  r.time_ms = WallMs();
+  r.key = e.victim;
+  Json ep = {
+      {"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
+  // The pods' SIGKILL deadline, so that a restarted daemon keeps it.
+  if (victim.running) ep["killAt"] = victim.kill_at_ms;
+  r.payload = ep.dump();
+  recs->push_back(std::move(r));
+  Wl& w = wl_[e.victim];
+  if (w.running) {
+    stop->push_back(e.victim);
+  } else if (info && info->state == core::WorkloadState::kEvicting) {
+    // Nothing runs (a reservation, or admitted this very pass): done now.
+    launch->erase(std::remove(launch->begin(), launch->end(), e.victim), launch->end());
+    ReleaseGpusLocked(w);
+    w.pods.clear();
+    (void)engine_.CompleteEviction(e.victim, now);
+    store::Record c;
+    c.type = store::RecordType::kEvictionCompleted;
+    c.time_ms = WallMs();
+    c.key = e.victim;
+    recs->push_back(std::move(c));
+    EmitLocked("Requeued", e.victim, {{"clusterQueue", e.victim_cluster_queue}});
   }
 }
 

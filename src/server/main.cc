@@ -1,6 +1,7 @@
 // arteld: the Artel daemon. Thin: parses the config file and flags, opens
 // the `Daemon` (standalone) or the Kubernetes controller (`--kubeconfig`,
-// `--kubernetes`), serves the API until SIGTERM/SIGINT, then shuts down
+// `--kubernetes`), both backends of the control loop, serves the API over
+// their `Service` interface until SIGTERM/SIGINT, then shuts down
 // gracefully (stop accepting, stop the loop, write a snapshot).
 
 #include <signal.h>

@@ -12,13 +12,12 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/model.h"
 #include "core/status.h"
@@ -66,7 +65,8 @@ class Service {
   // The value of WorkloadPriorityClass `name`; nullopt when there is none.
   virtual std::optional<int32_t> PriorityClassValue(const std::string& name) const = 0;
   // The pod logs of a workload, the last `tail_bytes` of each pod's file.
-  virtual Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const = 0;
+  virtual Result<std::string> Logs(const std::string& key, const std::string& pod,
+                                   int64_t tail_bytes) const = 0;
   // GET /metrics: Prometheus text.
   virtual std::string Metrics() const = 0;
 

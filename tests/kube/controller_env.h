@@ -152,9 +152,11 @@ class KubeEnv {
 };
 
 inline const Json* Condition(const Json& wl, const std::string& type) {
-  if (!wl.is_object() || !wl.contains("status")) return nullptr;
-  for (const Json& c : wl["status"].value("conditions", Json::array()))
-    if (c.value("type", "") == type) return &c;
+  if (!wl.is_object() || !wl.contains("status") || !wl["status"].is_object()) return nullptr;
+  auto it = wl["status"].find("conditions");
+  if (it == wl["status"].end() || !it->is_array()) return nullptr;
+  for (const Json& c : *it)
+    if (c.is_object() && c.value("type", "") == type) return &c;
   return nullptr;
 }
 inline bool IsTrue(const Json& wl, const std::string& type) {

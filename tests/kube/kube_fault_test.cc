@@ -115,7 +115,11 @@ TEST_F(KubeFaults, kube_KillDashNineUnderLoad) {
       if (!reserved.empty() && rng() % 3 == 0) {
         ASSERT_EQ(env_.Finish("load", reserved[rng() % reserved.size()]), "");
       } else {
-        ASSERT_EQ(env_.Create("load", "w-" + std::to_string(created++), "q", 1 + static_cast<int>(rng() % 2)), "");
+        // Random priorities: a restart that forgot what is admitted would
+        // let a later, higher-priority workload in over the older ones.
+        ASSERT_EQ(env_.Create("load", "w-" + std::to_string(created++), "q", 1 + static_cast<int>(rng() % 2),
+                              static_cast<int>(rng() % 3) * 10),
+                  "");
       }
     }
     env_.arteld->Kill(SIGKILL);

@@ -11,7 +11,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$root/build-k8s/bin}
 mkdir -p "$out"
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
+# GOFLAGS is set here whatever the caller's is: go.mod/go.sum are never
+# changed by a build, and no VCS stamp is taken (a checkout without git, or
+# one git calls "dubious ownership", builds the same).
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8
 minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
