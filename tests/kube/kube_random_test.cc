@@ -15,7 +15,9 @@
 // Operations (one per step): create a Workload (random queue, priority
 // class, cpu/memory or GPU requests, 1-3 pods); finish an admitted one (the
 // test sets its Finished condition, as a job framework does); delete one;
-// deactivate one (spec.active=false); activate an inactive one again.
+// deactivate one (spec.active=false); activate an inactive one again; kill -9
+// arteld and start it again (the engine is rebuilt from the cluster alone; the
+// scenario side has no event: nothing may change).
 //
 // How evictions complete. Artel's controller, like Kueue, keeps an evicted
 // Workload's quota until the workload's side clears the reservation: Kueue's
@@ -148,7 +150,7 @@ struct WlSpec {
 };
 
 struct Op {
-  enum Kind { kCreate, kFinish, kDelete, kDeactivate, kActivate } kind = kCreate;
+  enum Kind { kCreate, kFinish, kDelete, kDeactivate, kActivate, kRestart } kind = kCreate;
   WlSpec wl;           // kCreate
   std::string target;  // ns/name for the others
 };
@@ -160,6 +162,7 @@ const char* OpName(Op::Kind k) {
     case Op::kDelete: return "delete";
     case Op::kDeactivate: return "deactivate";
     case Op::kActivate: return "activate";
+    case Op::kRestart: return "restart-arteld";
   }
   return "?";
 }
@@ -263,6 +266,7 @@ std::string ScenarioYaml(const Seed& s, const std::vector<Op>& ops, const std::v
       case Op::kDelete: y << "    cancel: [" << Ref(op.target) << "]\n"; break;
       case Op::kDeactivate: y << "    deactivate: [" << Ref(op.target) << "]\n"; break;
       case Op::kActivate: y << "    activate: [" << Ref(op.target) << "]\n"; break;
+      case Op::kRestart: y << "    # arteld was killed (-9) and started again: nothing changes\n"; break;
     }
     if (i >= seen.size()) continue;
     const Observed& o = seen[i];
@@ -357,8 +361,10 @@ class KubeRandom : public ::testing::Test {
     WriteFile(dir_ + "/arteld.yaml", "scheduler:\n  intervalMs: 100\n");
     arteld_ = std::make_unique<Arteld>(dir_);
     std::string error;
-    ASSERT_TRUE(arteld_->Start({"--kubeconfig", k8s_->kubeconfig(), "--config", dir_ + "/arteld.yaml"}, &error))
-        << error;
+    ASSERT_TRUE(arteld_->Start(ArteldArgs(), &error)) << error;
+  }
+  std::vector<std::string> ArteldArgs() const {
+    return {"--kubeconfig", k8s_->kubeconfig(), "--config", dir_ + "/arteld.yaml"};
   }
 
   std::string ArteldLogTail() const {
@@ -440,6 +446,12 @@ class KubeRandom : public ::testing::Test {
       case Op::kActivate: {
         auto r = client_->MergePatch(kube::kWorkloads, ns, name, {{"spec", {{"active", op.kind == Op::kActivate}}}});
         return r.ok() ? "" : r.error().message;
+      }
+      case Op::kRestart: {
+        // kill -9 and start again: the engine is rebuilt from the cluster.
+        arteld_->Kill(SIGKILL);
+        std::string error;
+        return arteld_->Start(ArteldArgs(), &error) ? "" : "arteld did not start again: " + error;
       }
     }
     return "unknown op";
@@ -594,7 +606,9 @@ Op RandomOp(const Seed& s, int step, std::mt19937_64& rng, const Observed& last,
     if (!inactive.count(k)) active.push_back(k);
   int roll = pick(0, 99);
   Op op;
-  if (roll >= 55 && roll < 72 && !admitted.empty()) {
+  if (roll >= 50 && roll < 54 && step > 0) {
+    op.kind = Op::kRestart;
+  } else if (roll >= 55 && roll < 72 && !admitted.empty()) {
     op.kind = Op::kFinish;
     op.target = any_of(admitted);
   } else if (roll >= 72 && roll < 82 && !all.empty()) {
@@ -656,6 +670,7 @@ TEST_F(KubeRandom, kube_RandomHistoriesAgreeWithTheScenarioRunner) {
           break;
         case Op::kDeactivate: inactive.insert(op.target); break;
         case Op::kActivate: inactive.erase(op.target); break;
+        case Op::kRestart: break;
       }
       Observed o;
       bool requeued = false;
