@@ -40,19 +40,25 @@
 // (the /metrics counter artel_scheduler_cycles_total moved). arteld runs
 // with scheduler.intervalMs 100 so that passes come often.
 //
-// Time. The scenario puts step i at i seconds. Kubernetes orders queues by
-// creationTimestamp, which has one-second resolution, and a requeued victim
-// by the (millisecond) time its eviction completed. So that both orders are
-// the same, a Workload is never created in the same wall-clock second as a
-// requeue that preceded it (the test waits for the clock's next second
-// after a step that requeued something: at most one second, and only then).
+// Time. The scenario puts step i at i seconds. A queue is ordered by
+// priority, then creation time (a preempted Workload keeps its creation time,
+// as in Kueue), and on Kubernetes that is creationTimestamp, which has
+// one-second resolution. While arteld runs, Workloads created in the same
+// second keep their order of arrival; after a restart arteld orders them by
+// (creationTimestamp, uid), and the uid is random (Kueue leaves that order
+// unspecified too). So that both sides have one order, the test creates at
+// most one Workload per wall-clock second: a create waits for the second
+// after the previous create (at most one second).
 //
 // A mismatch fails with the seed, the step, the history written as a
 // scenario file (with the Kubernetes observations as its expectations: save
 // it and run `artel test FILE` to reproduce the runner's side) and the
 // runner's diff (want = Kubernetes, got = runner).
 //
-// Seeds: 1, 2, 3 by default; ARTEL_RANDOM_SEEDS="7,8,9" runs others,
+// Seeds: 4, 13, 21 by default (picked because between them they exercise
+// every operation, a restart, and evictions of every reason the
+// configuration allows: InClusterQueue, InCohortReclamation, Deactivated);
+// ARTEL_RANDOM_SEEDS="7,8,9" runs others,
 // ARTEL_RANDOM_STEPS the steps per seed (default 30). One API server and
 // one arteld serve all seeds (each seed has its own names).
 #include <gtest/gtest.h>
@@ -82,7 +88,7 @@ const char* const kGpu = "nvidia.com/gpu";
 std::vector<uint64_t> Seeds() {
   std::vector<uint64_t> out;
   const char* env = std::getenv("ARTEL_RANDOM_SEEDS");
-  std::string s = env != nullptr ? env : "1,2,3";
+  std::string s = env != nullptr ? env : "4,13,21";
   std::string cur;
   for (char c : s + ",") {
     if (c >= '0' && c <= '9') {
@@ -349,7 +355,7 @@ std::string EvictionReason(const Json& wl) {
 }
 
 class KubeRandom : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     auto c = K8sCluster::Start();
     ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -469,7 +475,7 @@ class KubeRandom : public ::testing::Test {
   // Waits until arteld is done with the step (see the top of the file),
   // playing the job side of every eviction meanwhile. Fills `out`; returns
   // "" or why it did not settle.
-  std::string Settle(const Seed& s, Observed* out, bool* requeued) {
+  std::string Settle(const Seed& s, Observed* out) {
     std::string last_state, why;
     uint64_t last_cycles = 0;
     bool have_last = false;
@@ -498,7 +504,6 @@ class KubeRandom : public ::testing::Test {
                 return true;
               }
               out->evictions.emplace_back(key, reason);
-              *requeued = true;
               cleared = true;
             }
           }
@@ -636,6 +641,83 @@ Op RandomOp(const Seed& s, int step, std::mt19937_64& rng, const Observed& last,
   return op;
 }
 
+// Runs one history (random from `rng`, or `fixed`) on seed `s`'s
+// configuration, comparing both sides after every step.
+void RunHistory(KubeRandom* t, const Seed& s, std::mt19937_64& rng, int steps, const std::vector<Op>* fixed,
+                Observed* last_out = nullptr) {
+  const uint64_t seed = s.seed;
+  if (fixed != nullptr) steps = static_cast<int>(fixed->size());
+  ASSERT_EQ(t->ApplyConfig(s), "") << t->ArteldLogTail();
+  std::vector<Op> ops;
+  std::vector<Observed> seen;
+  std::set<std::string> alive, inactive;
+  int64_t created_at_ms = -1;  // wall time just after the previous create
+  Observed last;
+  for (int i = 0; i < steps; ++i) {
+    Op op = fixed != nullptr ? (*fixed)[i] : RandomOp(s, i, rng, last, inactive, alive);
+    if (op.kind == Op::kCreate && created_at_ms >= 0) {
+      // One create per wall-clock second (creationTimestamp has one-second
+      // resolution; see the top).
+      int64_t next_second = (created_at_ms / 1000 + 1) * 1000;
+      ASSERT_TRUE(WaitFor([&] { return WallMs() >= next_second; }, 5000));
+    }
+    std::string err = t->Apply(s, op);
+    if (op.kind == Op::kCreate) created_at_ms = WallMs();
+    ASSERT_EQ(err, "") << "seed " << seed << " step " << i << ": " << OpName(op.kind) << " " << op.target;
+    ops.push_back(op);
+    switch (op.kind) {
+      case Op::kCreate: alive.insert(op.target); break;
+      case Op::kFinish: alive.erase(op.target); break;
+      case Op::kDelete:
+        alive.erase(op.target);
+        inactive.erase(op.target);
+        break;
+      case Op::kDeactivate: inactive.insert(op.target); break;
+      case Op::kActivate: inactive.erase(op.target); break;
+      case Op::kRestart: break;
+    }
+    Observed o;
+    std::string settle = t->Settle(s, &o);
+    std::string file = "kube-random-seed-" + std::to_string(seed) + ".yaml";
+    seen.push_back(o);
+    std::string yaml = ScenarioYaml(s, ops, seen);
+    if (!settle.empty()) {
+      FAIL() << "seed " << seed << " step " << i << " (" << OpName(op.kind) << " " << op.target
+             << "): " << settle << "\nhistory:\n" << yaml << "\narteld log tail:\n" << t->ArteldLogTail();
+    }
+    std::string diff = RunScenarioSide(yaml, file);
+    if (!diff.empty()) {
+      // Kept for `artel test` (the directory is left in place on failure).
+      std::string path = t->dir_ + "/" + file;
+      WriteFile(path, yaml, 0644);
+      FAIL() << "seed " << seed << " step " << i << " (" << OpName(op.kind) << " " << op.target
+             << "): Kubernetes (want) and the scenario runner (got) disagree:\n"
+             << diff << "\nthe history, as a scenario whose expectations are what arteld did on Kubernetes "
+             << "(`artel test " << path << "` reproduces the runner's side):\n"
+             << yaml << "\narteld log tail:\n" << t->ArteldLogTail();
+    }
+    last = o;
+    if (last_out != nullptr) *last_out = o;
+  }
+  // What this seed exercised (so that a run shows it did something).
+  std::map<std::string, int> kinds, reasons;
+  for (const Op& op : ops) kinds[OpName(op.kind)]++;
+  for (const Observed& o : seen)
+    for (const auto& [victim, reason] : o.evictions) reasons[reason]++;
+  std::string summary;
+  for (const auto& [k, n] : kinds) summary += " " + k + "=" + std::to_string(n);
+  summary += "; evictions:";
+  for (const auto& [r, n] : reasons) summary += " " + r + "=" + std::to_string(n);
+  std::printf("kube_random_test: seed %llu agreed at every step:%s; at the end %zu admitted, %zu pending\n",
+              static_cast<unsigned long long>(seed), summary.c_str(), last.admitted.size(), last.pending.size());
+  std::fflush(stdout);
+  // Clean up: the next seed starts on an empty set of Workloads.
+  for (const std::string& key : alive) {
+    size_t slash = key.find('/');
+    (void)t->client_->Delete(kube::kWorkloads, key.substr(0, slash), key.substr(slash + 1));
+  }
+}
+
 TEST_F(KubeRandom, kube_RandomHistoriesAgreeWithTheScenarioRunner) {
   const int steps = Steps();
   for (uint64_t seed : Seeds()) {
@@ -644,76 +726,53 @@ TEST_F(KubeRandom, kube_RandomHistoriesAgreeWithTheScenarioRunner) {
     std::fflush(stdout);
     std::mt19937_64 rng(seed);
     Seed s = MakeSeed(seed, rng);
-    ASSERT_EQ(ApplyConfig(s), "") << ArteldLogTail();
-    std::vector<Op> ops;
-    std::vector<Observed> seen;
-    std::set<std::string> alive, inactive;
-    int64_t requeued_at_ms = -1;  // wall time of the latest step that requeued something
-    Observed last;
-    for (int i = 0; i < steps; ++i) {
-      Op op = RandomOp(s, i, rng, last, inactive, alive);
-      if (op.kind == Op::kCreate && requeued_at_ms >= 0) {
-        // Never create in the same wall-clock second as an earlier requeue
-        // (creationTimestamp has one-second resolution; see the top).
-        int64_t next_second = (requeued_at_ms / 1000 + 1) * 1000;
-        ASSERT_TRUE(WaitFor([&] { return WallMs() >= next_second; }, 5000));
-      }
-      std::string err = Apply(s, op);
-      ASSERT_EQ(err, "") << "seed " << seed << " step " << i << ": " << OpName(op.kind) << " " << op.target;
-      ops.push_back(op);
-      switch (op.kind) {
-        case Op::kCreate: alive.insert(op.target); break;
-        case Op::kFinish: alive.erase(op.target); break;
-        case Op::kDelete:
-          alive.erase(op.target);
-          inactive.erase(op.target);
-          break;
-        case Op::kDeactivate: inactive.insert(op.target); break;
-        case Op::kActivate: inactive.erase(op.target); break;
-        case Op::kRestart: break;
-      }
-      Observed o;
-      bool requeued = false;
-      std::string settle = Settle(s, &o, &requeued);
-      if (requeued) requeued_at_ms = WallMs();
-      std::string file = "kube-random-seed-" + std::to_string(seed) + ".yaml";
-      seen.push_back(o);
-      std::string yaml = ScenarioYaml(s, ops, seen);
-      if (!settle.empty()) {
-        FAIL() << "seed " << seed << " step " << i << " (" << OpName(op.kind) << " " << op.target
-               << "): " << settle << "\nhistory:\n" << yaml << "\narteld log tail:\n" << ArteldLogTail();
-      }
-      std::string diff = RunScenarioSide(yaml, file);
-      if (!diff.empty()) {
-        // Kept for `artel test` (the directory is left in place on failure).
-        std::string path = dir_ + "/" + file;
-        WriteFile(path, yaml, 0644);
-        FAIL() << "seed " << seed << " step " << i << " (" << OpName(op.kind) << " " << op.target
-               << "): Kubernetes (want) and the scenario runner (got) disagree:\n"
-               << diff << "\nthe history, as a scenario whose expectations are what arteld did on Kubernetes "
-               << "(`artel test " << path << "` reproduces the runner's side):\n"
-               << yaml << "\narteld log tail:\n" << ArteldLogTail();
-      }
-      last = o;
-    }
-    // What this seed exercised (so that a run shows it did something).
-    std::map<std::string, int> kinds, reasons;
-    for (const Op& op : ops) kinds[OpName(op.kind)]++;
-    for (const Observed& o : seen)
-      for (const auto& [victim, reason] : o.evictions) reasons[reason]++;
-    std::string summary;
-    for (const auto& [k, n] : kinds) summary += " " + k + "=" + std::to_string(n);
-    summary += "; evictions:";
-    for (const auto& [r, n] : reasons) summary += " " + r + "=" + std::to_string(n);
-    std::printf("kube_random_test: seed %llu agreed at every step:%s; at the end %zu admitted, %zu pending\n",
-                static_cast<unsigned long long>(seed), summary.c_str(), last.admitted.size(), last.pending.size());
-    std::fflush(stdout);
-    // Clean up: the next seed starts on an empty set of Workloads.
-    for (const std::string& key : alive) {
-      size_t slash = key.find('/');
-      (void)client_->Delete(kube::kWorkloads, key.substr(0, slash), key.substr(slash + 1));
-    }
+    RunHistory(this, s, rng, steps, nullptr);
+    if (HasFatalFailure() || HasFailure()) return;
   }
+}
+
+// A directed history (the same machinery, fixed operations): a preempted
+// Workload keeps its place in the queue, across a restart of arteld too.
+// w0 (low) is admitted, w1 (low) waits behind it, w2 (high) preempts w0,
+// which is requeued ahead of w1 (Kueue orders a preempted Workload by its
+// creation time). arteld is killed and started again; when w2 finishes, w0
+// (not w1) is admitted again, on both sides.
+TEST_F(KubeRandom, kube_RequeuedVictimKeepsItsPlaceAcrossRestart) {
+  Seed s;
+  s.seed = 900;
+  s.p = "s900-";
+  s.low = s.p + "low";
+  s.high = s.p + "high";
+  for (const char* q : {"a", "b", "c", "d"}) {
+    QueueCfg c;
+    c.name = s.p + q;
+    c.cohort = s.p + "co1";
+    c.cpu = q[0] == 'a' ? 2 : 0;
+    c.mem_gi = 4;
+    s.queues.push_back(c);
+  }
+  auto create = [&](const std::string& name, const std::string& pc) {
+    Op op;
+    op.kind = Op::kCreate;
+    op.wl.ns = s.p + "a";
+    op.wl.name = name;
+    op.wl.priority_class = pc;
+    op.wl.cpu = 2;
+    op.target = op.wl.ns + "/" + name;
+    return op;
+  };
+  Op restart;
+  restart.kind = Op::kRestart;
+  Op finish;
+  finish.kind = Op::kFinish;
+  finish.target = s.p + "a/w2";
+  std::vector<Op> ops = {create("w0", s.low), create("w1", s.low), create("w2", s.high), restart, finish};
+  std::mt19937_64 rng(s.seed);
+  Observed last;
+  RunHistory(this, s, rng, 0, &ops, &last);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(last.admitted, std::set<std::string>({s.p + "a/w0"}));
+  EXPECT_EQ(last.pending, std::set<std::string>({s.p + "a/w1"}));
 }
 
 }  // namespace
