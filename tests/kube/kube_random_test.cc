@@ -108,7 +108,8 @@ int Steps() {
 }
 
 int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -175,8 +176,8 @@ const char* OpName(Op::Kind k) {
 
 // What the cluster said after a step (the expectations of that step).
 struct Observed {
-  std::set<std::string> admitted, pending;                    // ns/name
-  std::vector<std::pair<std::string, std::string>> evictions;  // ns/name, reason
+  std::set<std::string> admitted, pending;                            // ns/name
+  std::vector<std::pair<std::string, std::string>> evictions;         // ns/name, reason
   std::map<std::string, std::map<std::string, std::string>> flavors;  // ns/name -> resource -> flavor
 };
 
@@ -198,7 +199,8 @@ struct Seed {
       << "}\nvalue: " << high_value << "\n";
     for (const QueueCfg& q : queues) {
       y << "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: " << q.name << "}\n";
-      y << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " << q.name << "}\nspec:\n"
+      y << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " << q.name
+        << "}\nspec:\n"
         << "  cohortName: " << q.cohort << "\n  namespaceSelector: {}\n"
         << "  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n"
         << "  resourceGroups:\n"
@@ -212,8 +214,8 @@ struct Seed {
         << (q.a100_borrow >= 0 ? ", borrowingLimit: \"" + std::to_string(q.a100_borrow) + "\"" : "") << "}\n"
         << "    - name: " << p << "h100\n      resources:\n"
         << "      - {name: " << kGpu << ", nominalQuota: \"" << q.h100 << "\"}\n";
-      y << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: " << q.name
-        << "}\nspec: {clusterQueue: " << q.name << "}\n";
+      y << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: "
+        << q.name << "}\nspec: {clusterQueue: " << q.name << "}\n";
     }
     return y.str();
   }
@@ -249,7 +251,8 @@ std::string Ref(const std::string& key) { return "\"" + key + "\""; }
 std::string ScenarioYaml(const Seed& s, const std::vector<Op>& ops, const std::vector<Observed>& seen) {
   std::ostringstream y;
   y << "# kube_random_test, seed " << s.seed << ": expectations are what arteld did on Kubernetes\n";
-  y << "apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: kube-random-seed-" << s.seed << "}\nspec:\n";
+  y << "apiVersion: artel.dev/v1alpha1\nkind: Scenario\nmetadata: {name: kube-random-seed-" << s.seed
+    << "}\nspec:\n";
   y << "  config:\n  - inline: |\n";
   std::istringstream cfg(s.ConfigYaml());
   for (std::string line; std::getline(cfg, line);) y << "      " << line << "\n";
@@ -261,8 +264,9 @@ std::string ScenarioYaml(const Seed& s, const std::vector<Op>& ops, const std::v
       case Op::kCreate: {
         const WlSpec& w = op.wl;
         y << "    submit:\n    - name: " << w.name << "\n      namespace: " << w.ns << "\n      queue: lq\n"
-          << "      priorityClass: " << w.priority_class << "\n      podSets:\n      - name: main\n        count: "
-          << w.count << "\n        requests: {cpu: \"" << w.cpu << "\"";
+          << "      priorityClass: " << w.priority_class
+          << "\n      podSets:\n      - name: main\n        count: " << w.count
+          << "\n        requests: {cpu: \"" << w.cpu << "\"";
         if (w.mem_gi > 0) y << ", memory: " << w.mem_gi << "Gi";
         if (w.gpus > 0) y << ", " << kGpu << ": \"" << w.gpus << "\"";
         y << "}\n";
@@ -281,10 +285,12 @@ std::string ScenarioYaml(const Seed& s, const std::vector<Op>& ops, const std::v
       for (const std::string& k : keys) out += (out.size() > 1 ? ", " : "") + Ref(k);
       return out + "]";
     };
-    y << "    expect:\n      admitted: " << list(o.admitted) << "\n      pending: " << list(o.pending) << "\n";
+    y << "    expect:\n      admitted: " << list(o.admitted) << "\n      pending: " << list(o.pending)
+      << "\n";
     y << "      evictions: [";
     for (size_t e = 0; e < o.evictions.size(); ++e)
-      y << (e ? ", " : "") << "{victim: " << Ref(o.evictions[e].first) << ", reason: " << o.evictions[e].second << "}";
+      y << (e ? ", " : "") << "{victim: " << Ref(o.evictions[e].first)
+        << ", reason: " << o.evictions[e].second << "}";
     y << "]\n";
     if (!o.flavors.empty()) {
       y << "      flavors:\n";
@@ -337,10 +343,9 @@ Json WorkloadObject(const Seed& s, const WlSpec& w) {
                            {"template",
                             {{"spec",
                               {{"restartPolicy", "Never"},
-                               {"containers",
-                                Json::array({{{"name", "c"},
-                                              {"image", "busybox"},
-                                              {"resources", {{"requests", req}}}}})}}}}}}})}}}};
+                               {"containers", Json::array({{{"name", "c"},
+                                                            {"image", "busybox"},
+                                                            {"resources", {{"requests", req}}}}})}}}}}}})}}}};
 }
 
 std::string EvictionReason(const Json& wl) {
@@ -422,7 +427,8 @@ class KubeRandom : public ::testing::Test {
 
   std::string Apply(const Seed& s, const Op& op) {
     size_t slash = op.target.find('/');
-    std::string ns = op.target.substr(0, slash), name = slash == std::string::npos ? "" : op.target.substr(slash + 1);
+    std::string ns = op.target.substr(0, slash),
+                name = slash == std::string::npos ? "" : op.target.substr(slash + 1);
     switch (op.kind) {
       case Op::kCreate: {
         auto r = client_->Create(kube::kWorkloads, op.wl.ns, WorkloadObject(s, op.wl));
@@ -450,7 +456,8 @@ class KubeRandom : public ::testing::Test {
       }
       case Op::kDeactivate:
       case Op::kActivate: {
-        auto r = client_->MergePatch(kube::kWorkloads, ns, name, {{"spec", {{"active", op.kind == Op::kActivate}}}});
+        auto r = client_->MergePatch(kube::kWorkloads, ns, name,
+                                     {{"spec", {{"active", op.kind == Op::kActivate}}}});
         return r.ok() ? "" : r.error().message;
       }
       case Op::kRestart: {
@@ -467,7 +474,8 @@ class KubeRandom : public ::testing::Test {
     HttpResult m = arteld_->Get("/metrics");
     std::istringstream in(m.body);
     for (std::string line; std::getline(in, line);) {
-      if (line.rfind("artel_scheduler_cycles_total ", 0) == 0) return std::stoull(line.substr(line.find(' ') + 1));
+      if (line.rfind("artel_scheduler_cycles_total ", 0) == 0)
+        return std::stoull(line.substr(line.find(' ') + 1));
     }
     return 0;
   }
@@ -683,7 +691,9 @@ void RunHistory(KubeRandom* t, const Seed& s, std::mt19937_64& rng, int steps, c
     std::string yaml = ScenarioYaml(s, ops, seen);
     if (!settle.empty()) {
       FAIL() << "seed " << seed << " step " << i << " (" << OpName(op.kind) << " " << op.target
-             << "): " << settle << "\nhistory:\n" << yaml << "\narteld log tail:\n" << t->ArteldLogTail();
+             << "): " << settle << "\nhistory:\n"
+             << yaml << "\narteld log tail:\n"
+             << t->ArteldLogTail();
     }
     std::string diff = RunScenarioSide(yaml, file);
     if (!diff.empty()) {
@@ -694,7 +704,8 @@ void RunHistory(KubeRandom* t, const Seed& s, std::mt19937_64& rng, int steps, c
              << "): Kubernetes (want) and the scenario runner (got) disagree:\n"
              << diff << "\nthe history, as a scenario whose expectations are what arteld did on Kubernetes "
              << "(`artel test " << path << "` reproduces the runner's side):\n"
-             << yaml << "\narteld log tail:\n" << t->ArteldLogTail();
+             << yaml << "\narteld log tail:\n"
+             << t->ArteldLogTail();
     }
     last = o;
     if (last_out != nullptr) *last_out = o;
@@ -709,7 +720,8 @@ void RunHistory(KubeRandom* t, const Seed& s, std::mt19937_64& rng, int steps, c
   summary += "; evictions:";
   for (const auto& [r, n] : reasons) summary += " " + r + "=" + std::to_string(n);
   std::printf("kube_random_test: seed %llu agreed at every step:%s; at the end %zu admitted, %zu pending\n",
-              static_cast<unsigned long long>(seed), summary.c_str(), last.admitted.size(), last.pending.size());
+              static_cast<unsigned long long>(seed), summary.c_str(), last.admitted.size(),
+              last.pending.size());
   std::fflush(stdout);
   // Clean up: the next seed starts on an empty set of Workloads.
   for (const std::string& key : alive) {
