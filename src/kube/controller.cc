@@ -142,7 +142,8 @@ Status Controller::Discover() {
 Status Controller::Start(int64_t sync_timeout_ms) {
   if (started_.exchange(true)) return FailedPrecondition("controller already started");
   if (Status s = Discover(); !s.ok()) return s;
-  log_->Info("kubernetes mode", {{"server", config_.server}, {"kueue", std::string(kGroup) + "/" + version_}});
+  log_->Info("kubernetes mode",
+             {{"server", config_.server}, {"kueue", std::string(kGroup) + "/" + version_}});
   loop_ = std::make_unique<loop::ControlLoop>(options_.engine, options_.loop, log_, now_ms_);
   loop_->SetBackend(this);
   for (int i = 0; i < options_.writers; ++i) writers_.emplace_back([this, i] { WriterMain(i); });
@@ -176,7 +177,8 @@ Status Controller::Start(int64_t sync_timeout_ms) {
   // The cluster is the state: everything is listed before the first pass.
   int64_t deadline = now_ms_() + sync_timeout_ms;
   for (;;) {
-    bool all = std::all_of(informers_.begin(), informers_.end(), [](const auto& i) { return i->HasSynced(); });
+    bool all =
+        std::all_of(informers_.begin(), informers_.end(), [](const auto& i) { return i->HasSynced(); });
     if (all) break;
     if (now_ms_() > deadline) {
       Stop();
@@ -313,8 +315,10 @@ void Controller::ApplyConfigLocked(core::Engine& engine, int64_t now) {
   }
   for (const ObjectCondition& c : built.conditions) {
     if (!c.active)
-      log_->Warn("inactive", {{"kind", c.kind}, {"name", c.ns.empty() ? c.name : c.ns + "/" + c.name},
-                              {"reason", c.reason}, {"message", c.message}});
+      log_->Warn("inactive", {{"kind", c.kind},
+                              {"name", c.ns.empty() ? c.name : c.ns + "/" + c.name},
+                              {"reason", c.reason},
+                              {"message", c.message}});
   }
   {
     std::lock_guard<std::mutex> l(cond_mu_);
@@ -456,21 +460,25 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
   }
   std::sort(order.begin(), order.end());
   for (const auto& [k, key] : order) SubmitLocked(engine, key, now);
+}
 
-  if (initial_done_) {
-    PendingStatusesLocked(engine, now);
-    QueueStatusesLocked(engine, now);
-  }
+void Controller::CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) {
+  (void)full_pass;
+  if (!initial_done_) return;
+  PendingStatusesLocked(engine, now);
+  QueueStatusesLocked(engine, now);
 }
 
 void Controller::HandleWorkloadLocked(core::Engine& engine, const Json& obj, bool deleted, int64_t now,
-                                      std::vector<std::string>* to_submit, std::vector<std::string>* to_restore) {
+                                      std::vector<std::string>* to_submit,
+                                      std::vector<std::string>* to_restore) {
   (void)deleted;
   std::string key = KeyOf(obj);
   Wl& w = wls_[key];
   auto obs_r = ObserveWorkload(obj);
   if (!obs_r.ok()) {
-    log_->Warn("cannot read the status of a Workload; ignored", {{"workload", key}, {"error", obs_r.status().ToString()}});
+    log_->Warn("cannot read the status of a Workload; ignored",
+               {{"workload", key}, {"error", obs_r.status().ToString()}});
     return;
   }
   const ObservedState& obs = *obs_r;
@@ -514,7 +522,8 @@ void Controller::HandleWorkloadLocked(core::Engine& engine, const Json& obj, boo
     }
     if (info->state == core::WorkloadState::kAdmitted) {
       auto spec = WorkloadFromObject(obj, engine.config());
-      if (spec.ok() && (spec->priority != info->spec.priority || spec->priority_class != info->spec.priority_class)) {
+      if (spec.ok() &&
+          (spec->priority != info->spec.priority || spec->priority_class != info->spec.priority_class)) {
         std::string cq = info->cluster_queue;
         std::vector<core::PodSetAssignment> admission = info->admission;
         core::Time admitted_at = info->admitted_at;
@@ -578,8 +587,9 @@ void Controller::SubmitLocked(core::Engine& engine, const std::string& key, int6
     w.broken_rv = Str(w.obj, "metadata", "resourceVersion");
     log_->Warn("invalid Workload; not queued", {{"workload", key}, {"error", spec.status().ToString()}});
     if (options_.events)
-      Stage(Write{Write::Type::kEvent, "", Resource{}, "", "", "",
-                  WorkloadEvent(w.obj, "Warning", "Pending", "invalid Workload: " + spec.status().message(), now)});
+      Stage(Write{
+          Write::Type::kEvent, "", Resource{}, "", "", "",
+          WorkloadEvent(w.obj, "Warning", "Pending", "invalid Workload: " + spec.status().message(), now)});
     return;
   }
   auto id = engine.Submit(std::move(spec).value(), w.created_ms);
@@ -618,7 +628,8 @@ void Controller::DropLocked(core::Engine& engine, const std::string& key, int64_
   const core::WorkloadInfo* info = engine.Find(key);
   if (info == nullptr) return;
   core::WorkloadId id = info->id;
-  if (finished && (info->state == core::WorkloadState::kAdmitted || info->state == core::WorkloadState::kEvicting)) {
+  if (finished &&
+      (info->state == core::WorkloadState::kAdmitted || info->state == core::WorkloadState::kEvicting)) {
     loop_->CountFinishedLocked(info->cluster_queue);
     (void)engine.Finish(id, now);
   } else {
@@ -657,14 +668,12 @@ void Controller::OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) {
     double waited = std::max<int64_t>(0, now - info.queued_at) / 1000.0;
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.0fs", waited);
-    wr.events.push_back(WorkloadEvent(w.obj, "Normal", "QuotaReserved",
-                                      "Quota reserved in ClusterQueue " + info.cluster_queue +
-                                          ", wait time since queued was " + buf,
-                                      now));
-    wr.events.push_back(WorkloadEvent(w.obj, "Normal", "Admitted",
-                                      "Admitted by ClusterQueue " + info.cluster_queue +
-                                          ", wait time since reservation was 0s",
-                                      now));
+    wr.events.push_back(WorkloadEvent(
+        w.obj, "Normal", "QuotaReserved",
+        "Quota reserved in ClusterQueue " + info.cluster_queue + ", wait time since queued was " + buf, now));
+    wr.events.push_back(WorkloadEvent(
+        w.obj, "Normal", "Admitted",
+        "Admitted by ClusterQueue " + info.cluster_queue + ", wait time since reservation was 0s", now));
   }
   staged_.push_back(std::move(wr));
 }
@@ -692,7 +701,8 @@ void Controller::OnEvictedLocked(const core::Eviction& e, const core::WorkloadIn
                      e.reason == core::EvictionReason::kInCohortReclamation ||
                      e.reason == core::EvictionReason::kInCohortFairSharing ||
                      e.reason == core::EvictionReason::kInCohortReclaimWhileBorrowing;
-    std::string msg = e.message.empty() ? std::string("evicted: ") + core::EvictionReasonName(e.reason) : e.message;
+    std::string msg =
+        e.message.empty() ? std::string("evicted: ") + core::EvictionReasonName(e.reason) : e.message;
     if (preempted) wr.events.push_back(WorkloadEvent(w.obj, "Normal", "Preempted", msg, now));
     wr.events.push_back(WorkloadEvent(w.obj, "Normal", "Evicted", msg, now));
   }
@@ -726,7 +736,8 @@ void Controller::PendingStatusesLocked(core::Engine& engine, int64_t now) {
     if (wr.status == BaseStatus(w)) continue;
     wr.gen = ++w.write_gen;
     w.desired_status = wr.status;
-    if (options_.events) wr.events.push_back(WorkloadEvent(w.obj, "Normal", "Pending", PendingMessage(*why), now));
+    if (options_.events)
+      wr.events.push_back(WorkloadEvent(w.obj, "Normal", "Pending", PendingMessage(*why), now));
     staged_.push_back(std::move(wr));
   }
 }
@@ -872,7 +883,8 @@ void Controller::PostEvents(Client& client, const std::vector<Json>& events) {
       std::lock_guard<std::mutex> l(stats_mu_);
       stats_.events_written++;
     } else {
-      log_->Debug("event not written", {{"reason", ev.value("reason", std::string())}, {"error", r.error().message}});
+      log_->Debug("event not written",
+                  {{"reason", ev.value("reason", std::string())}, {"error", r.error().message}});
     }
   }
 }
@@ -895,8 +907,8 @@ void Controller::DoWrite(Client& client, Write w) {
 
   if (w.type == Write::Type::kQueueStatus) {
     for (int attempt = 0; attempt < 5; ++attempt) {
-      auto r = client.MergePatch(w.resource, w.resource.namespaced ? w.ns : "", w.name, Json{{"status", w.status}},
-                                 true);
+      auto r = client.MergePatch(w.resource, w.resource.namespaced ? w.ns : "", w.name,
+                                 Json{{"status", w.status}}, true);
       if (r.ok()) {
         std::lock_guard<std::mutex> l(stats_mu_);
         stats_.queue_status_writes++;
@@ -956,8 +968,10 @@ void Controller::DoWrite(Client& client, Write w) {
       continue;
     }
     if (!e.Conflict()) {
-      log_->Error("Workload status write rejected", {{"workload", w.ns + "/" + w.name}, {"http", std::to_string(e.http)},
-                                                     {"reason", e.reason}, {"message", e.message}});
+      log_->Error("Workload status write rejected", {{"workload", w.ns + "/" + w.name},
+                                                     {"http", std::to_string(e.http)},
+                                                     {"reason", e.reason},
+                                                     {"message", e.message}});
       res.outcome = WriteResult::Outcome::kFailed;
       Complete(std::move(res));
       return;
@@ -1005,7 +1019,8 @@ void Controller::DoWrite(Client& client, Write w) {
       case Write::Type::kEvict:
         if (obs.ok() && obs->quota_reserved && !obs->finished && w.eviction) {
           obj = fresh;
-          obj["status"] = EvictedStatus(fresh.value("status", Json::object()), *w.eviction, now, Generation(fresh));
+          obj["status"] =
+              EvictedStatus(fresh.value("status", Json::object()), *w.eviction, now, Generation(fresh));
           retry = true;
         }
         break;
@@ -1016,8 +1031,7 @@ void Controller::DoWrite(Client& client, Write w) {
           retry = true;
         }
         break;
-      default:
-        break;
+      default: break;
     }
     if (retry && ++conflicts < 5) {
       if (obj["metadata"].contains("managedFields")) obj["metadata"].erase("managedFields");

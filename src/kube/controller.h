@@ -51,13 +51,13 @@ namespace artel::kube {
 struct ControllerOptions {
   core::EngineOptions engine;
   loop::LoopOptions loop;
-  int writers = 4;                           // writer threads (status writes, events)
-  int64_t queue_status_interval_ms = 1000;   // at most one CQ/LQ status write per object per interval
-  int64_t pending_status_interval_ms = 1000; // pending explanations refreshed at most this often
+  int writers = 4;                            // writer threads (status writes, events)
+  int64_t queue_status_interval_ms = 1000;    // at most one CQ/LQ status write per object per interval
+  int64_t pending_status_interval_ms = 1000;  // pending explanations refreshed at most this often
   std::string field_manager = "artel";
-  std::string kueue_version;                 // "" = discover (v1beta2 preferred, else v1beta1)
-  std::string instance;                      // reportingInstance of Events (default: hostname)
-  bool events = true;                        // write core v1 Events on Workloads
+  std::string kueue_version;  // "" = discover (v1beta2 preferred, else v1beta1)
+  std::string instance;       // reportingInstance of Events (default: hostname)
+  bool events = true;         // write core v1 Events on Workloads
   // Test hook: called on a writer thread just before each Workload status
   // write (ns, name, write type: "admit", "pending", "evict", "requeue").
   std::function<void(const std::string&, const std::string&, const std::string&)> before_status_write;
@@ -103,7 +103,8 @@ class Controller : public server::Service, public loop::Backend {
   std::vector<ObjectCondition> Conditions() const;
 
   // ---- server::Service (controller_service.cc) ------------------------------
-  Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name, const std::string& user) override;
+  Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name,
+                      const std::string& user) override;
   Result<Json> Cancel(const std::string& key, const std::string& user) override;
   Result<Json> Apply(std::string_view yaml, const server::Principal& who) override;
   Result<Json> GetWorkload(const std::string& key, const server::Principal& who) const override;
@@ -118,8 +119,9 @@ class Controller : public server::Service, public loop::Backend {
   std::optional<int32_t> PriorityClassValue(const std::string& name) const override;
   Result<std::string> Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const override;
   std::string Metrics() const override;
-  std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms, const std::optional<std::set<std::string>>& ns,
-                                uint64_t* next, const server::Principal& who) const override;
+  std::vector<Json> EventsAfter(uint64_t after, int64_t wait_ms,
+                                const std::optional<std::set<std::string>>& ns, uint64_t* next,
+                                const server::Principal& who) const override;
   uint64_t LatestEventSeq() const override;
 
   // ---- loop::Backend -------------------------------------------------------
@@ -127,10 +129,22 @@ class Controller : public server::Service, public loop::Backend {
   void SyncLocked(core::Engine& engine, int64_t now) override;
   void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override;
   void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override;
+  // After the pass's decisions: the pending explanations and the queue
+  // statuses to write (each rate-limited).
+  void CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) override;
   void Flush(int64_t now) override;
 
  private:
-  enum class Kind { kFlavor, kCohort, kClusterQueue, kLocalQueue, kPriorityClass, kTopology, kNamespace, kWorkload };
+  enum class Kind {
+    kFlavor,
+    kCohort,
+    kClusterQueue,
+    kLocalQueue,
+    kPriorityClass,
+    kTopology,
+    kNamespace,
+    kWorkload
+  };
   struct InEvent {
     Kind kind;
     bool deleted = false;
@@ -143,8 +157,8 @@ class Controller : public server::Service, public loop::Backend {
     std::string key;  // coalescing key: "wl/ns/name", "cq/name", "lq/ns/name"; empty for events
     Resource resource;
     std::string ns, name, uid;
-    Json object;           // the object decided on (Workload), or the Event body
-    Json status;           // the full new status
+    Json object;  // the object decided on (Workload), or the Event body
+    Json status;  // the full new status
     std::string precondition_rv;
     std::optional<core::Eviction> eviction;  // kEvict: recomputed on a conflict
     uint64_t gen = 0;                        // kAdmit: the admission generation
@@ -161,16 +175,16 @@ class Controller : public server::Service, public loop::Backend {
   // The loop's view of one Workload object (loop thread only).
   struct Wl {
     std::string uid;
-    Json obj;                 // newest object seen (informer or our own write)
+    Json obj;  // newest object seen (informer or our own write)
     int64_t rv = 0;
     int64_t created_ms = 0;
-    std::string spec_dump;    // spec as last submitted (minus active)
+    std::string spec_dump;  // spec as last submitted (minus active)
     bool in_engine = false;
-    bool finished = false;    // Finished in the cluster: forgotten by the engine
-    bool broken = false;      // an admission write was rejected for good; wait for a change
+    bool finished = false;  // Finished in the cluster: forgotten by the engine
+    bool broken = false;    // an admission write was rejected for good; wait for a change
     std::string broken_rv;
-    uint64_t write_gen = 0;   // generation of the latest write handed over
-    uint64_t admit_gen = 0;   // generation of the latest admission decided
+    uint64_t write_gen = 0;  // generation of the latest write handed over
+    uint64_t admit_gen = 0;  // generation of the latest admission decided
     bool admit_inflight = false;
     Json desired_status;      // the latest status handed to the writers (null = none)
     std::string pending_msg;  // the pending explanation last written
@@ -224,13 +238,13 @@ class Controller : public server::Service, public loop::Backend {
   std::vector<WriteResult> results_;
 
   // Loop-thread state.
-  std::vector<InEvent> events_;          // drained by Poll
-  std::vector<WriteResult> done_;        // drained by Poll
+  std::vector<InEvent> events_;    // drained by Poll
+  std::vector<WriteResult> done_;  // drained by Poll
   bool config_dirty_ = false;
-  std::optional<BuiltConfig> built_;     // built by Poll, applied by SyncLocked
+  std::optional<BuiltConfig> built_;                                // built by Poll, applied by SyncLocked
   std::map<std::string, std::map<std::string, Json>> config_objs_;  // kind -> key -> object
-  std::map<std::string, Wl> wls_;        // "ns/name"; changed only with mu() held (the Service reads it)
-  std::vector<Write> staged_;            // decided under the lock, handed over by Flush
+  std::map<std::string, Wl> wls_;  // "ns/name"; changed only with mu() held (the Service reads it)
+  std::vector<Write> staged_;      // decided under the lock, handed over by Flush
   std::map<std::string, Json> queue_status_written_;  // "cq/name" -> status last handed over
   std::map<std::string, int64_t> queue_status_at_;
   int64_t last_queue_status_ms_ = -1;
@@ -243,13 +257,14 @@ class Controller : public server::Service, public loop::Backend {
   // Writer queue: coalesced per key, one write in flight per key.
   std::mutex out_mu_;
   std::condition_variable out_cv_;
-  std::map<std::string, Write> desired_;   // key -> latest write not yet taken
-  std::deque<std::string> ready_keys_;     // keys with a desired write, not in flight
+  std::map<std::string, Write> desired_;  // key -> latest write not yet taken
+  std::deque<std::string> ready_keys_;    // keys with a desired write, not in flight
   std::set<std::string> inflight_;
-  std::deque<Write> event_queue_;          // Events (bounded; dropped when full)
+  std::deque<Write> event_queue_;  // Events (bounded; dropped when full)
   bool stopping_ = false;
   std::vector<std::thread> writers_;
-  std::map<std::string, std::pair<std::string, std::string>> rv_alias_;  // key -> (rv decided on, rv after our write)
+  std::map<std::string, std::pair<std::string, std::string>>
+      rv_alias_;  // key -> (rv decided on, rv after our write)
 
   mutable std::mutex stats_mu_;
   ControllerStats stats_;

@@ -38,7 +38,8 @@ Result<Json> Controller::Apply(std::string_view, const server::Principal&) {
 
 server::Redactor Controller::RedactorLocked(const server::Principal& who) const {
   auto cq_of = [this](const std::string& key) -> std::string {
-    if (const core::WorkloadInfo* info = loop_->engine().Find(key); info != nullptr) return info->cluster_queue;
+    if (const core::WorkloadInfo* info = loop_->engine().Find(key); info != nullptr)
+      return info->cluster_queue;
     return "";
   };
   auto is_namespace = [this](std::string_view ns) {
@@ -99,11 +100,13 @@ Json Controller::WorkloadJsonLocked(const std::string& key, const Wl& w, const s
     }
     if (info->last_eviction) {
       const auto& e = *info->last_eviction;
-      st["lastEviction"] = {{"reason", core::EvictionReasonName(e.reason)},
-                            {"message", red.EvictionMessage(e.message, e.preemptor, e.preemptor_cluster_queue)},
-                            {"time", e.at}};
+      st["lastEviction"] = {
+          {"reason", core::EvictionReasonName(e.reason)},
+          {"message", red.EvictionMessage(e.message, e.preemptor, e.preemptor_cluster_queue)},
+          {"time", e.at}};
       if (!e.preemptor.empty() && red.Visible(e.preemptor)) st["lastEviction"]["preemptor"] = e.preemptor;
-      if (!e.preemptor_cluster_queue.empty()) st["lastEviction"]["preemptorClusterQueue"] = e.preemptor_cluster_queue;
+      if (!e.preemptor_cluster_queue.empty())
+        st["lastEviction"]["preemptorClusterQueue"] = e.preemptor_cluster_queue;
     }
   } else {
     auto obs = ObserveWorkload(w.obj);
@@ -188,7 +191,8 @@ Json Controller::Config(const server::Principal& who) const {
     }
     objs.push_back(std::move(o));
   }
-  return Json{{"mode", "kubernetes"}, {"kueueApiVersion", std::string("kueue.x-k8s.io/") + version_},
+  return Json{{"mode", "kubernetes"},
+              {"kueueApiVersion", std::string("kueue.x-k8s.io/") + version_},
               {"objects", objs}};
 }
 
@@ -212,10 +216,12 @@ std::string Controller::Metrics() const {
            std::to_string(v) + "\n";
   };
   counter("artel_kube_status_writes_total", "Workload status writes that landed.", s.status_writes);
-  counter("artel_kube_status_conflicts_total", "Workload status writes answered 409 Conflict.", s.status_conflicts);
+  counter("artel_kube_status_conflicts_total", "Workload status writes answered 409 Conflict.",
+          s.status_conflicts);
   counter("artel_kube_admissions_requeued_total",
           "Admissions whose status write was refused; the workload was requeued.", s.admissions_requeued);
-  counter("artel_kube_restored_total", "Workloads restored with their admission from the cluster.", s.restored);
+  counter("artel_kube_restored_total", "Workloads restored with their admission from the cluster.",
+          s.restored);
   counter("artel_kube_events_total", "Events written on Workloads.", s.events_written);
   counter("artel_kube_queue_status_writes_total", "ClusterQueue and LocalQueue status writes.",
           s.queue_status_writes);

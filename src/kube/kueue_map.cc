@@ -61,8 +61,8 @@ Status Invalid(const std::string& field, const std::string& msg) {
 
 // ---------------------------------------------------------------- conditions
 
-bool SetCond(Json* status, const std::string& type, bool value, const std::string& reason, const std::string& message,
-             const std::string& now, int64_t generation) {
+bool SetCond(Json* status, const std::string& type, bool value, const std::string& reason,
+             const std::string& message, const std::string& now, int64_t generation) {
   Json& conds = (*status)["conditions"];
   return SetCondition(&conds, type, value, reason, message, now, generation);
 }
@@ -85,9 +85,11 @@ void SyncAdmitted(Json* status, const std::string& cq, const std::string& now, i
   bool admitted = IsConditionTrue(*status, "Admitted");
   if (reserved == admitted) return;
   if (reserved) {
-    SetCond(status, "Admitted", true, "Admitted", fmt::format("Admitted by ClusterQueue {}", cq), now, generation);
+    SetCond(status, "Admitted", true, "Admitted", fmt::format("Admitted by ClusterQueue {}", cq), now,
+            generation);
   } else {
-    SetCond(status, "Admitted", false, "NoReservation", "No quota is reserved for the workload", now, generation);
+    SetCond(status, "Admitted", false, "NoReservation", "No quota is reserved for the workload", now,
+            generation);
   }
 }
 
@@ -108,16 +110,41 @@ std::string Q(core::Amount a) { return core::FormatQuantity(a); }
 
 // ---------------------------------------------------------------- config
 
-struct Piece {
+}  // namespace
+
+struct ObjectPiece {
   std::string kind, ns, name;
-  Status status;       // why it is invalid, or ok
+  bool v1beta2 = true;  // the spelling of field paths (v1beta1 / v1alpha1: spec.cohort, spec.parent)
+  Status status;        // why it is invalid, or ok
   core::Config config;  // what it parsed into (one object)
 };
 
+// The memo of ConfigBuilder: what each object's meaningful content read as.
+struct ConfigBuilder::Memo {
+  std::map<std::string, ObjectPiece> pieces;  // key: kind + the object without status and server metadata
+  std::set<std::string> used;                 // keys used by the current Build
+};
+
+namespace {
+
+// What of an object the reader looks at: everything but `status` and the
+// metadata the server changes on every write (resourceVersion,
+// managedFields, ...), so that a status update does not re-read the object.
+std::string MemoKey(const Json& obj, const std::string& kind) {
+  if (!obj.is_object()) return kind + "\n" + obj.dump(-1, ' ', false, Json::error_handler_t::replace);
+  Json copy = obj;
+  copy.erase("status");
+  if (auto m = copy.find("metadata"); m != copy.end() && m->is_object()) {
+    for (const char* k : {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp"})
+      m->erase(k);
+  }
+  return kind + "\n" + copy.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 // Reads one API object with the manifest reader. `expected_kind` guards
 // against an informer handing the wrong list.
-Piece ReadOne(const Json& obj, const std::string& expected_kind) {
-  Piece p;
+ObjectPiece ReadOne(const Json& obj, const std::string& expected_kind) {
+  ObjectPiece p;
   p.kind = expected_kind;
   p.name = MetaName(obj);
   p.ns = MetaNamespace(obj);
@@ -135,8 +162,11 @@ Piece ReadOne(const Json& obj, const std::string& expected_kind) {
   if (!copy.contains("apiVersion")) {
     copy["apiVersion"] = expected_kind == "Namespace" ? "v1" : "kueue.x-k8s.io/v1beta2";
   }
+  p.v1beta2 = StrAt(copy, "apiVersion") != "kueue.x-k8s.io/v1beta1" &&
+              StrAt(copy, "apiVersion") != "kueue.x-k8s.io/v1alpha1";
   std::string source = expected_kind + " " + (p.ns.empty() ? p.name : p.ns + "/" + p.name);
-  Result<std::vector<manifest::ManifestObject>> objs = manifest::SplitObjects(copy.dump(), source);
+  Result<std::vector<manifest::ManifestObject>> objs =
+      manifest::SplitObjects(copy.dump(-1, ' ', false, Json::error_handler_t::replace), source);
   if (!objs.ok()) {
     p.status = objs.status();
     return p;
@@ -144,6 +174,20 @@ Piece ReadOne(const Json& obj, const std::string& expected_kind) {
   std::vector<const manifest::ManifestObject*> ptrs;
   for (const manifest::ManifestObject& o : *objs) ptrs.push_back(&o);
   p.status = manifest::ParseObjects(ptrs, &p.config);
+  if (!p.status.ok()) return p;
+  const core::Config& c = p.config;
+  size_t read = expected_kind == "ResourceFlavor"          ? c.flavors.size()
+                : expected_kind == "Cohort"                ? c.cohorts.size()
+                : expected_kind == "ClusterQueue"          ? c.cluster_queues.size()
+                : expected_kind == "LocalQueue"            ? c.local_queues.size()
+                : expected_kind == "WorkloadPriorityClass" ? c.priority_classes.size()
+                : expected_kind == "Topology"              ? c.topologies.size()
+                : expected_kind == "Namespace"             ? c.namespaces.size()
+                                                           : 0;
+  if (read != 1) {
+    p.status = Invalid("apiVersion", fmt::format("not read as one {} (apiVersion {})", expected_kind,
+                                                 StrAt(copy, "apiVersion")));
+  }
   return p;
 }
 
@@ -193,7 +237,11 @@ bool SetCondition(Json* conditions, const std::string& type, bool status, const 
     }
     return changed;
   }
-  Json c = {{"type", type}, {"status", st}, {"lastTransitionTime", now_rfc3339}, {"reason", reason}, {"message", msg}};
+  Json c = {{"type", type},
+            {"status", st},
+            {"lastTransitionTime", now_rfc3339},
+            {"reason", reason},
+            {"message", msg}};
   if (generation > 0) c["observedGeneration"] = generation;
   conditions->push_back(std::move(c));
   return true;
@@ -246,9 +294,9 @@ Result<int64_t> ParseRfc3339(const std::string& t) {
     return true;
   };
   int64_t y, mo, d, h, mi, s;
-  if (!digits(0, 4, &y) || t.size() < 20 || t[4] != '-' || !digits(5, 2, &mo) || t[7] != '-' || !digits(8, 2, &d) ||
-      (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || !digits(11, 2, &h) || t[13] != ':' || !digits(14, 2, &mi) ||
-      t[16] != ':' || !digits(17, 2, &s)) {
+  if (!digits(0, 4, &y) || t.size() < 20 || t[4] != '-' || !digits(5, 2, &mo) || t[7] != '-' ||
+      !digits(8, 2, &d) || (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || !digits(11, 2, &h) ||
+      t[13] != ':' || !digits(14, 2, &mi) || t[16] != ':' || !digits(17, 2, &s)) {
     return bad();
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return bad();
@@ -270,7 +318,8 @@ Result<int64_t> ParseRfc3339(const std::string& t) {
     ++i;
   } else if (i < t.size() && (t[i] == '+' || t[i] == '-')) {
     int64_t oh, om;
-    if (!digits(i + 1, 2, &oh) || i + 3 >= t.size() || t[i + 3] != ':' || !digits(i + 4, 2, &om)) return bad();
+    if (!digits(i + 1, 2, &oh) || i + 3 >= t.size() || t[i + 3] != ':' || !digits(i + 4, 2, &om))
+      return bad();
     offset_s = (oh * 3600 + om * 60) * (t[i] == '+' ? 1 : -1);
     i += 6;
   } else {
@@ -301,9 +350,19 @@ const ObjectCondition* BuiltConfig::Find(const std::string& kind, const std::str
 
 // ---------------------------------------------------------------- BuildConfig
 
+ConfigBuilder::ConfigBuilder() : memo_(std::make_unique<Memo>()) {}
+ConfigBuilder::~ConfigBuilder() = default;
+
 BuiltConfig BuildConfig(const KueueObjects& objs) {
+  ConfigBuilder builder;
+  return builder.Build(objs);
+}
+
+BuiltConfig ConfigBuilder::Build(const KueueObjects& objs) {
+  memo_->used.clear();
   BuiltConfig out;
-  auto fail = [&](const Piece& p, const std::string& reason, const std::string& message, const std::string& field) {
+  auto fail = [&](const ObjectPiece& p, const std::string& reason, const std::string& message,
+                  const std::string& field) {
     ObjectCondition c;
     c.kind = p.kind;
     c.ns = p.ns;
@@ -314,14 +373,18 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     c.field = field;
     out.conditions.push_back(std::move(c));
   };
-  auto invalid = [&](const Piece& p) {
+  auto invalid = [&](const ObjectPiece& p) {
     fail(p, "InvalidSpec", fmt::format("Can't use the {}: {}", p.kind, Describe(p.status)), p.status.field());
   };
   std::set<std::string> seen;  // kind/ns/name: the first object of a name wins
   auto read_all = [&](const std::vector<Json>& list, const std::string& kind) {
-    std::vector<Piece> pieces;
+    std::vector<ObjectPiece> pieces;
     for (const Json& obj : list) {
-      Piece p = ReadOne(obj, kind);
+      std::string key = MemoKey(obj, kind);
+      auto memo = memo_->pieces.find(key);
+      if (memo == memo_->pieces.end()) memo = memo_->pieces.emplace(key, ReadOne(obj, kind)).first;
+      memo_->used.insert(key);
+      ObjectPiece p = memo->second;
       if (!seen.insert(kind + "/" + p.ns + "/" + p.name).second) {
         // Both API versions of one object (an informer per version): one is enough.
         continue;
@@ -337,25 +400,26 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
   core::Config& cfg = out.config;
 
   // Namespaces and priority classes depend on nothing.
-  for (Piece& p : read_all(objs.namespaces, "Namespace")) Append(&cfg.namespaces, p.config.namespaces);
-  for (Piece& p : read_all(objs.priority_classes, "WorkloadPriorityClass")) {
+  for (ObjectPiece& p : read_all(objs.namespaces, "Namespace")) Append(&cfg.namespaces, p.config.namespaces);
+  for (ObjectPiece& p : read_all(objs.priority_classes, "WorkloadPriorityClass")) {
     Append(&cfg.priority_classes, p.config.priority_classes);
   }
   // Topologies, then flavors (a flavor's topologyName must exist).
   std::set<std::string> topologies;
-  for (Piece& p : read_all(objs.topologies, "Topology")) {
+  for (ObjectPiece& p : read_all(objs.topologies, "Topology")) {
     topologies.insert(p.name);
     Append(&cfg.topologies, p.config.topologies);
   }
   std::map<std::string, std::string> bad_flavors;  // name -> "TopologyNotFound" | "InvalidSpec"
   std::set<std::string> flavors;
   {
-    for (Piece& p : read_all(objs.resource_flavors, "ResourceFlavor")) {
+    for (ObjectPiece& p : read_all(objs.resource_flavors, "ResourceFlavor")) {
       const core::ResourceFlavorSpec& rf = p.config.flavors.front();
       if (!rf.topology_name.empty() && !topologies.count(rf.topology_name)) {
         bad_flavors[p.name] = "TopologyNotFound";
         fail(p, "TopologyNotFound",
-             fmt::format("Can't use the ResourceFlavor: spec.topologyName: Topology \"{}\" not found", rf.topology_name),
+             fmt::format("Can't use the ResourceFlavor: spec.topologyName: Topology \"{}\" not found",
+                         rf.topology_name),
              "spec.topologyName");
         continue;
       }
@@ -363,7 +427,8 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
       Append(&cfg.flavors, p.config.flavors);
     }
     for (const ObjectCondition& c : out.conditions) {
-      if (c.kind == "ResourceFlavor" && !c.active && !bad_flavors.count(c.name)) bad_flavors[c.name] = c.reason;
+      if (c.kind == "ResourceFlavor" && !c.active && !bad_flavors.count(c.name))
+        bad_flavors[c.name] = c.reason;
     }
   }
   // The flavors a resource-group list names that are not usable: the first
@@ -380,7 +445,8 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
         if (flavors.count(name)) continue;
         if (fp.field.empty()) fp.field = fmt::format("spec.resourceGroups[{}].flavors[{}].name", g, f);
         auto it = bad_flavors.find(name);
-        auto& list = it != bad_flavors.end() && it->second == "TopologyNotFound" ? fp.no_topology : fp.missing;
+        auto& list =
+            it != bad_flavors.end() && it->second == "TopologyNotFound" ? fp.no_topology : fp.missing;
         if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
       }
     }
@@ -388,20 +454,20 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
   };
 
   // Cohorts: valid objects first, then the trees (cycles, invalid parents).
-  std::vector<Piece> cohort_pieces = read_all(objs.cohorts, "Cohort");
-  std::map<std::string, std::string> parent_of;            // valid cohort objects
+  std::vector<ObjectPiece> cohort_pieces = read_all(objs.cohorts, "Cohort");
+  std::map<std::string, std::string> parent_of;                            // valid cohort objects
   std::map<std::string, std::pair<std::string, std::string>> bad_cohorts;  // name -> reason, message
   for (const ObjectCondition& c : out.conditions) {
     if (c.kind == "Cohort") bad_cohorts[c.name] = {"InvalidSpec", c.message};
   }
-  for (Piece& p : cohort_pieces) {
+  for (ObjectPiece& p : cohort_pieces) {
     const core::CohortSpec& co = p.config.cohorts.front();
     FlavorProblem fp = check_flavors(co.resource_groups);
     if (!fp.field.empty()) {
       std::vector<std::string> all = fp.missing;
       all.insert(all.end(), fp.no_topology.begin(), fp.no_topology.end());
-      std::string msg = fmt::format("Can't use the Cohort: {}: ResourceFlavor(s) {} not found or not usable", fp.field,
-                                    fmt::join(all, ", "));
+      std::string msg = fmt::format("Can't use the Cohort: {}: ResourceFlavor(s) {} not found or not usable",
+                                    fp.field, fmt::join(all, ", "));
       bad_cohorts[p.name] = {"FlavorNotFound", msg};
       fail(p, "FlavorNotFound", msg, fp.field);
       continue;
@@ -425,16 +491,18 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     bad_cohorts[start] = {"CohortCycle", fmt::format("Can't use the Cohort: spec.parentName: cohort cycle {}",
                                                      fmt::join(cycle, " -> "))};
   }
-  // A cohort is usable when its chain up to a root passes only usable cohorts.
-  std::map<std::string, std::pair<std::string, std::string>> cohort_state;  // name -> reason ("" = ok), message
-  auto chain_problem = [&](const std::string& cohort) -> std::pair<std::string, std::string> {
+  // A cohort is usable when its chain up to a root passes only usable
+  // cohorts. `self`: `cohort` is the object asking (its own problem is
+  // returned as is); otherwise a ClusterQueue names it.
+  auto chain_problem = [&](const std::string& cohort, bool self) -> std::pair<std::string, std::string> {
     std::string cur = cohort;
     std::set<std::string> visited;
     while (!cur.empty() && visited.insert(cur).second) {
       if (auto b = bad_cohorts.find(cur); b != bad_cohorts.end()) {
-        if (cur == cohort) return b->second;
+        if (cur == cohort && self) return b->second;
         std::string reason = b->second.first == "CohortCycle" ? "CohortCycle" : "CohortInvalid";
-        return {reason, fmt::format("Can't use ancestor Cohort \"{}\": {}", cur, b->second.second)};
+        return {reason, fmt::format("Can't use {}Cohort \"{}\": {}", cur == cohort ? "" : "ancestor ", cur,
+                                    b->second.second)};
       }
       auto it = parent_of.find(cur);
       if (it == parent_of.end()) return {"", ""};  // an implicit cohort: a root
@@ -443,12 +511,12 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     if (cur.empty()) return {"", ""};
     return {"CohortCycle", fmt::format("Can't use Cohort \"{}\": its parents form a cycle", cohort)};
   };
-  for (Piece& p : cohort_pieces) {
+  for (ObjectPiece& p : cohort_pieces) {
     if (!parent_of.count(p.name)) continue;  // already failed (flavors)
-    auto [reason, msg] = chain_problem(p.name);
+    auto [reason, msg] = chain_problem(p.name, true);
     if (!reason.empty()) {
       bad_cohorts[p.name] = {reason, msg};
-      fail(p, reason, msg, "spec.parentName");
+      fail(p, reason, msg, p.v1beta2 ? "spec.parentName" : "spec.parent");
       continue;
     }
     Append(&cfg.cohorts, p.config.cohorts);
@@ -458,12 +526,13 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
   // ClusterQueues.
   std::map<std::string, bool> cq_active;  // name -> Active (objects that exist, valid or not)
   for (const Json& obj : objs.cluster_queues) cq_active.emplace(MetaName(obj), false);
-  for (Piece& p : read_all(objs.cluster_queues, "ClusterQueue")) {
+  for (ObjectPiece& p : read_all(objs.cluster_queues, "ClusterQueue")) {
     const core::ClusterQueueSpec& cq = p.config.cluster_queues.front();
     FlavorProblem fp = check_flavors(cq.resource_groups);
     if (!fp.missing.empty() || !fp.no_topology.empty()) {
       std::vector<std::string> parts;
-      if (!fp.missing.empty()) parts.push_back(fmt::format("ResourceFlavor(s) {} not found", fmt::join(fp.missing, ", ")));
+      if (!fp.missing.empty())
+        parts.push_back(fmt::format("ResourceFlavor(s) {} not found", fmt::join(fp.missing, ", ")));
       for (const std::string& f : fp.no_topology) {
         parts.push_back(fmt::format("ResourceFlavor \"{}\" names a Topology that does not exist", f));
       }
@@ -472,9 +541,10 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
       continue;
     }
     if (!cq.cohort.empty()) {
-      auto [reason, msg] = chain_problem(cq.cohort);
+      auto [reason, msg] = chain_problem(cq.cohort, false);
       if (!reason.empty()) {
-        fail(p, reason, fmt::format("Can't admit new workloads: spec.cohortName: {}", msg), "spec.cohortName");
+        std::string field = p.v1beta2 ? "spec.cohortName" : "spec.cohort";
+        fail(p, reason, fmt::format("Can't admit new workloads: {}: {}", field, msg), field);
         continue;
       }
     }
@@ -497,7 +567,7 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
 
   // LocalQueues stay configured whatever their ClusterQueue's state: their
   // workloads then wait with ClusterQueueMissing (or Stopped).
-  for (Piece& p : read_all(objs.local_queues, "LocalQueue")) {
+  for (ObjectPiece& p : read_all(objs.local_queues, "LocalQueue")) {
     const core::LocalQueueSpec& lq = p.config.local_queues.front();
     ObjectCondition c;
     c.kind = "LocalQueue";
@@ -512,14 +582,15 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     } else if (cq == cq_active.end()) {
       c.active = false;
       c.reason = "ClusterQueueDoesNotExist";
-      c.message = fmt::format("Can't submit new workloads: spec.clusterQueue: ClusterQueue \"{}\" does not exist",
-                              lq.cluster_queue);
+      c.message =
+          fmt::format("Can't submit new workloads: spec.clusterQueue: ClusterQueue \"{}\" does not exist",
+                      lq.cluster_queue);
       c.field = "spec.clusterQueue";
     } else if (!cq->second) {
       c.active = false;
       c.reason = "ClusterQueueIsInactive";
-      c.message = fmt::format("Can't submit new workloads: spec.clusterQueue: ClusterQueue \"{}\" is inactive",
-                              lq.cluster_queue);
+      c.message = fmt::format(
+          "Can't submit new workloads: spec.clusterQueue: ClusterQueue \"{}\" is inactive", lq.cluster_queue);
       c.field = "spec.clusterQueue";
     } else {
       c.reason = "Ready";
@@ -557,7 +628,8 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
     if (kind == "ClusterQueue") drop(&cfg.cluster_queues, by_name);
     if (kind == "WorkloadPriorityClass") drop(&cfg.priority_classes, by_name);
     if (kind == "Namespace") drop(&cfg.namespaces, by_name);
-    if (kind == "LocalQueue") drop(&cfg.local_queues, [&](const auto& x) { return x.ns == ns && x.name == name; });
+    if (kind == "LocalQueue")
+      drop(&cfg.local_queues, [&](const auto& x) { return x.ns == ns && x.name == name; });
     if (!dropped) {
       // Not attributable to one object: configure nothing rather than something invalid.
       ObjectCondition c;
@@ -591,6 +663,10 @@ BuiltConfig BuildConfig(const KueueObjects& objs) {
       out.conditions.push_back(std::move(c));
     }
   }
+  // Forget objects that are gone or changed.
+  for (auto it = memo_->pieces.begin(); it != memo_->pieces.end();) {
+    it = memo_->used.count(it->first) ? std::next(it) : memo_->pieces.erase(it);
+  }
   return out;
 }
 
@@ -605,7 +681,8 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
   }
   std::vector<core::WorkloadSpec> specs;
   std::string source = "Workload " + MetaNamespace(workload) + "/" + MetaName(workload);
-  Status s = manifest::ParseWorkloads(workload.dump(), source, &specs);
+  Status s =
+      manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source, &specs);
   if (!s.ok()) {
     s.WithPos(SourcePos{});  // positions in a re-serialised object mean nothing to its author
     return s;
@@ -613,8 +690,9 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
   if (specs.size() != 1) return InvalidArgument("expected exactly one Workload");
   core::WorkloadSpec spec = std::move(specs.front());
   if (spec.priority_class) {
-    bool known = std::any_of(config.priority_classes.begin(), config.priority_classes.end(),
-                             [&](const core::PriorityClassSpec& pc) { return pc.name == *spec.priority_class; });
+    bool known =
+        std::any_of(config.priority_classes.begin(), config.priority_classes.end(),
+                    [&](const core::PriorityClassSpec& pc) { return pc.name == *spec.priority_class; });
     if (!known) spec.priority_class.reset();
   }
   return spec;
@@ -638,7 +716,8 @@ Json AdmittedStatus(const Json& current_status, const core::WorkloadInfo& info, 
   }
   st["admission"] = {{"clusterQueue", info.cluster_queue}, {"podSetAssignments", psas}};
   SetCond(&st, "QuotaReserved", true, "QuotaReserved",
-          fmt::format("ClusterQueue {} reserved quota for the workload", info.cluster_queue), now, generation);
+          fmt::format("ClusterQueue {} reserved quota for the workload", info.cluster_queue), now,
+          generation);
   ResetIfTrue(&st, "Evicted", "QuotaReserved", now, generation);
   ResetIfTrue(&st, "Preempted", "QuotaReserved", now, 0);
   SyncAdmitted(&st, info.cluster_queue, now, generation);
@@ -692,21 +771,23 @@ const char* PreemptionWhy(core::EvictionReason r) {
     case core::EvictionReason::kInClusterQueue: return "priority within the ClusterQueue";
     case core::EvictionReason::kInCohortReclamation: return "the cohort reclaiming its quota";
     case core::EvictionReason::kInCohortFairSharing: return "fair sharing in the cohort";
-    case core::EvictionReason::kInCohortReclaimWhileBorrowing: return "reclamation in the cohort while borrowing";
+    case core::EvictionReason::kInCohortReclaimWhileBorrowing:
+      return "reclamation in the cohort while borrowing";
     default: return "";
   }
 }
 
 }  // namespace
 
-Json EvictedStatus(const Json& current_status, const core::Eviction& e, const std::string& now, int64_t generation) {
+Json EvictedStatus(const Json& current_status, const core::Eviction& e, const std::string& now,
+                   int64_t generation) {
   Json st = StatusObject(current_status);
   std::string reason, message;
   const char* preempt_reason = PreemptionReason(e.reason);
   if (*preempt_reason != '\0') {
     reason = "Preempted";
-    message = fmt::format("Preempted for workload {} (ClusterQueue {}) by {}", e.preemptor, e.preemptor_cluster_queue,
-                          PreemptionWhy(e.reason));
+    message = fmt::format("Preempted for workload {} (ClusterQueue {}) by {}", e.preemptor,
+                          e.preemptor_cluster_queue, PreemptionWhy(e.reason));
   } else if (e.reason == core::EvictionReason::kClusterQueueStopped) {
     reason = "ClusterQueueStopped";
     message = fmt::format("Evicted: ClusterQueue {} is stopped (HoldAndDrain)", e.victim_cluster_queue);
@@ -744,8 +825,8 @@ Json ReactivatedStatus(const Json& current_status, const std::string& now, int64
   return st;
 }
 
-Json FinishedStatus(const Json& current_status, bool succeeded, const std::string& message, const std::string& now,
-                    int64_t generation) {
+Json FinishedStatus(const Json& current_status, bool succeeded, const std::string& message,
+                    const std::string& now, int64_t generation) {
   Json st = StatusObject(current_status);
   SetCond(&st, "Finished", true, succeeded ? "Succeeded" : "Failed", message, now, generation);
   return st;
@@ -772,7 +853,8 @@ Result<ObservedState> ObserveWorkload(const Json& workload) {
     std::string ltt = StrAt(*c, "lastTransitionTime");
     if (!ltt.empty()) {
       Result<int64_t> t = ParseRfc3339(ltt);
-      if (!t.ok()) return Invalid("status.conditions[QuotaReserved].lastTransitionTime", t.status().message());
+      if (!t.ok())
+        return Invalid("status.conditions[QuotaReserved].lastTransitionTime", t.status().message());
       o.admitted_at_ms = *t;
     }
   }
@@ -879,7 +961,8 @@ Json ClusterQueueStatus(const core::Engine& engine, const std::string& cq, const
   for (const core::WorkloadInfo* w : engine.Workloads()) {
     if (w->cluster_queue == cq) Count(*w, &c);
   }
-  std::map<std::pair<std::string, std::string>, std::pair<core::Amount, core::Amount>> usage;  // flavor,res -> used, borrowed
+  std::map<std::pair<std::string, std::string>, std::pair<core::Amount, core::Amount>>
+      usage;  // flavor,res -> used, borrowed
   for (const core::QuotaUsage& u : engine.Usage()) {
     if (u.is_cohort || u.node != cq) continue;
     usage[{u.flavor, u.resource}] = {u.usage, u.borrowed};

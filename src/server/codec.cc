@@ -10,6 +10,7 @@
 
 #include "core/placement/placement.h"
 #include "core/quantity.h"
+#include "manifest/manifest.h"
 #include "manifest/yaml_util.h"
 
 namespace artel::server {
@@ -451,6 +452,16 @@ std::string JobPodSetPath(size_t, std::string_view field) {
   return pod + ".containers[0]." + std::string(field);
 }
 
+std::string KueuePodSetPath(size_t i, std::string_view field) {
+  const std::string pod = "spec.podSets[" + std::to_string(i) + "].template.spec";
+  if (field == "nodeSelector" || field == "tolerations") return pod + "." + std::string(field);
+  if (field == "annotations") return "spec.podSets[" + std::to_string(i) + "].template.metadata.annotations";
+  if (field == "nodeAffinity")
+    return pod + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+  if (field == "requests") return pod + ".containers[0].resources.requests";
+  return pod + ".containers[0]." + std::string(field);
+}
+
 Status CheckNoNul(const std::string& s, const std::string& field) {
   if (s.find('\0') != std::string::npos) return Invalid(field, "must not contain a NUL byte");
   return Status::Ok();
@@ -648,104 +659,54 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
   return spec;
 }
 
+namespace {
+
+// A Kubernetes object (batch/v1 Job, kueue.x-k8s.io Workload) read by the
+// one reader of its kind, src/manifest's ParseWorkloads: the object is
+// written back as text (JSON is YAML) and read there. Errors keep the
+// field path; positions in the re-written text mean nothing to the client
+// and are dropped. A name left to generateName is read under a placeholder
+// and returned empty.
+Result<core::WorkloadSpec> ReadWithManifest(const Json& j, const core::WorkloadSpec& meta) {
+  Json copy = j;
+  if (meta.name.empty()) copy["metadata"]["name"] = "generated";
+  std::vector<core::WorkloadSpec> out;
+  Status s = manifest::ParseWorkloads(copy.dump(-1, ' ', false, Json::error_handler_t::replace), kBodySource, &out);
+  if (!s.ok()) {
+    s.WithPos(SourcePos{});
+    return s;
+  }
+  if (out.size() != 1) return InvalidArgument("the body must hold exactly one workload");
+  core::WorkloadSpec spec = std::move(out.front());
+  if (meta.name.empty()) spec.name.clear();
+  return spec;
+}
+
+}  // namespace
+
 Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_name) {
   if (!j.is_object()) return InvalidArgument("a Job must be an object");
   // Not j.value(): it throws when the field is there but not a string.
   if (auto av = j.find("apiVersion"); av == j.end() || *av != "batch/v1")
     return Invalid("apiVersion", "must be batch/v1 for a Job");
-  core::WorkloadSpec spec;
-  if (Status s = ReadMetadata(j, false, &spec, generate_name); !s.ok()) return s;
-  auto q = spec.labels.find(std::string(kQueueNameLabel));
-  if (q == spec.labels.end() || q->second.empty()) {
+  core::WorkloadSpec meta;
+  if (Status s = ReadMetadata(j, false, &meta, generate_name); !s.ok()) return s;
+  auto q = meta.labels.find(std::string(kQueueNameLabel));
+  if (q == meta.labels.end() || q->second.empty()) {
     return Invalid("metadata.labels", "a Job needs the label " + std::string(kQueueNameLabel));
   }
-  spec.queue = q->second;
-  if (!IsDnsLabel(spec.queue))
+  if (!IsDnsLabel(q->second))
     return Invalid("metadata.labels." + std::string(kQueueNameLabel), "must be a DNS-1123 label");
-  if (auto pc = spec.labels.find(std::string(kPriorityClassLabel)); pc != spec.labels.end()) {
-    spec.priority_class = pc->second;
-  }
-  auto sit = j.find("spec");
-  if (sit == j.end() || !sit->is_object()) return Invalid("spec", "is required");
-  const Json& sp = *sit;
-  core::PodSetSpec ps;
-  std::optional<int64_t> par, backoff, grace;
-  if (Status s = ReadInt(sp, "parallelism", "spec", &par, 1, 1024); !s.ok()) return s;
-  if (Status s = ReadInt(sp, "backoffLimit", "spec", &backoff, 0, 100); !s.ok()) return s;
-  if (par) ps.count = static_cast<int32_t>(*par);
-  if (backoff) spec.backoff_limit = static_cast<int32_t>(*backoff);
-  if (auto it = sp.find("suspend"); it != sp.end() && it->is_boolean() && !it->get<bool>()) {
-    // Kueue suspends the Job itself; an explicit false is accepted and ignored.
-  }
-  auto tit = sp.find("template");
-  if (tit == sp.end() || !tit->is_object()) return Invalid("spec.template", "is required");
-  auto pit = tit->find("spec");
-  if (pit == tit->end() || !pit->is_object()) return Invalid("spec.template.spec", "is required");
-  const Json& pod = *pit;
-  const std::string pp = "spec.template.spec";
-  if (Status s = ReadInt(pod, "terminationGracePeriodSeconds", pp, &grace, 0, 86400); !s.ok()) return s;
-  if (grace) spec.termination_grace = *grace * 1000;
-  if (Status s = ReadStringMap(pod, "nodeSelector", pp, &ps.node_selector); !s.ok()) return s;
-  if (auto aff = pod.find("affinity"); aff != pod.end() && aff->is_object()) {
-    if (aff->contains("podAffinity") || aff->contains("podAntiAffinity"))
-      return Invalid(pp + ".affinity", "inter-pod affinity is not supported; use nodeAffinity or nodeSelector");
-    auto na = aff->find("nodeAffinity");
-    if (na != aff->end() && na->is_object()) {
-      auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution");
-      if (req != na->end() && req->is_object()) {
-        auto terms = req->find("nodeSelectorTerms");
-        if (terms == req->end())
-          return Invalid(pp + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
-                         "is required");
-        if (Status s = ReadNodeAffinity(
-                *terms, pp + ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
-                &ps.node_affinity);
-            !s.ok())
-          return s;
-      }
-    }
-  }
-  if (Status s = ReadTolerations(pod, "tolerations", pp, false, &ps.tolerations); !s.ok()) return s;
-  if (auto pcn = pod.find("priorityClassName");
-      pcn != pod.end() && pcn->is_string() && !spec.priority_class) {
-    spec.priority_class = pcn->get<std::string>();
-  }
-  auto cit = pod.find("containers");
-  if (cit == pod.end() || !cit->is_array() || cit->empty())
-    return Invalid(pp + ".containers", "needs at least one container");
-  for (size_t i = 0; i < cit->size(); ++i) {
-    const Json& c = (*cit)[i];
-    std::string cp = pp + ".containers[" + std::to_string(i) + "]";
-    if (!c.is_object()) return Invalid(cp, "must be an object");
-    if (i == 0) {
-      if (Status s = ReadStringList(c, "command", cp, &ps.command); !s.ok()) return s;
-      if (Status s = ReadStringList(c, "args", cp, &ps.command); !s.ok()) return s;
-      if (Status s = ReadString(c, "workingDir", cp, &ps.working_dir); !s.ok()) return s;
-      if (auto eit = c.find("env"); eit != c.end() && eit->is_array()) {
-        for (size_t k = 0; k < eit->size(); ++k) {
-          const Json& e = (*eit)[k];
-          std::string ep = cp + ".env[" + std::to_string(k) + "]";
-          if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
-            return Invalid(ep, "needs a name");
-          std::string name = e["name"].get<std::string>();
-          if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos)
-            return Invalid(ep + ".name", "invalid name");
-          std::string value;
-          if (Status s = ReadString(e, "value", ep, &value); !s.ok()) return s;
-          ps.env[name] = value;
-        }
-      }
-    }
-    if (auto rit = c.find("resources"); rit != c.end() && rit->is_object()) {
-      std::map<std::string, core::Amount> req, lim;
-      if (Status s = ReadRequests(*rit, "requests", cp + ".resources", &req); !s.ok()) return s;
-      if (Status s = ReadRequests(*rit, "limits", cp + ".resources", &lim); !s.ok()) return s;
-      // As in Kubernetes, a limit without a request sets the request.
-      for (const auto& [r, a] : lim) req.emplace(r, a);
-      for (const auto& [r, a] : req) ps.requests[r] += a;
-    }
-  }
-  spec.pod_sets.push_back(std::move(ps));
+  return ReadWithManifest(j, meta);
+}
+
+// A Kueue Workload (kueue.x-k8s.io/v1beta1 or v1beta2).
+Result<core::WorkloadSpec> WorkloadFromKueueWorkload(const Json& j, std::string* generate_name) {
+  core::WorkloadSpec meta;
+  if (Status s = ReadMetadata(j, false, &meta, generate_name); !s.ok()) return s;
+  Result<core::WorkloadSpec> spec = ReadWithManifest(j, meta);
+  if (!spec.ok()) return spec;
+  if (!IsDnsLabel(spec->queue)) return Invalid("spec.queueName", "must be a DNS-1123 label");
   return spec;
 }
 
@@ -762,9 +723,16 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* genera
     return Invalid("kind", "must be Workload or Job, not \"" + kind + "\"");
   }
   bool job = kind == "Job";
-  auto spec = job ? WorkloadFromJob(j, generate_name) : WorkloadFromJson(j, generate_name);
+  bool kueue = false;
+  if (auto av = j.find("apiVersion"); !job && av != j.end() && av->is_string()) {
+    kueue = av->get<std::string>().starts_with("kueue.x-k8s.io/");
+  }
+  auto spec = job     ? WorkloadFromJob(j, generate_name)
+              : kueue ? WorkloadFromKueueWorkload(j, generate_name)
+                      : WorkloadFromJson(j, generate_name);
   if (!spec.ok()) return spec;
-  if (Status s = CheckSubmission(*spec, job ? JobPodSetPath : WorkloadPodSetPath); !s.ok()) return s;
+  if (Status s = CheckSubmission(*spec, job ? JobPodSetPath : kueue ? KueuePodSetPath : WorkloadPodSetPath); !s.ok())
+    return s;
   return spec;
 }
 

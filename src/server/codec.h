@@ -4,10 +4,13 @@
 // read strictly: unknown fields, wrong types, bad quantities and names that
 // are not DNS-1123 labels are `InvalidArgument` errors that name the field
 // path (`spec.podSets[0].requests.nvidia.com/gpu`). A Kubernetes batch/v1 Job
-// that carries the `kueue.x-k8s.io/queue-name` label is mapped to a workload
-// the way Kueue's Job integration does (parallelism -> pod count, the first
-// container's command/args/env/workingDir, summed container requests); being
-// a foreign object, its unknown fields are ignored. Bodies may be JSON or
+// that carries the `kueue.x-k8s.io/queue-name` label, and a Kueue Workload
+// (kueue.x-k8s.io/v1beta1 or v1beta2), are read by the one reader of those
+// kinds, src/manifest's ParseWorkloads (the same as `artel apply -f`, the
+// scenario runner and the Kubernetes controller): a Job maps the way Kueue's
+// Job integration does (parallelism -> pod count, the first container's
+// command/args/env/workingDir, summed container requests); unknown fields
+// are errors that name the field. Bodies may be JSON or
 // YAML; nesting depth is bounded before parsing so that hostile input cannot
 // exhaust the stack.
 //
@@ -47,10 +50,11 @@ Result<Json> YamlToJson(std::string_view text);
 // *generate_name when `metadata.name` is empty (may be null).
 Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate_name = nullptr);
 
-// A batch/v1 Job -> spec.
+// A batch/v1 Job -> spec (through manifest::ParseWorkloads).
 Result<core::WorkloadSpec> WorkloadFromJob(const Json& j, std::string* generate_name = nullptr);
 
-// Dispatches on `kind` (Workload or Job).
+// Dispatches on `kind` (Workload or Job) and, for a Workload, apiVersion
+// (artel.dev/v1alpha1, or kueue.x-k8s.io/* read by manifest::ParseWorkloads).
 Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* generate_name = nullptr);
 
 // The canonical Artel Workload object for `spec` (apiVersion, kind,

@@ -12,12 +12,12 @@
 #include <iostream>
 #include <thread>
 
+#include "kube/controller.h"
+#include "kube/kubeconfig.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/daemon.h"
-#include "kube/controller.h"
-#include "kube/kubeconfig.h"
 
 int main(int argc, char** argv) {
   using namespace artel::server;
@@ -181,9 +181,9 @@ int main(int argc, char** argv) {
   Service* service = nullptr;
   if (kube_mode) {
     // Kubernetes mode: the cluster is the state (docs/kubernetes.md).
-    artel::Result<artel::kube::ClientConfig> kc =
-        !kubeconfig.empty() ? artel::kube::LoadKubeconfig(kubeconfig, kube_context)
-                            : artel::kube::InClusterConfig();
+    artel::Result<artel::kube::ClientConfig> kc = !kubeconfig.empty()
+                                                      ? artel::kube::LoadKubeconfig(kubeconfig, kube_context)
+                                                      : artel::kube::InClusterConfig();
     if (!kc.ok() && kubeconfig.empty()) kc = artel::kube::LoadKubeconfig("", kube_context);
     if (!kc.ok()) {
       std::cerr << "arteld: " << kc.status().ToString() << "\n";
@@ -233,7 +233,8 @@ int main(int argc, char** argv) {
   if (controller) {
     log.Info("listening", {{"url", url}, {"mode", "kubernetes"}, {"kueue", controller->kueue_version()}});
   } else {
-    log.Info("listening", {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", daemon->gpu_mode()}});
+    log.Info("listening",
+             {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", daemon->gpu_mode()}});
   }
   std::printf("listening on %s\n", url.c_str());
   std::fflush(stdout);

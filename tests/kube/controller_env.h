@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "k8s_fixture.h"
 #include "../server/harness.h"
+#include "k8s_fixture.h"
 
 namespace artel::testing {
 
@@ -61,7 +61,9 @@ class KubeEnv {
     auto j = Json::parse(*r, nullptr, false);
     return j.is_discarded() ? Json() : j;
   }
-  Json Workload(const std::string& ns, const std::string& name) { return Get("workloads.kueue.x-k8s.io", ns, name); }
+  Json Workload(const std::string& ns, const std::string& name) {
+    return Get("workloads.kueue.x-k8s.io", ns, name);
+  }
   // All Workloads, "ns/name" -> object.
   std::map<std::string, Json> Workloads() {
     std::map<std::string, Json> out;
@@ -85,12 +87,13 @@ class KubeEnv {
       y += "  labels:\n";
       for (const auto& [k, v] : labels) y += "    " + k + ": \"" + v + "\"\n";
     }
-    y += "spec:\n  queueName: " + queue + "\n  priority: " + std::to_string(priority) +
-         "\n  podSets:\n  - name: main\n    count: " + std::to_string(count) +
-         "\n    template:\n      spec:\n        restartPolicy: Never\n        containers:\n        - name: c\n"
-         "          image: busybox\n          resources:\n            requests:\n              cpu: \"1\"\n"
-         "              nvidia.com/gpu: \"" +
-         std::to_string(gpus) + "\"\n";
+    y +=
+        "spec:\n  queueName: " + queue + "\n  priority: " + std::to_string(priority) +
+        "\n  podSets:\n  - name: main\n    count: " + std::to_string(count) +
+        "\n    template:\n      spec:\n        restartPolicy: Never\n        containers:\n        - name: c\n"
+        "          image: busybox\n          resources:\n            requests:\n              cpu: \"1\"\n"
+        "              nvidia.com/gpu: \"" +
+        std::to_string(gpus) + "\"\n";
     return y;
   }
   std::string Create(const std::string& ns, const std::string& name, const std::string& queue, int gpus,

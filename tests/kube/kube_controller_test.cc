@@ -26,15 +26,14 @@ class KubeController : public ::testing::Test {
     std::string error;
     ASSERT_TRUE(env_.StartArteld(extra, &error)) << error;
   }
-  void ApplyTwoTeams() {
-    ASSERT_EQ(env_.ApplyK(std::string(ARTEL_SOURCE_DIR) + "/examples/two-teams"), "");
-  }
+  void ApplyTwoTeams() { ASSERT_EQ(env_.ApplyK(std::string(ARTEL_SOURCE_DIR) + "/examples/two-teams"), ""); }
   bool WaitReserved(const std::string& ns, const std::string& name, const std::string& cq) {
     return WaitFor([&] { return AdmittedCq(env_.Workload(ns, name)) == cq; }, kWait);
   }
   std::string Dump(const std::string& ns, const std::string& name) {
     return env_.Workload(ns, name).dump(1) + "\narteld log tail:\n" +
-           (env_.arteld ? env_.arteld->log().substr(env_.arteld->log().size() > 4000 ? env_.arteld->log().size() - 4000 : 0)
+           (env_.arteld ? env_.arteld->log().substr(
+                              env_.arteld->log().size() > 4000 ? env_.arteld->log().size() - 4000 : 0)
                         : "");
   }
   KubeEnv env_;
@@ -55,7 +54,8 @@ TEST_F(KubeController, kube_ExamplesApplyWithKubectlK) {
   for (const Json& cq : cq_list["items"]) names.push_back(cq["metadata"]["name"]);
   ASSERT_FALSE(names.empty());
   for (const std::string& n : names) {
-    EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Get("clusterqueues.kueue.x-k8s.io", "", n), "Active"); }, kWait))
+    EXPECT_TRUE(
+        WaitFor([&] { return IsTrue(env_.Get("clusterqueues.kueue.x-k8s.io", "", n), "Active"); }, kWait))
         << n << ": " << env_.Get("clusterqueues.kueue.x-k8s.io", "", n).dump(1);
   }
 }
@@ -95,7 +95,8 @@ TEST_F(KubeController, kube_WorkloadCreatedWithKubectlIsAdmitted) {
   EXPECT_TRUE(WaitFor(
       [&] {
         Json cq = env_.Get("clusterqueues.kueue.x-k8s.io", "", "team-a");
-        return cq["status"].value("admittedWorkloads", -1) == 1 && cq["status"].value("reservingWorkloads", -1) == 1;
+        return cq["status"].value("admittedWorkloads", -1) == 1 &&
+               cq["status"].value("reservingWorkloads", -1) == 1;
       },
       kWait))
       << env_.Get("clusterqueues.kueue.x-k8s.io", "", "team-a").dump(1);
@@ -111,7 +112,8 @@ TEST_F(KubeController, kube_WorkloadCreatedWithKubectlIsAdmitted) {
   EXPECT_EQ(g.status, 200) << g.body;
   EXPECT_EQ(g.json()["status"].value("phase", ""), "Admitted") << g.body;
   // Mutations are refused: the cluster is the source of truth.
-  HttpResult p = env_.arteld->Post("/api/v1/namespaces/team-a/workloads", Workload("team-a", "x", "default", 1).dump());
+  HttpResult p =
+      env_.arteld->Post("/api/v1/namespaces/team-a/workloads", Workload("team-a", "x", "default", 1).dump());
   EXPECT_EQ(p.status, 409) << p.body;
   EXPECT_NE(p.body.find("kubectl"), std::string::npos) << p.body;
   // A pending one carries the explanation in QuotaReserved=False.
@@ -144,7 +146,8 @@ TEST_F(KubeController, kube_BorrowingAndReclaim) {
       [&] {
         victims.clear();
         for (int i = 1; i <= 4; ++i)
-          if (IsTrue(env_.Workload("team-a", "a-" + std::to_string(i)), "Evicted")) victims.push_back("a-" + std::to_string(i));
+          if (IsTrue(env_.Workload("team-a", "a-" + std::to_string(i)), "Evicted"))
+            victims.push_back("a-" + std::to_string(i));
         return victims.size() == 2;
       },
       kWait))
@@ -329,7 +332,8 @@ spec: {clusterQueue: team-b}
   auto share = [&](const std::string& cq) -> std::string {
     std::string key = "kueue_cluster_queue_weighted_share{cluster_queue=\"" + cq + "\"} ";
     size_t at = m.body.find(key);
-    return at == std::string::npos ? "missing" : m.body.substr(at + key.size(), m.body.find('\n', at) - at - key.size());
+    return at == std::string::npos ? "missing"
+                                   : m.body.substr(at + key.size(), m.body.find('\n', at) - at - key.size());
   };
   EXPECT_EQ(share("team-a"), share("team-b")) << m.body;
   EXPECT_NE(share("team-a"), "0");
@@ -376,8 +380,12 @@ spec: {clusterQueue: broken}
   EXPECT_TRUE(WaitReserved("team-a", "fine", "team-a")) << Dump("team-a", "fine");
   EXPECT_FALSE(Reserved(env_.Workload("team-a", "stuck")));
   // Fixed: the flavor appears, the queue turns Active and admits.
-  ASSERT_EQ(env_.Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: no-such-flavor}\n"), "");
-  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Get("clusterqueues.kueue.x-k8s.io", "", "broken"), "Active"); }, kWait));
+  ASSERT_EQ(
+      env_.Apply(
+          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: no-such-flavor}\n"),
+      "");
+  EXPECT_TRUE(WaitFor(
+      [&] { return IsTrue(env_.Get("clusterqueues.kueue.x-k8s.io", "", "broken"), "Active"); }, kWait));
   EXPECT_TRUE(WaitReserved("team-a", "stuck", "broken")) << Dump("team-a", "stuck");
 }
 
@@ -392,11 +400,54 @@ TEST_F(KubeController, kube_DeactivateAndDelete) {
   ASSERT_TRUE(env_.Kubectl({"patch", "workloads.kueue.x-k8s.io", "wl-x", "-n", "team-a", "--type=merge", "-p",
                             R"({"spec":{"active":false}})"})
                   .ok());
-  ASSERT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team-a", "wl-x"), "Evicted"); }, kWait)) << Dump("team-a", "wl-x");
+  ASSERT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team-a", "wl-x"), "Evicted"); }, kWait))
+      << Dump("team-a", "wl-x");
   Json x = env_.Workload("team-a", "wl-x");
   EXPECT_EQ(Reason(x, "Evicted"), "Deactivated") << x.dump(1);
   ASSERT_TRUE(env_.Kubectl({"delete", "workloads.kueue.x-k8s.io", "wl-x", "-n", "team-a"}).ok());
   EXPECT_TRUE(WaitReserved("team-a", "wl-y", "team-a")) << Dump("team-a", "wl-y");
+}
+
+// The ClusterRole of deploy/kubernetes/clusterrole.yaml is enough: arteld
+// runs as a user bound to it (and nothing else) and admits, writes queue
+// status and Events.
+TEST_F(KubeController, kube_RunsWithTheShippedClusterRole) {
+  ApplyTwoTeams();
+  ASSERT_EQ(env_.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: artel-system}\n"), "");
+  ASSERT_TRUE(
+      env_.Kubectl({"apply", "-f", std::string(ARTEL_SOURCE_DIR) + "/deploy/kubernetes/clusterrole.yaml"})
+          .ok());
+  ASSERT_TRUE(env_.Kubectl({"create", "clusterrolebinding", "artel-test-user",
+                            "--clusterrole=artel-controller", "--user=artel-controller-test"})
+                  .ok());
+  auto kc = env_.k8s->UserKubeconfig("artel-controller-test", {});
+  ASSERT_TRUE(kc.ok()) << kc.status().ToString();
+  // Not an admin: it may not create Workloads itself.
+  EXPECT_FALSE(
+      env_.k8s->KubectlAs(*kc, {"create", "-f", "-"}, KubeEnv::WorkloadYaml("team-a", "nope", "default", 1))
+          .ok());
+  env_.arteld = std::make_unique<Arteld>(env_.dir);
+  std::string error;
+  ASSERT_TRUE(env_.arteld->Start({"--kubeconfig", *kc}, &error)) << error;
+  ASSERT_EQ(env_.Create("team-a", "a-1", "default", 1), "");
+  ASSERT_TRUE(WaitReserved("team-a", "a-1", "team-a")) << Dump("team-a", "a-1");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return env_.Get("clusterqueues.kueue.x-k8s.io", "", "team-a")["status"].value("admittedWorkloads",
+                                                                                      -1) == 1;
+      },
+      kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto ev = env_.k8s->Kubectl({"get", "events", "-n", "team-a", "-o", "json"});
+        if (!ev.ok()) return false;
+        const Json list = Json::parse(*ev);
+        for (const Json& e : list["items"])
+          if (e.value("reason", "") == "Admitted") return true;
+        return false;
+      },
+      kWait));
+  EXPECT_EQ(env_.arteld->log().find("forbidden"), std::string::npos) << env_.arteld->log();
 }
 
 }  // namespace

@@ -192,7 +192,8 @@ TEST_F(KubeFaults, kube_ApiServerRestartAndExpiredWatch) {
   ASSERT_EQ(kill(env_.arteld->pid(), SIGCONT), 0);
   ASSERT_TRUE(WaitFor(
       [&] {
-        return Reserved(env_.Workload("load", "while-frozen-1")) && Reserved(env_.Workload("load", "while-frozen-2"));
+        return Reserved(env_.Workload("load", "while-frozen-1")) &&
+               Reserved(env_.Workload("load", "while-frozen-2"));
       },
       kWait))
       << env_.arteld->log();
@@ -221,7 +222,8 @@ TEST_F(KubeFaults, kube_ConflictingUserEditIsNotOverwritten) {
     if (env_.Kubectl({"label", "workloads.kueue.x-k8s.io", name, "-n", ns, "edited=yes"}).ok()) edits++;
   };
   kube::Controller ctl(std::move(cfg).value(), opts, &log, [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
   });
   ASSERT_TRUE(ctl.Start(30000).ok());

@@ -892,6 +892,62 @@ spec:
   EXPECT_THAT(s.message(), HasSubstr("not a workload"));
 }
 
+// What the API server serves: v1beta2's priorityClassRef, server-set
+// metadata, defaulted pod fields; terminationGracePeriodSeconds is kept.
+TEST(WorkloadsTest, KueueWorkloadAsServedByTheApiServer) {
+  auto ws = MustWorkloads(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: job-x-1
+  namespace: team-a
+  generateName: job-x-
+  uid: 1f2e
+  resourceVersion: "9"
+  generation: 1
+spec:
+  queueName: default
+  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}
+  priority: 100
+  podSets:
+    - name: main
+      count: 1
+      template:
+        metadata: {creationTimestamp: null}
+        spec:
+          dnsPolicy: ClusterFirst
+          enableServiceLinks: true
+          terminationGracePeriodSeconds: 12
+          containers:
+            - {name: c, image: x, terminationMessagePath: /dev/termination-log, terminationMessagePolicy: File}
+      topologyRequest: {preferred: rack, podSetGroupName: g}
+status: {conditions: []}
+)");
+  ASSERT_EQ(ws.size(), 1u);
+  EXPECT_EQ(ws[0].priority_class, "high");
+  EXPECT_EQ(ws[0].priority, 100);
+  EXPECT_EQ(ws[0].termination_grace, 12000);
+  EXPECT_EQ(ws[0].pod_sets[0].annotations.at("kueue.x-k8s.io/podset-preferred-topology"), "rack");
+
+  Status s = WorkloadError(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: a}
+spec:
+  queueName: q
+  priorityClassRef: {group: kueue.x-k8s.io, kind: PriorityClass, name: high}
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]
+)");
+  EXPECT_EQ(s.field(), "spec.priorityClassRef.kind");
+  s = WorkloadError(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, namespace: a}
+spec:
+  queueName: q
+  priorityClassSource: somewhere
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]
+)");
+  EXPECT_EQ(s.field(), "spec.priorityClassSource");
+}
+
 // ---------------------------------------------------------------- examples
 
 std::string ReadText(const std::filesystem::path& p) {

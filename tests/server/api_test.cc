@@ -199,6 +199,32 @@ spec:
   ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "job-1") == "Succeeded"; }, 10000)) << d_->log();
 }
 
+// A Kueue Workload is read by the same reader as in `artel apply -f`,
+// scenarios and the Kubernetes controller (docs/kubernetes.md).
+TEST_F(ApiTest, KueueWorkloadIsAccepted) {
+  std::string wl = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: kueue-1, namespace: team-a}
+spec:
+  queueName: default
+  podSets:
+    - name: main
+      count: 2
+      template: {spec: {containers: [{name: c, image: busybox, command: ["true"], resources: {requests: {nvidia.com/gpu: "1"}}}]}}
+)";
+  auto r = d_->Post("/api/v1/workloads", wl, kTeamAToken, "application/yaml");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.json()["spec"]["podSets"][0].value("count", 0), 2);
+  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "kueue-1") == "Succeeded"; }, 10000)) << d_->log();
+  // A misspelled field is refused with its path.
+  std::string bad = wl;
+  bad.replace(bad.find("count: 2"), 8, "cuont: 2");
+  bad.replace(bad.find("kueue-1"), 7, "kueue-2");
+  auto e = d_->Post("/api/v1/workloads", bad, kTeamAToken, "application/yaml");
+  EXPECT_EQ(e.status, 400) << e.body;
+  EXPECT_EQ(e.json().value("field", ""), "spec.podSets[0].cuont") << e.body;
+}
+
 TEST_F(ApiTest, WatchStreamsEvents) {
   std::atomic<bool> got{false};
   std::thread reader([&] {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "manifest/manifest.h"
 #include "server/manifest_files.h"
 
 namespace artel::server {
@@ -123,6 +124,87 @@ spec:
   EXPECT_EQ(spec->backoff_limit, 1);
   (*j)["metadata"]["labels"].erase("kueue.x-k8s.io/queue-name");
   EXPECT_FALSE(WorkloadFromObject(*j).ok());
+}
+
+// One reader per kind: the HTTP API reads a Job with src/manifest's reader,
+// so the API, `artel apply -f`, scenarios and the Kubernetes controller agree
+// (they disagreed before: the API ignored job-min-parallelism and unknown
+// fields, the manifest reader dropped terminationGracePeriodSeconds).
+TEST(CodecTest, JobIsReadByTheManifestReader) {
+  auto j = ParseBody(R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: default}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "2"}
+spec:
+  parallelism: 4
+  template:
+    metadata: {creationTimestamp: null}
+    spec:
+      dnsPolicy: ClusterFirst
+      terminationGracePeriodSeconds: 7
+      containers:
+        - name: c
+          command: ["true"]
+          terminationMessagePath: /dev/termination-log
+          resources: {requests: {cpu: "1"}}
+)");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  auto spec = WorkloadFromObject(*j);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->pod_sets[0].count, 4);
+  EXPECT_EQ(spec->pod_sets[0].min_count.value_or(-1), 2);
+  EXPECT_EQ(spec->termination_grace.value_or(-1), 7000);
+  std::vector<core::WorkloadSpec> from_manifest;
+  ASSERT_TRUE(manifest::ParseWorkloads((*j).dump(), "job.json", &from_manifest).ok());
+  EXPECT_EQ(WorkloadSpecToJson(from_manifest.at(0)), WorkloadSpecToJson(*spec));
+
+  // A misspelled field is an error naming it, without a position in the
+  // re-written text.
+  (*j)["spec"]["template"]["spec"]["containers"][0]["resourcez"] = Json::object();
+  auto bad = WorkloadFromObject(*j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "spec.template.spec.containers[0].resourcez");
+  EXPECT_FALSE(bad.status().pos().known());
+  EXPECT_EQ(ErrorJson(bad.status()).count("position"), 0u);
+
+  // generateName still works.
+  (*j)["spec"]["template"]["spec"]["containers"][0].erase("resourcez");
+  (*j)["metadata"].erase("name");
+  (*j)["metadata"]["generateName"] = "train-";
+  std::string gen;
+  auto generated = WorkloadFromObject(*j, &gen);
+  ASSERT_TRUE(generated.ok()) << generated.status().ToString();
+  EXPECT_EQ(gen, "train-");
+  EXPECT_TRUE(generated->name.empty());
+}
+
+TEST(CodecTest, KueueWorkloadIsAccepted) {
+  auto j = ParseBody(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: team-a}
+spec:
+  queueName: default
+  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: prod}
+  podSets:
+    - name: main
+      count: 2
+      template: {spec: {containers: [{name: c, command: ["true"], resources: {requests: {nvidia.com/gpu: "1"}}}]}}
+)");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  auto spec = WorkloadFromObject(*j);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->priority_class.value_or(""), "prod");
+  EXPECT_EQ(spec->pod_sets[0].count, 2);
+  EXPECT_EQ(spec->pod_sets[0].command, (std::vector<std::string>{"true"}));
+  (*j)["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["limits"] = {
+      {"nvidia.com/gpu", "500m"}};
+  (*j)["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"].erase("requests");
+  auto frac = WorkloadFromObject(*j);
+  ASSERT_FALSE(frac.ok());
+  EXPECT_EQ(frac.status().field(), "spec.podSets[0].template.spec.containers[0].resources.requests.nvidia.com/gpu");
 }
 
 TEST(ManifestFilesTest, SplitsAndNamesDocuments) {
