@@ -42,11 +42,12 @@
 //
 // Time. The scenario puts step i at i seconds. A queue is ordered by
 // priority, then creation time (a preempted Workload keeps its creation time,
-// as in Kueue), and on Kubernetes that is creationTimestamp, which has
-// one-second resolution. While arteld runs, Workloads created in the same
-// second keep their order of arrival; after a restart arteld orders them by
-// (creationTimestamp, uid), and the uid is random (Kueue leaves that order
-// unspecified too). So that both sides have one order, the test creates at
+// as in Kueue: its KEP-1282 changes that only for PodsReady evictions), and
+// on Kubernetes that is creationTimestamp, which has one-second resolution.
+// While arteld runs, Workloads created in the same second keep their order of
+// arrival; after a restart arteld orders them by (creationTimestamp, uid),
+// and the uid is random (the API keeps no finer creation order). So that both
+// sides have one order, the test creates at
 // most one Workload per wall-clock second: a create waits for the second
 // after the previous create (at most one second).
 //
