@@ -623,9 +623,22 @@ bool Controller::RestoreLocked(core::Engine& engine, const std::string& key, int
                {{"workload", key}, {"clusterQueue", obs->cluster_queue}, {"error", s.ToString()}});
     return true;  // submitted, pending
   }
+  // Evicted before the restart and still holding its quota: it is evicting
+  // again in the engine (so that no second victim is chosen for the same
+  // preemptor) until its side clears the reservation.
+  if (obs->evicted && SpecActive(w.obj)) {
+    (void)engine.SetActive(key, false, now);
+    (void)engine.SetActive(key, true, now);
+    quiet_evictions_.insert(key);
+  }
   std::lock_guard<std::mutex> l(stats_mu_);
   stats_.restored++;
   return true;
+}
+
+bool Controller::SkipEvictionLocked(const core::Eviction& e, int64_t now) {
+  (void)now;
+  return e.reason == core::EvictionReason::kDeactivated && quiet_evictions_.erase(e.victim) > 0;
 }
 
 void Controller::DropLocked(core::Engine& engine, const std::string& key, int64_t now, bool finished) {

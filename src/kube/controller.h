@@ -127,6 +127,9 @@ class Controller : public server::Service, public loop::Backend {
   // ---- loop::Backend -------------------------------------------------------
   bool Poll(int64_t now) override;
   void SyncLocked(core::Engine& engine, int64_t now) override;
+  // The evictions the controller makes itself to put a restored, already
+  // evicted workload back into the evicting state are not reported.
+  bool SkipEvictionLocked(const core::Eviction& e, int64_t now) override;
   void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override;
   void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override;
   // After the pass's decisions: the pending explanations and the queue
@@ -243,8 +246,9 @@ class Controller : public server::Service, public loop::Backend {
   bool config_dirty_ = false;
   std::optional<BuiltConfig> built_;                                // built by Poll, applied by SyncLocked
   std::map<std::string, std::map<std::string, Json>> config_objs_;  // kind -> key -> object
-  std::map<std::string, Wl> wls_;  // "ns/name"; changed only with mu() held (the Service reads it)
-  std::vector<Write> staged_;      // decided under the lock, handed over by Flush
+  std::map<std::string, Wl> wls_;          // "ns/name"; changed only with mu() held (the Service reads it)
+  std::vector<Write> staged_;              // decided under the lock, handed over by Flush
+  std::set<std::string> quiet_evictions_;  // restored evicted workloads: their engine eviction is not news
   std::map<std::string, Json> queue_status_written_;  // "cq/name" -> status last handed over
   std::map<std::string, int64_t> queue_status_at_;
   int64_t last_queue_status_ms_ = -1;

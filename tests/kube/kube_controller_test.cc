@@ -128,6 +128,20 @@ TEST_F(KubeController, kube_WorkloadCreatedWithKubectlIsAdmitted) {
       << Dump("team-a", "big");
   HttpResult why = env_.arteld->Get("/api/v1/namespaces/team-a/workloads/big/why");
   EXPECT_EQ(why.status, 200) << why.body;
+  // The artel CLI's read verbs against a Kubernetes-mode arteld.
+  auto cli = [&](std::vector<std::string> args, const std::string& want) {
+    args.insert(args.begin(), ARTEL_BIN);
+    args.push_back("--server");
+    args.push_back(env_.arteld->url());
+    std::string out, err;
+    int rc = RunCommand(args, {}, &out, &err);
+    EXPECT_EQ(rc, 0) << args[1] << ": " << out << err;
+    EXPECT_NE(out.find(want), std::string::npos) << args[1] << ": " << out << err;
+  };
+  cli({"get", "wl", "-A"}, "a-1");
+  cli({"why", "team-a/big"}, "Reason:");
+  cli({"top"}, "team-a");
+  cli({"events", "-A"}, "a-1");
 }
 
 // Borrowing, then reclaim when the owner returns: team-a borrows team-b's

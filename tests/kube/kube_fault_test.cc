@@ -248,5 +248,72 @@ TEST_F(KubeFaults, kube_ConflictingUserEditIsNotOverwritten) {
   EXPECT_EQ(ReservedGpus(env_.Workloads()), 3 * core::kMilli);
 }
 
+// kill -9 between a preemption and the victim letting go: after the restart
+// the victim (Evicted, still holding its quota) is evicting again in the
+// engine, so no second victim is chosen, and the preemptor is admitted once
+// the victim's side clears its reservation.
+TEST_F(KubeFaults, kube_RestartBetweenEvictionAndRelease) {
+  ASSERT_EQ(env_.Apply(R"(apiVersion: v1
+kind: Namespace
+metadata: {name: prio}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: prio}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: gpu
+      resources:
+      - {name: cpu, nominalQuota: "8"}
+      - {name: nvidia.com/gpu, nominalQuota: "2"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: prio}
+spec: {clusterQueue: prio}
+)"),
+            "");
+  StartArteld();
+  ASSERT_EQ(env_.Create("prio", "low-1", "q", 1, 0), "");
+  ASSERT_EQ(env_.Create("prio", "low-2", "q", 1, 0), "");
+  ASSERT_TRUE(WaitFor(
+      [&] { return Reserved(env_.Workload("prio", "low-1")) && Reserved(env_.Workload("prio", "low-2")); },
+      kWait));
+  ASSERT_EQ(env_.Create("prio", "high", "q", 1, 10), "");
+  std::string victim, other;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const char* n : {"low-1", "low-2"})
+          if (IsTrue(env_.Workload("prio", n), "Evicted")) victim = n;
+        return !victim.empty();
+      },
+      kWait));
+  other = victim == "low-1" ? "low-2" : "low-1";
+  env_.arteld->Kill(SIGKILL);
+  StartArteld();
+  // The engine holds the victim as evicting again (not as a fresh admission).
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        HttpResult r = env_.arteld->Get("/api/v1/namespaces/prio/workloads/" + victim);
+        return r.json()["status"].value("phase", "") == "Evicting";
+      },
+      kWait))
+      << env_.arteld->log();
+  ASSERT_EQ(env_.ClearReservation("prio", victim), "");
+  ASSERT_TRUE(WaitFor([&] { return Reserved(env_.Workload("prio", "high")); }, kWait)) << env_.arteld->log();
+  Json o = env_.Workload("prio", other);
+  EXPECT_TRUE(Reserved(o)) << o.dump(1);
+  EXPECT_FALSE(IsTrue(o, "Evicted")) << o.dump(1);
+  EXPECT_LE(ReservedGpus(env_.Workloads()), 2 * core::kMilli);
+}
+
 }  // namespace
 }  // namespace artel::testing
