@@ -151,6 +151,7 @@ Status Controller::Start(int64_t sync_timeout_ms) {
   // Which of the kinds the cluster serves (Cohort and Topology are newer
   // than the rest; a kind that is not served is simply empty).
   std::set<std::string> served;
+  auto unlisted = std::make_shared<std::atomic<int>>(0);  // informers whose first list is not delivered yet
   {
     Client client(config_);
     auto list = client.Raw("GET", std::string("/apis/") + kGroup + "/" + version_);
@@ -170,6 +171,13 @@ Status Controller::Start(int64_t sync_timeout_ms) {
     h.on_add = [this, kind](const Json& o) { Enqueue(kind, false, o); };
     h.on_update = [this, kind](const Json& o) { Enqueue(kind, false, o); };
     h.on_delete = [this, kind](const Json& o) { Enqueue(kind, true, o); };
+    // HasSynced() turns true before the listed objects reach the handlers;
+    // on_synced comes after them, so the first one means "all in the inbox".
+    unlisted->fetch_add(1);
+    auto first = std::make_shared<std::atomic<bool>>(false);
+    h.on_synced = [unlisted, first] {
+      if (!first->exchange(true)) unlisted->fetch_sub(1);
+    };
     informer_clients_.push_back(std::make_unique<Client>(config_));
     informers_.push_back(std::make_unique<Informer>(informer_clients_.back().get(), r, "", h));
   }
@@ -177,9 +185,7 @@ Status Controller::Start(int64_t sync_timeout_ms) {
   // The cluster is the state: everything is listed before the first pass.
   int64_t deadline = now_ms_() + sync_timeout_ms;
   for (;;) {
-    bool all =
-        std::all_of(informers_.begin(), informers_.end(), [](const auto& i) { return i->HasSynced(); });
-    if (all) break;
+    if (unlisted->load() == 0) break;
     if (now_ms_() > deadline) {
       Stop();
       return FailedPrecondition("the informers did not list the cluster within " +
