@@ -190,7 +190,7 @@ struct WorkloadInfo {
   std::vector<PodPlacementInfo> placements;  // with nodes: one per admitted pod
   PendingReason pending;                    // valid when Pending
   Time created = 0;
-  Time queued_at = 0;  // creation, or requeue time after eviction
+  Time queued_at = 0;  // submission time; kept across evictions (a requeued workload keeps its place, as in Kueue)
   Time admitted_at = -1;
   // Admission order: a number from one counter, higher for each admission
   // (also for admissions made at the same instant). Kept by Restore when
