@@ -28,6 +28,7 @@ const char* EvictionReasonName(EvictionReason r) {
     case EvictionReason::kClusterQueueStopped: return "ClusterQueueStopped";
     case EvictionReason::kLocalQueueStopped: return "LocalQueueStopped";
     case EvictionReason::kDeactivated: return "Deactivated";
+    case EvictionReason::kMaximumExecutionTimeExceeded: return "MaximumExecutionTimeExceeded";
   }
   return "Unknown";
 }
@@ -425,6 +426,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       if (w.lq >= 0) {
         for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
       }
+      ArmExpiry(id);  // the ClusterQueue's default or ceiling may have changed
     } else {
       w.parked = false;
       Resolve(id);
@@ -444,6 +446,7 @@ void EngineImpl::Resolve(WlId id) {
   w.lq = FindLq(w.ns, w.info.spec.queue);
   w.cq = w.lq >= 0 ? lqs[w.lq].cq : -1;
   w.info.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+  w.info.max_runtime = MaxRuntime(w, w.cq);
   if (!w.info.spec.active) {
     w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
   } else if (w.lq < 0) {
@@ -704,6 +707,11 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
                        const std::string& msg) {
   ++state_gen;
   Wl& w = wls[id];
+  // The time it ran counts against its maximum runtime when it comes back
+  // (Kueue accumulates it at eviction).
+  if (w.info.state == WorkloadState::kAdmitted && w.info.admitted_at >= 0 && now > w.info.admitted_at)
+    w.info.used_time += now - w.info.admitted_at;
+  DisarmExpiry(id);
   w.info.state = WorkloadState::kEvicting;
   w.info.evictions++;
   Eviction ev;
@@ -720,6 +728,45 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
   ev.at = now;
   w.info.last_eviction = std::make_shared<const Eviction>(ev);
   out->push_back(std::move(ev));
+}
+
+// ---------------------------------------------------------------------------
+// Time limits.
+
+std::optional<Time> EngineImpl::MaxRuntime(const Wl& w, int32_t cq) const {
+  std::optional<Time> m = w.info.spec.max_runtime;
+  if (cq < 0) return m;
+  const ClusterQueueSpec& s = *cqs[cq].spec;
+  if (!m) m = s.default_max_runtime;
+  if (s.max_runtime_ceiling && (!m || *m > *s.max_runtime_ceiling)) m = s.max_runtime_ceiling;
+  return m;
+}
+
+void EngineImpl::DisarmExpiry(WlId id) {
+  Wl& w = wls[id];
+  if (w.expiry >= 0) expiries.erase({w.expiry, id});
+  w.expiry = -1;
+}
+
+void EngineImpl::ArmExpiry(WlId id) {
+  DisarmExpiry(id);
+  Wl& w = wls[id];
+  w.info.max_runtime = MaxRuntime(w, w.cq);
+  if (w.info.state != WorkloadState::kAdmitted || !w.info.max_runtime || w.info.admitted_at < 0) return;
+  // Ends when the time used before plus this admission's reaches the limit.
+  w.expiry = w.info.admitted_at + std::max<Time>(0, *w.info.max_runtime - w.info.used_time);
+  expiries.emplace(w.expiry, id);
+}
+
+void EngineImpl::ExpireRuntimes(Time now, std::vector<Eviction>* out) {
+  while (!expiries.empty() && expiries.begin()->first <= now) {
+    WlId id = expiries.begin()->second;
+    Wl& w = wls[id];
+    Time limit = w.info.max_runtime.value_or(0);
+    std::string msg = "maximum runtime of " + std::to_string(limit / 1000) + "s exceeded (ran " +
+                      std::to_string((w.info.used_time + now - w.info.admitted_at) / 1000) + "s in total)";
+    Evict(id, EvictionReason::kMaximumExecutionTimeExceeded, kNoWl, now, out, msg);  // disarms
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1297,6 +1344,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         w.info.admission_seq = w.admit_seq;
         w.waiting_preemption = false;
         AdmitUsage(en.wl);
+        ArmExpiry(en.wl);
         if (opts.admission_fair_sharing && w.lq >= 0) {
           double alpha = 1.0;
           if (opts.afs.usage_half_life > 0)
@@ -1475,6 +1523,9 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     }
   } unreserve{e, slot};
   if (spec.pod_sets.empty()) return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
+  if (spec.max_runtime && *spec.max_runtime < 0)
+    return InvalidArgument("workload " + key + ": maximum runtime must not be negative")
+        .WithField("maximumExecutionTimeSeconds");
   int32_t priority = 0;
   if (spec.priority) {
     priority = *spec.priority;
@@ -1567,6 +1618,7 @@ Status EngineImpl::FinishId(WlId id) {
   Wl& w = wls[id];
   if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting)
     return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not running");
+  DisarmExpiry(id);
   ReleaseUsage(id);
   w.info.state = WorkloadState::kFinished;
   admitted_count--;
@@ -1617,6 +1669,7 @@ Status Engine::Cancel(const std::string& key, Time now) {
   if (!id.ok()) return id.status();
   Wl& w = e.wls[*id];
   if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
+    e.DisarmExpiry(*id);
     e.ReleaseUsage(*id);
     e.admitted_count--;
   } else if (w.info.state == WorkloadState::kPending) {
@@ -1633,6 +1686,12 @@ Status EngineImpl::CompleteEvictionId(WlId id) {
   Wl& w = wls[id];
   if (w.info.state != WorkloadState::kEvicting)
     return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not evicting");
+  if (w.info.last_eviction && w.info.last_eviction->reason == EvictionReason::kMaximumExecutionTimeExceeded) {
+    // Stopped for its maximum runtime: it does not queue again.
+    w.info.failed = true;
+    w.info.failure = w.info.last_eviction->message;
+    return FinishId(id);
+  }
   ReleaseUsage(id);
   w.info.state = WorkloadState::kPending;
   w.info.admission.clear();
@@ -1783,6 +1842,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   e.AdmitUsage(*id);
   e.pending_count--;
   e.admitted_count++;
+  e.ArmExpiry(*id);
   return Status::Ok();
 }
 
@@ -1829,6 +1889,7 @@ CycleResult Engine::Schedule(Time now) {
   CycleResult result;
   result.evictions = std::move(e.pending_evictions);
   e.pending_evictions.clear();
+  if (!e.expiries.empty()) e.ExpireRuntimes(now, &result.evictions);
   if (e.opts.admission_fair_sharing) e.AfsSample(now);
   // Nothing queued and nothing to drain: no cycle can change anything.
   if (static_cast<int64_t>(e.queued_count) == e.parked_total && !e.any_drain) {
@@ -1864,6 +1925,12 @@ CycleResult Engine::Schedule(Time now) {
   }
   e.SetStrictFifoReasons();
   return result;
+}
+
+std::optional<Time> Engine::NextTimedEvent() const {
+  const EngineImpl& e = *impl_;
+  if (e.expiries.empty()) return std::nullopt;
+  return e.expiries.begin()->first;
 }
 
 void EngineImpl::Materialize(WlId id) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <limits>
@@ -188,6 +189,9 @@ struct Wl {
   bool has_placement = false;
   std::unique_ptr<placement::Placement> placement;  // with has_placement; committed in EngineImpl::cluster under info.key
   Time run_started = 0;
+  // While Admitted with a maximum runtime: when it runs out (the key of its
+  // entry in EngineImpl::expiries); -1 otherwise.
+  Time expiry = -1;
   // Static node feasibility per (pod set, flavor id), index pod_set *
   // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
   // 0 = none (`node_why` says why), -1 = not known yet. Valid while
@@ -360,6 +364,8 @@ class EngineImpl {
   uint64_t next_admit_seq = 1;
   size_t pending_count = 0, admitted_count = 0;
   std::vector<Eviction> pending_evictions;  // drains issued outside Schedule
+  // Admitted workloads with a maximum runtime, by when it runs out.
+  std::set<std::pair<Time, WlId>> expiries;
 
   // Placement (issue 3): null without nodes.
   std::vector<placement::NodeSpec> node_specs;
@@ -430,6 +436,14 @@ class EngineImpl {
   void UnparkList(std::vector<WlId>* list);
   void Park(WlId id, std::vector<WlId>* list);
   Status FinishId(WlId id);
+  // Time limits (docs/semantics.md §11).
+  // The maximum runtime of `w` in ClusterQueue `cq` (-1: none known).
+  std::optional<Time> MaxRuntime(const Wl& w, int32_t cq) const;
+  // (Re)computes the expiry of an Admitted workload; drops it otherwise.
+  void ArmExpiry(WlId id);
+  void DisarmExpiry(WlId id);
+  // Evicts every Admitted workload whose maximum runtime ran out by `now`.
+  void ExpireRuntimes(Time now, std::vector<Eviction>* out);
   Status CompleteEvictionId(WlId id);
 
   // Scratch buffers reused across rounds (no allocation per cycle).

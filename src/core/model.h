@@ -136,6 +136,12 @@ struct ClusterQueueSpec {
   // Unset admits no namespace; an empty selector admits all (Kueue).
   std::optional<LabelSelector> namespace_selector;
   StopPolicy stop_policy = StopPolicy::kNone;
+  // Time limits (Artel; docs/semantics.md §11), read from the ClusterQueue's
+  // `spec.artel.dev/timeLimits`; every one unset by default (no limit).
+  // A workload's maximum runtime when it names none, and the most it may
+  // name (a longer one is cut to the ceiling).
+  std::optional<Time> default_max_runtime;
+  std::optional<Time> max_runtime_ceiling;
   SourcePos pos;
 };
 
@@ -232,6 +238,10 @@ struct WorkloadSpec {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   bool active = true;  // Kueue spec.active
+  // Kueue spec.maximumExecutionTimeSeconds, in ms: once the workload has run
+  // this long in total (over all its admissions), it is stopped and finished
+  // as Failed. Unset: its ClusterQueue's default, if any.
+  std::optional<Time> max_runtime;
   // Runtime knobs (the core ignores these): grace period between SIGTERM
   // and SIGKILL on preemption, and how often a failed run is retried.
   std::optional<Time> termination_grace;
