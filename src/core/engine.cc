@@ -381,6 +381,18 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   }
   priority_classes.clear();
   for (const auto& pc : config.priority_classes) priority_classes[pc.name] = pc.value;
+  class_limits.clear();
+  any_protection = false;
+  for (const auto& pc : config.priority_classes) {
+    if (pc.min_runtime || pc.reclaim_min_runtime) {
+      class_limits[pc.name] = {pc.min_runtime, pc.reclaim_min_runtime};
+      any_protection = true;
+    }
+  }
+  for (const auto& q : config.cluster_queues) {
+    if (q.min_runtime || q.reclaim_min_runtime || q.preemption_delay) any_protection = true;
+  }
+  protect_wakeups.clear();
   sized_resources = resources.size();
 
   // Re-resolve every workload and rebuild usage.
@@ -769,6 +781,35 @@ void EngineImpl::ExpireRuntimes(Time now, std::vector<Eviction>* out) {
   }
 }
 
+bool EngineImpl::Protected(WlId victim, EvictionReason reason) {
+  if (!any_protection) return false;
+  const Wl& v = wls[victim];
+  if (v.info.state != WorkloadState::kAdmitted || v.cq < 0 || v.info.admitted_at < 0) return false;
+  const bool reclaim = reason == EvictionReason::kInCohortReclamation;
+  std::optional<Time> limit;
+  if (v.info.spec.priority_class) {
+    auto it = class_limits.find(*v.info.spec.priority_class);
+    if (it != class_limits.end()) limit = reclaim ? it->second.reclaim_min_runtime : it->second.min_runtime;
+  }
+  if (!limit) limit = reclaim ? cqs[v.cq].spec->reclaim_min_runtime : cqs[v.cq].spec->min_runtime;
+  if (!limit || *limit <= 0) return false;
+  Time end = v.info.admitted_at + *limit;
+  if (end <= now) return false;
+  if (protect_min < 0 || end < protect_min) protect_min = end;
+  return true;
+}
+
+bool EngineImpl::DelayHeld(WlId wl) {
+  if (!any_protection) return false;
+  const Wl& w = wls[wl];
+  if (w.cq < 0 || !cqs[w.cq].spec->preemption_delay) return false;
+  Time end = w.info.queued_at + *cqs[w.cq].spec->preemption_delay;
+  if (end <= now) return false;
+  if (protect_min < 0 || end < protect_min) protect_min = end;
+  protect_delay = true;
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // Placement.
 
@@ -1142,6 +1183,16 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
   }
 }
 
+// A span of milliseconds as "1h2m3s" (whole seconds; "0s" below one).
+std::string FormatSpan(Time ms) {
+  int64_t sec = std::max<Time>(0, ms) / 1000;
+  std::string out;
+  if (sec >= 3600) out += std::to_string(sec / 3600) + "h";
+  if (sec % 3600 >= 60) out += std::to_string(sec % 3600 / 60) + "m";
+  if (sec % 60 != 0 || out.empty()) out += std::to_string(sec % 60) + "s";
+  return out;
+}
+
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   if (!r->message.empty()) return;
   if (r->kind == K::kNotYetTried) {
@@ -1171,7 +1222,15 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
     default:
       m += PendingReasonKindName(r->kind);
   }
-  (void)e;
+  if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota || r->kind == K::kUnschedulable) &&
+      w.protected_until > e.now) {
+    // Time limits (docs/semantics.md §11): say when the picture changes.
+    const std::string when = "in " + FormatSpan(w.protected_until - e.now) + " (at t=" +
+                             FormatSpan(w.protected_until) + ")";
+    m += w.delay_held ? "; it may preempt once its preemption delay has passed, " + when
+                      : "; workloads protected by a minimum runtime were skipped as preemption candidates; the "
+                        "first becomes preemptible " + when;
+  }
   r->message = std::move(m);
 }
 
@@ -1191,7 +1250,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     Entry& en = all_entries[n++];
     en.wl = h;
     en.cq = c;
+    protect_min = -1;
+    protect_delay = false;
     Nominate(*this, h, c, &en.assignment, &en.targets);
+    wls[h].protected_until = protect_min;
+    wls[h].delay_held = protect_delay;
+    if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
   if (n == 0) return false;
   struct Live {
@@ -1326,6 +1390,17 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                                   w.info.key + ": quota fits in ClusterQueue " + cq.name + " but the pods do not fit on the nodes: " +
                                       pr.reason);
           w.info.pending.cluster_queue = cq.name;
+          if (w.protected_until > now) {
+            w.info.pending.message.clear();  // FillMessage adds when the protection ends
+            w.info.pending.message = w.info.key + ": quota fits in ClusterQueue " + cq.name +
+                                     " but the pods do not fit on the nodes: " + pr.reason;
+            PendingReason tmp;
+            tmp.kind = K::kUnschedulable;
+            tmp.cluster_queue = cq.name;
+            FillMessage(*this, w, &tmp);
+            size_t cut = tmp.message.find("; ");
+            if (cut != std::string::npos) w.info.pending.message += tmp.message.substr(cut);
+          }
           Park(en.wl, &parked_placement);
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           w.waiting_preemption = false;
@@ -1889,7 +1964,18 @@ CycleResult Engine::Schedule(Time now) {
   CycleResult result;
   result.evictions = std::move(e.pending_evictions);
   e.pending_evictions.clear();
+  e.now = now;
   if (!e.expiries.empty()) e.ExpireRuntimes(now, &result.evictions);
+  // Protections that parked workloads skipped have ended: retry them (the
+  // memoised preemption answers are stale too).
+  if (!e.protect_wakeups.empty() && e.protect_wakeups.begin()->first <= now) {
+    ++e.state_gen;
+    while (!e.protect_wakeups.empty() && e.protect_wakeups.begin()->first <= now) {
+      e.Unpark(e.protect_wakeups.begin()->second);
+      e.protect_wakeups.erase(e.protect_wakeups.begin());
+    }
+    e.UnparkList(&e.parked_placement);
+  }
   if (e.opts.admission_fair_sharing) e.AfsSample(now);
   // Nothing queued and nothing to drain: no cycle can change anything.
   if (static_cast<int64_t>(e.queued_count) == e.parked_total && !e.any_drain) {
@@ -1929,8 +2015,10 @@ CycleResult Engine::Schedule(Time now) {
 
 std::optional<Time> Engine::NextTimedEvent() const {
   const EngineImpl& e = *impl_;
-  if (e.expiries.empty()) return std::nullopt;
-  return e.expiries.begin()->first;
+  std::optional<Time> t;
+  if (!e.expiries.empty()) t = e.expiries.begin()->first;
+  if (!e.protect_wakeups.empty() && (!t || e.protect_wakeups.begin()->first < *t)) t = e.protect_wakeups.begin()->first;
+  return t;
 }
 
 void EngineImpl::Materialize(WlId id) {

@@ -192,6 +192,11 @@ struct Wl {
   // While Admitted with a maximum runtime: when it runs out (the key of its
   // entry in EngineImpl::expiries); -1 otherwise.
   Time expiry = -1;
+  // When the last nomination skipped preemption candidates protected by a
+  // minimum runtime (or was itself held by its preemption delay): the
+  // earliest time that changes; -1 when nothing was skipped.
+  Time protected_until = -1;
+  bool delay_held = false;  // protected_until is its own preemption delay
   // Static node feasibility per (pod set, flavor id), index pod_set *
   // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
   // 0 = none (`node_why` says why), -1 = not known yet. Valid while
@@ -227,6 +232,7 @@ struct TargetMemo {
   uint64_t uid = 0;
   FrAmounts request;
   std::vector<Target> targets;
+  Time protect_min = -1;  // EngineImpl::protect_min the search left
 };
 
 struct CqRt {
@@ -366,6 +372,19 @@ class EngineImpl {
   std::vector<Eviction> pending_evictions;  // drains issued outside Schedule
   // Admitted workloads with a maximum runtime, by when it runs out.
   std::set<std::pair<Time, WlId>> expiries;
+  // Minimum runtime and preemption delay (docs/semantics.md §11).
+  Time now = 0;               // of the Schedule call in progress (or the last)
+  bool any_protection = false;  // some queue or class sets a minimum runtime or delay
+  struct ClassLimits {
+    std::optional<Time> min_runtime, reclaim_min_runtime;
+  };
+  std::unordered_map<std::string, ClassLimits> class_limits;  // priority classes that set any
+  // While a nomination runs: the earliest end of a protection it skipped.
+  Time protect_min = -1;
+  bool protect_delay = false;
+  // (time, quota-tree root): a protection skipped by a parked workload ends;
+  // the tree's parked workloads are retried then.
+  std::set<std::pair<Time, int32_t>> protect_wakeups;
 
   // Placement (issue 3): null without nodes.
   std::vector<placement::NodeSpec> node_specs;
@@ -444,6 +463,11 @@ class EngineImpl {
   void DisarmExpiry(WlId id);
   // Evicts every Admitted workload whose maximum runtime ran out by `now`.
   void ExpireRuntimes(Time now, std::vector<Eviction>* out);
+  // True when admitted workload `victim` may not be preempted now for an
+  // eviction with `reason` (its minimum runtime); records when it may.
+  bool Protected(WlId victim, EvictionReason reason);
+  // True (recording when it ends) while `wl` waits out its preemption delay.
+  bool DelayHeld(WlId wl);
   Status CompleteEvictionId(WlId id);
 
   // Scratch buffers reused across rounds (no allocation per cycle).

@@ -142,6 +142,16 @@ struct ClusterQueueSpec {
   // name (a longer one is cut to the ceiling).
   std::optional<Time> default_max_runtime;
   std::optional<Time> max_runtime_ceiling;
+  // Minimum runtime: an admitted workload of this queue is not a preemption
+  // candidate for in-queue priority or fair sharing (or a reclaim while the
+  // preemptor borrows) before it has run this long in its current admission;
+  // `reclaim_min_runtime` is the same for the reclaim of a guarantee
+  // (InCohortReclamation). A priority class's own values win over these.
+  std::optional<Time> min_runtime;
+  std::optional<Time> reclaim_min_runtime;
+  // Preemption delay: a workload of this queue may preempt others only once
+  // it has waited this long since it was queued.
+  std::optional<Time> preemption_delay;
   SourcePos pos;
 };
 
@@ -166,6 +176,11 @@ struct PriorityClassSpec {
   std::string name;
   int32_t value = 0;
   std::string description;
+  // Minimum runtimes of the workloads of this class (see ClusterQueueSpec;
+  // `artel.dev/timeLimits` on the WorkloadPriorityClass). Unset: the
+  // ClusterQueue's.
+  std::optional<Time> min_runtime;
+  std::optional<Time> reclaim_min_runtime;
   SourcePos pos;
 };
 

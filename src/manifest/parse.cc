@@ -104,9 +104,23 @@ Status ReadSeconds(const Node& map, std::string_view key, int64_t min, std::opti
 Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
   Node tl = spec[kTimeLimitsField];
   if (!tl.present()) return Status::Ok();
-  ARTEL_MF_TRY(tl.CheckKeys({"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling"}));
+  ARTEL_MF_TRY(tl.CheckKeys({"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling",
+                              "minRuntimeSeconds", "reclaimMinRuntimeSeconds", "preemptionDelaySeconds"}));
   ARTEL_MF_TRY(ReadSeconds(tl, "defaultMaximumExecutionTimeSeconds", 1, &cq->default_max_runtime));
   ARTEL_MF_TRY(ReadSeconds(tl, "maximumExecutionTimeSecondsCeiling", 1, &cq->max_runtime_ceiling));
+  ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &cq->min_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &cq->reclaim_min_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "preemptionDelaySeconds", 0, &cq->preemption_delay));
+  return Status::Ok();
+}
+
+// `artel.dev/timeLimits` on a WorkloadPriorityClass: its minimum runtimes.
+Status ReadClassTimeLimits(const Node& root, core::PriorityClassSpec* pc) {
+  Node tl = root[kTimeLimitsField];
+  if (!tl.present()) return Status::Ok();
+  ARTEL_MF_TRY(tl.CheckKeys({"minRuntimeSeconds", "reclaimMinRuntimeSeconds"}));
+  ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &pc->min_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &pc->reclaim_min_runtime));
   return Status::Ok();
 }
 
@@ -400,7 +414,7 @@ Status ParseLocalQueue(const Object& obj, core::Config* out) {
 }
 
 Status ParseWorkloadPriorityClass(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description"}));
+  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description", kTimeLimitsField}));
   Metadata meta;
   ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
   core::PriorityClassSpec pc;
@@ -408,6 +422,7 @@ Status ParseWorkloadPriorityClass(const Object& obj, core::Config* out) {
   pc.pos = ObjectPos(obj);
   ARTEL_MF_TRY(obj.root.ReadInt32("value", &pc.value, kRequired));
   ARTEL_MF_TRY(obj.root.ReadString("description", &pc.description));
+  ARTEL_MF_TRY(ReadClassTimeLimits(obj.root, &pc));
   ARTEL_MF_TRY(RunCheck(obj, pc, internal::CheckPriorityClass));
   out->priority_classes.push_back(std::move(pc));
   return Status::Ok();
