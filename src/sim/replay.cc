@@ -209,6 +209,10 @@ class Simulator {
       if (!finishes_.empty()) next = std::min(next, finishes_.top().t);
       if (!evictions_.empty()) next = std::min(next, evictions_.top().t);
       if (dirty) next = std::min(next, tick);
+      // The engine's own instants (a maximum runtime running out, a minimum
+      // runtime or preemption delay ending); a pending tick covers them.
+      std::optional<Time> timed = dirty ? std::nullopt : engine_.NextTimedEvent();
+      if (timed) next = std::min(next, std::max(*timed, now_));
       if (next == kNever) break;
       if (options_.until && next > *options_.until) {
         Integrate(*options_.until);
@@ -217,7 +221,7 @@ class Simulator {
       }
       Integrate(next);
       now_ = next;
-      bool changed = false;
+      bool changed = timed && *timed <= now_;
       while (!finishes_.empty() && finishes_.top().t == now_) {
         TimedJob ev = finishes_.top();
         finishes_.pop();
@@ -350,6 +354,20 @@ class Simulator {
       if (Status s = engine_.CompleteEviction(wid_[j], now_); !s.ok()) return s;
     }
     int32_t t = tenant_of_[j];
+    info = engine_.Get(wid_[j]);
+    if (info != nullptr && info->state == core::WorkloadState::kFinished) {
+      // Stopped for its maximum runtime (docs/semantics.md §11): it ends
+      // here, failed, and does not queue again.
+      job_of_id_[wid_[j]] = -1;
+      if (Status s = engine_.Forget(wid_[j]); !s.ok()) return s;
+      held_[t] -= Gpus(j);
+      state_[j] = JobState::kDone;
+      result_.outcomes[j].finish = now_;
+      ++result_.tenants[t].completed;
+      jcts_[t].push_back(static_cast<double>(now_ - hot_[j].submit) / 1000.0);
+      ++events_;
+      return Status::Ok();
+    }
     held_[t] -= Gpus(j);
     lost_ms_[t] += static_cast<double>(Gpus(j)) * static_cast<double>(now_ - started_[j]);
     AddPending(j);
@@ -393,8 +411,11 @@ class Simulator {
         int32_t t = tenant_of_[j];
         ++epoch_[j];
         state_[j] = JobState::kEvicting;
-        ++result_.outcomes[j].evictions;
-        ++result_.tenants[t].preemptions;
+        // A stop for the maximum runtime ends the job; it is no preemption.
+        if (ev.reason != core::EvictionReason::kMaximumExecutionTimeExceeded) {
+          ++result_.outcomes[j].evictions;
+          ++result_.tenants[t].preemptions;
+        }
         int64_t pj = JobOf(ev.preemptor_id);
         result_.evictions.push_back(
             {now_, j, t, core::EvictionReasonName(ev.reason), ev.preemptor, pj >= 0 ? tenant_of_[pj] : -1});
