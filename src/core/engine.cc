@@ -51,6 +51,7 @@ const char* PendingReasonKindName(PendingReason::Kind k) {
     case K::kBlockedByStrictFIFO: return "BlockedByStrictFIFO";
     case K::kReservedByOther: return "ReservedByOther";
     case K::kInadmissibleUntilChange: return "InadmissibleUntilChange";
+    case K::kBlockedByReservation: return "BlockedByReservation";
     case K::kUnschedulable: return "Unschedulable";
     case K::kInfeasible: return "Infeasible";
   }
@@ -393,6 +394,11 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     if (q.min_runtime || q.reclaim_min_runtime || q.preemption_delay) any_protection = true;
   }
   protect_wakeups.clear();
+  reservations.clear();
+  any_reservation_config = false;
+  for (const auto& q : config.cluster_queues) {
+    if (q.reserve_after || q.reserve_priority) any_reservation_config = true;
+  }
   sized_resources = resources.size();
 
   // Re-resolve every workload and rebuild usage.
@@ -810,6 +816,117 @@ bool EngineImpl::DelayHeld(WlId wl) {
   return true;
 }
 
+std::optional<Time> EngineImpl::RemainingEstimate(const Wl& w, int32_t cq) const {
+  std::optional<Time> est = MaxRuntime(w, cq);
+  if (!est && cq >= 0) est = cqs[cq].spec->default_runtime_estimate;
+  if (!est) return std::nullopt;
+  return std::max<Time>(0, *est - w.info.used_time);
+}
+
+bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
+  const Wl& w = wls[wl];
+  const ClusterQueueSpec& spec = *cqs[cq].spec;
+  const bool waited = spec.reserve_after && now - w.info.queued_at >= *spec.reserve_after;
+  const bool urgent = spec.reserve_priority && w.info.priority >= *spec.reserve_priority;
+  const int32_t root = tree.Root(cqs[cq].node);
+  auto mine = std::find_if(reservations.begin(), reservations.end(), [&](const Reservation& r) { return r.root == root; });
+  if (mine != reservations.end() && mine->wl != wl) return false;  // one per tree: the first keeps it
+  if (!waited && !urgent) {
+    if (mine != reservations.end()) reservations.erase(mine);
+    // Retry it when it has waited long enough (it may be parked till then).
+    if (spec.reserve_after) protect_wakeups.emplace(w.info.queued_at + *spec.reserve_after, root);
+    return false;
+  }
+  // Running workloads of the tree by estimated end; those without an
+  // estimate never count as freeing anything.
+  std::vector<std::pair<Time, WlId>> ends;
+  for (int32_t c : root_cqs[root]) {
+    for (WlId id : cqs[c].admitted) {
+      const Wl& v = wls[id];
+      if (v.info.state != WorkloadState::kAdmitted) continue;
+      std::optional<Time> rest = RemainingEstimate(v, v.cq);
+      if (!rest) continue;
+      ends.emplace_back(v.info.admitted_at + *rest, id);
+    }
+  }
+  std::sort(ends.begin(), ends.end());
+  // Simulate their ends in order until the workload fits; the answer of a
+  // simulated tree must not be memoised as the real one.
+  const uint64_t saved_overlay = overlay_gen;
+  overlay_gen = ++overlay_counter;
+  const Time saved_min = protect_min;
+  const bool saved_delay = protect_delay;
+  std::vector<int32_t> full;
+  for (const PodSetReq& ps : w.pod_sets) full.push_back(ps.count);
+  Reservation r;
+  r.wl = wl;
+  r.cq = cq;
+  r.root = root;
+  bool found = false;
+  size_t removed = 0;
+  for (; removed < ends.size(); ++removed) {
+    const Wl& v = wls[ends[removed].second];
+    tree.AddUsage(cqs[v.cq].node, v.usage, -1);
+    r.holders.push_back(ends[removed].second);
+    Assignment a;
+    AssignFlavors(*this, wl, cq, full, &a);
+    if (a.mode == Mode::kFit) {
+      r.start = std::max(now, ends[removed].first);
+      r.usage = a.usage;
+      found = true;
+      ++removed;
+      break;
+    }
+  }
+  for (size_t i = 0; i < removed && i < ends.size(); ++i) {
+    const Wl& v = wls[ends[i].second];
+    tree.AddUsage(cqs[v.cq].node, v.usage, +1);
+  }
+  overlay_gen = saved_overlay;
+  protect_min = saved_min;
+  protect_delay = saved_delay;
+  if (!found) {
+    if (mine != reservations.end()) reservations.erase(mine);
+    return false;
+  }
+  if (mine != reservations.end()) {
+    *mine = std::move(r);
+  } else {
+    reservations.push_back(std::move(r));
+  }
+  return true;
+}
+
+const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const FrAmounts& usage, Time now) {
+  if (reservations.empty()) return nullptr;
+  const int32_t root = tree.Root(cqs[cq].node);
+  const Wl& w = wls[wl];
+  for (const Reservation& r : reservations) {
+    if (r.root != root || r.wl == wl) continue;
+    // A workload of higher priority than the reserving one is not held back.
+    if (w.info.priority > wls[r.wl].info.priority) continue;
+    // Backfill that ends before the reservation starts.
+    std::optional<Time> rest = RemainingEstimate(w, cq);
+    if (rest && now + *rest <= r.start) continue;
+    // Backfill that leaves the reserved quota free at the start.
+    auto holding = [this](WlId h) {
+      const WorkloadState st = wls[h].info.state;
+      return !wls[h].forgotten && wls[h].cq >= 0 && (st == WorkloadState::kAdmitted || st == WorkloadState::kEvicting);
+    };
+    for (WlId h : r.holders) {
+      if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, -1);
+    }
+    tree.AddUsage(cqs[cq].node, usage, +1);
+    const bool fits = FitsNow(*this, r.cq, r.usage);
+    tree.AddUsage(cqs[cq].node, usage, -1);
+    for (WlId h : r.holders) {
+      if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, +1);
+    }
+    if (!fits) return &r;
+  }
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------
 // Placement.
 
@@ -1222,6 +1339,14 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
     default:
       m += PendingReasonKindName(r->kind);
   }
+  for (const auto& res : e.reservations) {
+    if (res.wl != w.info.id || (r->kind != K::kPreemptionNoCandidates && r->kind != K::kInsufficientQuota)) continue;
+    m += "; reserved: its quota is expected to be free in " + FormatSpan(res.start - e.now) + " (at t=" +
+         FormatSpan(res.start) + "), when " + std::to_string(res.holders.size()) + " running workload(s) end:";
+    for (size_t i = 0; i < res.holders.size() && i < 5; ++i) m += " " + e.wls[res.holders[i]].info.key;
+    if (res.holders.size() > 5) m += " ...";
+    m += "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
+  }
   if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota || r->kind == K::kUnschedulable) &&
       w.protected_until > e.now) {
     // Time limits (docs/semantics.md §11): say when the picture changes.
@@ -1238,6 +1363,17 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
 
 bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   if (fresh_snapshot) RebuildUsage();
+  // Reservations whose workload left the queue are gone; what they held
+  // back may be used again.
+  for (size_t i = 0; i < reservations.size();) {
+    const Wl& rw = wls[reservations[i].wl];
+    if (rw.forgotten || rw.info.state != WorkloadState::kPending || rw.cq != reservations[i].cq) {
+      Unpark(reservations[i].root);
+      reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
   // Entries are reused across rounds (their buffers keep their capacity);
   // `n` of them are live in this round.
   std::vector<Entry>& all_entries = round_entries;
@@ -1325,6 +1461,28 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         if (cq.sticky == en.wl) cq.sticky = kNoWl;
         result->decisions--;
         continue;
+      }
+      // Conservative backfill (docs/semantics.md §11): no admission that
+      // would delay a reservation; a waiting preemptor is not held back.
+      if (!reservations.empty() && !w.waiting_preemption) {
+        if (const Reservation* r = DelayedReservation(en.wl, en.cq, a.usage, now)) {
+          std::optional<Time> rest = RemainingEstimate(w, en.cq);
+          w.info.pending = Reason(
+              K::kBlockedByReservation,
+              w.info.key + " in ClusterQueue " + cq.name + ": fits, but would delay the reservation of " +
+                  wls[r->wl].info.key + " (ClusterQueue " + cqs[r->cq].name + "), which starts in " +
+                  FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
+                  (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
+                        : "it has no runtime estimate (maximum runtime or queue default)") +
+                  " and it needs quota the reservation holds");
+          w.info.pending.cluster_queue = cq.name;
+          if (cq.sticky == en.wl) cq.sticky = kNoWl;
+          if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
+            SoftPark(en.wl, tree.Root(cq.node));
+            changed = true;
+          }
+          continue;
+        }
       }
       BuildAdmission(*this, w, a);
       std::string why;
@@ -1420,6 +1578,14 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         w.waiting_preemption = false;
         AdmitUsage(en.wl);
         ArmExpiry(en.wl);
+        if (!reservations.empty()) {
+          for (size_t i = 0; i < reservations.size(); ++i) {
+            if (reservations[i].wl != en.wl) continue;
+            Unpark(reservations[i].root);  // what it held back may be used again
+            reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+            break;
+          }
+        }
         if (opts.admission_fair_sharing && w.lq >= 0) {
           double alpha = 1.0;
           if (opts.afs.usage_half_life > 0)
@@ -1496,6 +1662,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     }
     // Inadmissible this cycle.
     bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
+    // Reservations (docs/semantics.md §11): a head short of quota that
+    // qualifies holds back what frees up first (quota only, without nodes).
+    // Computed before this cycle holds back part of its request below.
+    if (any_reservation_config && !cluster &&
+        (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
+      Reserve(en.wl, en.cq, now);
     if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
       FrAmounts reserve;
       const auto& node = tree.node(cq.node);
@@ -2019,6 +2191,20 @@ std::optional<Time> Engine::NextTimedEvent() const {
   if (!e.expiries.empty()) t = e.expiries.begin()->first;
   if (!e.protect_wakeups.empty() && (!t || e.protect_wakeups.begin()->first < *t)) t = e.protect_wakeups.begin()->first;
   return t;
+}
+
+std::vector<Engine::ReservationInfo> Engine::Reservations() const {
+  const EngineImpl& e = *impl_;
+  std::vector<ReservationInfo> out;
+  for (const auto& r : e.reservations) {
+    ReservationInfo ri;
+    ri.workload = e.wls[r.wl].info.key;
+    ri.cluster_queue = e.cqs[r.cq].name;
+    ri.start = r.start;
+    for (WlId h : r.holders) ri.holders.push_back(e.wls[h].info.key);
+    out.push_back(std::move(ri));
+  }
+  return out;
 }
 
 void EngineImpl::Materialize(WlId id) {

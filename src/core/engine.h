@@ -149,6 +149,7 @@ struct PendingReason {
     kBlockedByStrictFIFO,    // behind a StrictFIFO head
     kReservedByOther,        // capacity held back this cycle for a higher entry
     kInadmissibleUntilChange,  // parked (BestEffortFIFO) after a failed attempt
+    kBlockedByReservation,   // fits, but would delay another workload's reservation
     kUnschedulable,        // quota fits, but the pods do not fit on the nodes now
     kInfeasible,           // the pods can never fit on these nodes
     // Keep kInfeasible last: readers iterate up to it.
@@ -325,6 +326,16 @@ class Engine {
   // when there is none. Event-driven callers (the simulator, `artel test`)
   // call Schedule at that time.
   std::optional<Time> NextTimedEvent() const;
+
+  // Reservations in force (docs/semantics.md §11): per quota tree, at most
+  // one pending workload for which quota is held back from backfill.
+  struct ReservationInfo {
+    std::string workload;              // "ns/name"
+    std::string cluster_queue;
+    Time start = 0;                    // when its quota is expected to be free
+    std::vector<std::string> holders;  // running workloads whose end frees it, in end order
+  };
+  std::vector<ReservationInfo> Reservations() const;
 
   // Queries. Pointers stay valid until the next mutating call.
   const WorkloadInfo* Find(const std::string& key) const;

@@ -385,6 +385,17 @@ class EngineImpl {
   // (time, quota-tree root): a protection skipped by a parked workload ends;
   // the tree's parked workloads are retried then.
   std::set<std::pair<Time, int32_t>> protect_wakeups;
+  // Reservations (docs/semantics.md §11), at most one per quota-tree root.
+  struct Reservation {
+    WlId wl = kNoWl;
+    int32_t cq = -1;
+    int32_t root = -1;
+    Time start = 0;
+    FrAmounts usage;            // the assignment that fits once the holders are gone
+    std::vector<WlId> holders;  // admitted workloads whose end frees it, in end order
+  };
+  std::vector<Reservation> reservations;
+  bool any_reservation_config = false;
 
   // Placement (issue 3): null without nodes.
   std::vector<placement::NodeSpec> node_specs;
@@ -468,6 +479,15 @@ class EngineImpl {
   bool Protected(WlId victim, EvictionReason reason);
   // True (recording when it ends) while `wl` waits out its preemption delay.
   bool DelayHeld(WlId wl);
+  // Reservations: the runtime estimate of `w` in `cq` (its maximum runtime,
+  // else the queue's default estimate), minus the time it has used.
+  std::optional<Time> RemainingEstimate(const Wl& w, int32_t cq) const;
+  // Computes (or refreshes) the reservation of inadmissible head `wl`;
+  // false when it does not qualify or its start cannot be estimated.
+  bool Reserve(WlId wl, int32_t cq, Time now);
+  // The reservation that admitting `wl` (usage `usage` in `cq`) now would
+  // delay, or null.
+  const Reservation* DelayedReservation(WlId wl, int32_t cq, const FrAmounts& usage, Time now);
   Status CompleteEvictionId(WlId id);
 
   // Scratch buffers reused across rounds (no allocation per cycle).

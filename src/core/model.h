@@ -152,6 +152,14 @@ struct ClusterQueueSpec {
   // Preemption delay: a workload of this queue may preempt others only once
   // it has waited this long since it was queued.
   std::optional<Time> preemption_delay;
+  // Reservations with conservative backfill (docs/semantics.md §11): a head
+  // of this queue that is short of quota reserves once it has waited
+  // `reserve_after`, or at once when its priority is at least
+  // `reserve_priority`. The runtime estimate of a workload is its maximum
+  // runtime, else `default_runtime_estimate`.
+  std::optional<Time> reserve_after;
+  std::optional<int32_t> reserve_priority;
+  std::optional<Time> default_runtime_estimate;
   SourcePos pos;
 };
 

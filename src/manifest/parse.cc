@@ -105,12 +105,20 @@ Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
   Node tl = spec[kTimeLimitsField];
   if (!tl.present()) return Status::Ok();
   ARTEL_MF_TRY(tl.CheckKeys({"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling",
-                              "minRuntimeSeconds", "reclaimMinRuntimeSeconds", "preemptionDelaySeconds"}));
+                              "minRuntimeSeconds", "reclaimMinRuntimeSeconds", "preemptionDelaySeconds",
+                              "reserveAfterSeconds", "reservePriority", "defaultRuntimeEstimateSeconds"}));
   ARTEL_MF_TRY(ReadSeconds(tl, "defaultMaximumExecutionTimeSeconds", 1, &cq->default_max_runtime));
   ARTEL_MF_TRY(ReadSeconds(tl, "maximumExecutionTimeSecondsCeiling", 1, &cq->max_runtime_ceiling));
   ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &cq->min_runtime));
   ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &cq->reclaim_min_runtime));
   ARTEL_MF_TRY(ReadSeconds(tl, "preemptionDelaySeconds", 0, &cq->preemption_delay));
+  ARTEL_MF_TRY(ReadSeconds(tl, "reserveAfterSeconds", 0, &cq->reserve_after));
+  ARTEL_MF_TRY(ReadSeconds(tl, "defaultRuntimeEstimateSeconds", 1, &cq->default_runtime_estimate));
+  if (tl["reservePriority"].present()) {
+    int32_t p = 0;
+    ARTEL_MF_TRY(tl.ReadInt32("reservePriority", &p));
+    cq->reserve_priority = p;
+  }
   return Status::Ok();
 }
 
