@@ -843,6 +843,10 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   for (int32_t c : root_cqs[root]) {
     for (WlId id : cqs[c].admitted) {
       const Wl& v = wls[id];
+      if (v.info.state == WorkloadState::kEvicting) {  // its pods are on their way out
+        ends.emplace_back(now, id);
+        continue;
+      }
       if (v.info.state != WorkloadState::kAdmitted) continue;
       std::optional<Time> rest = RemainingEstimate(v, v.cq);
       if (!rest) continue;
@@ -854,6 +858,9 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   // simulated tree must not be memoised as the real one.
   const uint64_t saved_overlay = overlay_gen;
   overlay_gen = ++overlay_counter;
+  // Cycle-only usage (what earlier entries of this cycle hold back) is no
+  // part of the future.
+  for (const auto& [node, amounts] : round_temp) tree.AddUsage(node, amounts, -1);
   const Time saved_min = protect_min;
   const bool saved_delay = protect_delay;
   std::vector<int32_t> full;
@@ -882,6 +889,7 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
     const Wl& v = wls[ends[i].second];
     tree.AddUsage(cqs[v.cq].node, v.usage, +1);
   }
+  for (const auto& [node, amounts] : round_temp) tree.AddUsage(node, amounts, +1);
   overlay_gen = saved_overlay;
   protect_min = saved_min;
   protect_delay = saved_delay;

@@ -101,5 +101,72 @@ RC_GTEST_PROP(TimeLimitsProperty, ProtectedWorkloadIsNeverEvictedForFairness, ()
   RC_CLASSIFY(fair, "fair sharing");
 }
 
+
+// A reservation's start never moves later because of a backfilled job. Every
+// workload has a maximum runtime (its estimate, enforced), one priority, and
+// no queue may preempt, so nothing but backfill admits work while a
+// reservation stands; every queue reserves at once. After every Schedule
+// call, a workload that held a reservation before and still holds one has a
+// start no later than before.
+RC_GTEST_PROP(TimeLimitsProperty, ReservationStartNeverMovesLaterBecauseOfBackfill, ()) {
+  const auto seed = *rc::gen::arbitrary<uint64_t>();
+  GenOptions go;
+  go.preemption = false;
+  Scenario s = GenerateScenario(seed, go);
+  Rng r(seed ^ 0x5e5e);
+  for (auto& q : s.config.cluster_queues) q.reserve_after = 0;
+  for (auto& b : s.batches) {
+    for (auto& ev : b.events) {
+      if (ev.kind != Event::Kind::kSubmit) continue;
+      ev.spec.priority = 0;
+      ev.spec.priority_class.reset();
+      ev.spec.max_runtime = r.Uniform(1, 12) * 1000;
+    }
+  }
+  core::Engine e;
+  RC_ASSERT(e.Configure(s.config).ok());
+  std::map<std::string, core::Time> prev;
+  std::string failure;
+  int reservations = 0, backfills = 0;
+  core::Time now = 0;
+  auto hook = [&](const std::vector<core::QuotaUsage>&, const core::CycleResult& res) {
+    std::map<std::string, core::Time> cur;
+    for (const auto& ri : e.Reservations()) {
+      cur[ri.workload] = ri.start;
+      auto it = prev.find(ri.workload);
+      if (it != prev.end() && ri.start > it->second && failure.empty()) {
+        std::ostringstream os;
+        os << "t=" << now << ": the reservation of " << ri.workload << " moved from " << it->second << " to "
+           << ri.start << " (admitted this call:";
+        for (const auto& a : res.admitted) os << " " << a;
+        os << ")\n";
+        failure = os.str();
+      }
+    }
+    if (!cur.empty() && !res.admitted.empty()) ++backfills;
+    reservations += static_cast<int>(cur.size());
+    prev = std::move(cur);
+  };
+  for (const Batch& b : s.batches) {
+    for (int guard = 0; guard < 100; ++guard) {
+      std::optional<core::Time> next = e.NextTimedEvent();
+      if (!next || *next >= b.at) break;
+      now = std::max(now, *next);
+      bool settled = false;
+      Settle(e, now, &settled, hook);
+      if (!settled) RC_DISCARD("did not settle");
+    }
+    now = b.at;
+    std::string err = ApplyBatch({&e}, b);
+    if (!err.empty()) RC_FAIL(err);
+    bool settled = false;
+    Settle(e, now, &settled, hook);
+    if (!settled) RC_DISCARD("did not settle");
+    if (!failure.empty()) RC_FAIL(failure + "seed=" + std::to_string(seed) + "\n" + Describe(s));
+  }
+  RC_CLASSIFY(reservations > 0, "reserved");
+  RC_CLASSIFY(backfills > 0, "admitted while a reservation stood");
+}
+
 }  // namespace
 }  // namespace artel::proptest
