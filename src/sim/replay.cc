@@ -135,7 +135,12 @@ class Simulator {
   }
 
   Result<ReplayResult> Run() {
-    if (Status s = engine_.Configure(config_); !s.ok()) return s;
+    core::Config config = config_;
+    for (auto& q : config.cluster_queues) {
+      if (options_.reserve_after) q.reserve_after = options_.reserve_after;
+      if (options_.min_runtime) q.min_runtime = options_.min_runtime;
+    }
+    if (Status s = engine_.Configure(config); !s.ok()) return s;
     start_ns_ = Now();
     const size_t n = jobs_.size();
     // Arrival order: by submission time, ties in trace order. Sorting (time,
@@ -318,6 +323,9 @@ class Simulator {
     ps.count = 1;
     ps.requests.emplace(options_.gpu_resource, Gpus(j));
     if (!options_.node_selector.empty()) ps.node_selector = options_.node_selector;
+    if (options_.estimate_factor > 0) {
+      spec.max_runtime = static_cast<core::Time>(std::ceil(static_cast<double>(job.duration) * options_.estimate_factor));
+    }
     Result<core::WorkloadId> id = engine_.Submit(std::move(spec), now_);
     if (!id.ok()) {
       return InvalidArgument(
