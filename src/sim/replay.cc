@@ -139,6 +139,7 @@ class Simulator {
     for (auto& q : config.cluster_queues) {
       if (options_.reserve_after) q.reserve_after = options_.reserve_after;
       if (options_.min_runtime) q.min_runtime = options_.min_runtime;
+      if (options_.reclaim_min_runtime) q.reclaim_min_runtime = options_.reclaim_min_runtime;
     }
     if (Status s = engine_.Configure(config); !s.ok()) return s;
     start_ns_ = Now();

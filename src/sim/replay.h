@@ -76,6 +76,7 @@ struct ReplayOptions {
   double estimate_factor = 0;
   std::optional<core::Time> reserve_after;
   std::optional<core::Time> min_runtime;
+  std::optional<core::Time> reclaim_min_runtime;  // every queue's reclaimMinRuntimeSeconds
 };
 
 struct Percentiles {
