@@ -50,6 +50,10 @@ struct SimArgs {
   std::string grace = "30s";
   std::string until;
   bool fair_sharing = false;
+  double estimate_factor = 0;
+  std::string reserve_after;
+  std::string min_runtime;
+  std::string reclaim_min_runtime;
   int64_t limit = 0;
   bool limit_given = false;
   std::string time_unit = "s";
@@ -196,6 +200,17 @@ int RunSim(const SimArgs& a) {
     ro.until = *d;
   }
   ro.engine.fair_sharing = a.fair_sharing;
+  if (a.estimate_factor < 0 || (a.estimate_factor > 0 && a.estimate_factor < 1) || a.estimate_factor > 1000)
+    return fail("--estimate-factor: expected 0 (off) or a number from 1 to 1000");
+  ro.estimate_factor = a.estimate_factor;
+  for (auto [text, field, dst] : {std::tuple{a.reserve_after, "--reserve-after", &ro.reserve_after},
+                                  std::tuple{a.min_runtime, "--min-runtime", &ro.min_runtime},
+                                  std::tuple{a.reclaim_min_runtime, "--reclaim-min-runtime", &ro.reclaim_min_runtime}}) {
+    if (text.empty()) continue;
+    Result<core::Time> d = sim::ParseDuration(text);
+    if (!d.ok()) return fail(std::string(field) + ": " + d.status().message());
+    *dst = *d;
+  }
   ro.wall_clock_ns = WallNs;
   ProgressLine progress(!a.quiet && isatty(STDERR_FILENO) != 0);
   std::map<std::string, std::string> explicit_map;
@@ -365,6 +380,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--grace", a->grace, "Eviction grace period")->capture_default_str();
   cmd->add_option("--until", a->until, "Stop at this virtual time (default: when every job is done)");
   cmd->add_flag("--fair-sharing", a->fair_sharing, "Turn on fair sharing in the engine");
+  cmd->add_option("--estimate-factor", a->estimate_factor,
+                  "Give every job a maximum runtime (and runtime estimate) of its duration times this (>= 1; 0 = none)");
+  cmd->add_option("--reserve-after", a->reserve_after,
+                  "Turn on reservations with backfill in every ClusterQueue: a head short of quota this long reserves");
+  cmd->add_option("--min-runtime", a->min_runtime, "Set every ClusterQueue's minimum runtime before preemption");
+  cmd->add_option("--reclaim-min-runtime", a->reclaim_min_runtime,
+                  "Set every ClusterQueue's minimum runtime before its quota is reclaimed");
   CLI::Option* limit =
       cmd->add_option("--limit", a->limit, "Use only the N earliest jobs of the trace (by submission time)");
   cmd->add_option("--out", a->out, "Output directory")->required();

@@ -28,6 +28,7 @@ const char* EvictionReasonName(EvictionReason r) {
     case EvictionReason::kClusterQueueStopped: return "ClusterQueueStopped";
     case EvictionReason::kLocalQueueStopped: return "LocalQueueStopped";
     case EvictionReason::kDeactivated: return "Deactivated";
+    case EvictionReason::kMaximumExecutionTimeExceeded: return "MaximumExecutionTimeExceeded";
   }
   return "Unknown";
 }
@@ -50,6 +51,7 @@ const char* PendingReasonKindName(PendingReason::Kind k) {
     case K::kBlockedByStrictFIFO: return "BlockedByStrictFIFO";
     case K::kReservedByOther: return "ReservedByOther";
     case K::kInadmissibleUntilChange: return "InadmissibleUntilChange";
+    case K::kBlockedByReservation: return "BlockedByReservation";
     case K::kUnschedulable: return "Unschedulable";
     case K::kInfeasible: return "Infeasible";
   }
@@ -380,6 +382,23 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   }
   priority_classes.clear();
   for (const auto& pc : config.priority_classes) priority_classes[pc.name] = pc.value;
+  class_limits.clear();
+  any_protection = false;
+  for (const auto& pc : config.priority_classes) {
+    if (pc.min_runtime || pc.reclaim_min_runtime) {
+      class_limits[pc.name] = {pc.min_runtime, pc.reclaim_min_runtime};
+      any_protection = true;
+    }
+  }
+  for (const auto& q : config.cluster_queues) {
+    if (q.min_runtime || q.reclaim_min_runtime || q.preemption_delay) any_protection = true;
+  }
+  protect_wakeups.clear();
+  reservations.clear();
+  any_reservation_config = false;
+  for (const auto& q : config.cluster_queues) {
+    if (q.reserve_after || q.reserve_priority) any_reservation_config = true;
+  }
   sized_resources = resources.size();
 
   // Re-resolve every workload and rebuild usage.
@@ -425,6 +444,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       if (w.lq >= 0) {
         for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
       }
+      ArmExpiry(id);  // the ClusterQueue's default or ceiling may have changed
     } else {
       w.parked = false;
       Resolve(id);
@@ -444,6 +464,7 @@ void EngineImpl::Resolve(WlId id) {
   w.lq = FindLq(w.ns, w.info.spec.queue);
   w.cq = w.lq >= 0 ? lqs[w.lq].cq : -1;
   w.info.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+  w.info.max_runtime = MaxRuntime(w, w.cq);
   if (!w.info.spec.active) {
     w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
   } else if (w.lq < 0) {
@@ -704,6 +725,11 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
                        const std::string& msg) {
   ++state_gen;
   Wl& w = wls[id];
+  // The time it ran counts against its maximum runtime when it comes back
+  // (Kueue accumulates it at eviction).
+  if (w.info.state == WorkloadState::kAdmitted && w.info.admitted_at >= 0 && now > w.info.admitted_at)
+    w.info.used_time += now - w.info.admitted_at;
+  DisarmExpiry(id);
   w.info.state = WorkloadState::kEvicting;
   w.info.evictions++;
   Eviction ev;
@@ -720,6 +746,193 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
   ev.at = now;
   w.info.last_eviction = std::make_shared<const Eviction>(ev);
   out->push_back(std::move(ev));
+}
+
+// ---------------------------------------------------------------------------
+// Time limits.
+
+std::optional<Time> EngineImpl::MaxRuntime(const Wl& w, int32_t cq) const {
+  std::optional<Time> m = w.info.spec.max_runtime;
+  if (cq < 0) return m;
+  const ClusterQueueSpec& s = *cqs[cq].spec;
+  if (!m) m = s.default_max_runtime;
+  if (s.max_runtime_ceiling && (!m || *m > *s.max_runtime_ceiling)) m = s.max_runtime_ceiling;
+  return m;
+}
+
+void EngineImpl::DisarmExpiry(WlId id) {
+  Wl& w = wls[id];
+  if (w.expiry >= 0) expiries.erase({w.expiry, id});
+  w.expiry = -1;
+}
+
+void EngineImpl::ArmExpiry(WlId id) {
+  DisarmExpiry(id);
+  Wl& w = wls[id];
+  w.info.max_runtime = MaxRuntime(w, w.cq);
+  if (w.info.state != WorkloadState::kAdmitted || !w.info.max_runtime || w.info.admitted_at < 0) return;
+  // Ends when the time used before plus this admission's reaches the limit.
+  w.expiry = w.info.admitted_at + std::max<Time>(0, *w.info.max_runtime - w.info.used_time);
+  expiries.emplace(w.expiry, id);
+}
+
+void EngineImpl::ExpireRuntimes(Time now, std::vector<Eviction>* out) {
+  while (!expiries.empty() && expiries.begin()->first <= now) {
+    WlId id = expiries.begin()->second;
+    Wl& w = wls[id];
+    Time limit = w.info.max_runtime.value_or(0);
+    std::string msg = "maximum runtime of " + std::to_string(limit / 1000) + "s exceeded (ran " +
+                      std::to_string((w.info.used_time + now - w.info.admitted_at) / 1000) + "s in total)";
+    Evict(id, EvictionReason::kMaximumExecutionTimeExceeded, kNoWl, now, out, msg);  // disarms
+  }
+}
+
+bool EngineImpl::Protected(WlId victim, EvictionReason reason) {
+  if (!any_protection) return false;
+  const Wl& v = wls[victim];
+  if (v.info.state != WorkloadState::kAdmitted || v.cq < 0 || v.info.admitted_at < 0) return false;
+  const bool reclaim = reason == EvictionReason::kInCohortReclamation;
+  std::optional<Time> limit;
+  if (v.info.spec.priority_class) {
+    auto it = class_limits.find(*v.info.spec.priority_class);
+    if (it != class_limits.end()) limit = reclaim ? it->second.reclaim_min_runtime : it->second.min_runtime;
+  }
+  if (!limit) limit = reclaim ? cqs[v.cq].spec->reclaim_min_runtime : cqs[v.cq].spec->min_runtime;
+  if (!limit || *limit <= 0) return false;
+  Time end = v.info.admitted_at + *limit;
+  if (end <= now) return false;
+  if (protect_min < 0 || end < protect_min) protect_min = end;
+  return true;
+}
+
+bool EngineImpl::DelayHeld(WlId wl) {
+  if (!any_protection) return false;
+  const Wl& w = wls[wl];
+  if (w.cq < 0 || !cqs[w.cq].spec->preemption_delay) return false;
+  Time end = w.info.queued_at + *cqs[w.cq].spec->preemption_delay;
+  if (end <= now) return false;
+  if (protect_min < 0 || end < protect_min) protect_min = end;
+  protect_delay = true;
+  return true;
+}
+
+std::optional<Time> EngineImpl::RemainingEstimate(const Wl& w, int32_t cq) const {
+  std::optional<Time> est = MaxRuntime(w, cq);
+  if (!est && cq >= 0) est = cqs[cq].spec->default_runtime_estimate;
+  if (!est) return std::nullopt;
+  return std::max<Time>(0, *est - w.info.used_time);
+}
+
+bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
+  const Wl& w = wls[wl];
+  const ClusterQueueSpec& spec = *cqs[cq].spec;
+  const bool waited = spec.reserve_after && now - w.info.queued_at >= *spec.reserve_after;
+  const bool urgent = spec.reserve_priority && w.info.priority >= *spec.reserve_priority;
+  const int32_t root = tree.Root(cqs[cq].node);
+  auto mine = std::find_if(reservations.begin(), reservations.end(), [&](const Reservation& r) { return r.root == root; });
+  if (mine != reservations.end() && mine->wl != wl) return false;  // one per tree: the first keeps it
+  if (!waited && !urgent) {
+    if (mine != reservations.end()) reservations.erase(mine);
+    // Retry it when it has waited long enough (it may be parked till then).
+    if (spec.reserve_after) protect_wakeups.emplace(w.info.queued_at + *spec.reserve_after, root);
+    return false;
+  }
+  // Running workloads of the tree by estimated end; those without an
+  // estimate never count as freeing anything.
+  std::vector<std::pair<Time, WlId>> ends;
+  for (int32_t c : root_cqs[root]) {
+    for (WlId id : cqs[c].admitted) {
+      const Wl& v = wls[id];
+      if (v.info.state == WorkloadState::kEvicting) {  // its pods are on their way out
+        ends.emplace_back(now, id);
+        continue;
+      }
+      if (v.info.state != WorkloadState::kAdmitted) continue;
+      std::optional<Time> rest = RemainingEstimate(v, v.cq);
+      if (!rest) continue;
+      ends.emplace_back(v.info.admitted_at + *rest, id);
+    }
+  }
+  std::sort(ends.begin(), ends.end());
+  // Simulate their ends in order until the workload fits; the answer of a
+  // simulated tree must not be memoised as the real one.
+  const uint64_t saved_overlay = overlay_gen;
+  overlay_gen = ++overlay_counter;
+  // Cycle-only usage (what earlier entries of this cycle hold back) is no
+  // part of the future.
+  for (const auto& [node, amounts] : round_temp) tree.AddUsage(node, amounts, -1);
+  const Time saved_min = protect_min;
+  const bool saved_delay = protect_delay;
+  std::vector<int32_t> full;
+  for (const PodSetReq& ps : w.pod_sets) full.push_back(ps.count);
+  Reservation r;
+  r.wl = wl;
+  r.cq = cq;
+  r.root = root;
+  bool found = false;
+  size_t removed = 0;
+  for (; removed < ends.size(); ++removed) {
+    const Wl& v = wls[ends[removed].second];
+    tree.AddUsage(cqs[v.cq].node, v.usage, -1);
+    r.holders.push_back(ends[removed].second);
+    Assignment a;
+    AssignFlavors(*this, wl, cq, full, &a);
+    if (a.mode == Mode::kFit) {
+      r.start = std::max(now, ends[removed].first);
+      r.usage = a.usage;
+      found = true;
+      ++removed;
+      break;
+    }
+  }
+  for (size_t i = 0; i < removed && i < ends.size(); ++i) {
+    const Wl& v = wls[ends[i].second];
+    tree.AddUsage(cqs[v.cq].node, v.usage, +1);
+  }
+  for (const auto& [node, amounts] : round_temp) tree.AddUsage(node, amounts, +1);
+  overlay_gen = saved_overlay;
+  protect_min = saved_min;
+  protect_delay = saved_delay;
+  if (!found) {
+    if (mine != reservations.end()) reservations.erase(mine);
+    return false;
+  }
+  if (mine != reservations.end()) {
+    *mine = std::move(r);
+  } else {
+    reservations.push_back(std::move(r));
+  }
+  return true;
+}
+
+const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const FrAmounts& usage, Time now) {
+  if (reservations.empty()) return nullptr;
+  const int32_t root = tree.Root(cqs[cq].node);
+  const Wl& w = wls[wl];
+  for (const Reservation& r : reservations) {
+    if (r.root != root || r.wl == wl) continue;
+    // A workload of higher priority than the reserving one is not held back.
+    if (w.info.priority > wls[r.wl].info.priority) continue;
+    // Backfill that ends before the reservation starts.
+    std::optional<Time> rest = RemainingEstimate(w, cq);
+    if (rest && now + *rest <= r.start) continue;
+    // Backfill that leaves the reserved quota free at the start.
+    auto holding = [this](WlId h) {
+      const WorkloadState st = wls[h].info.state;
+      return !wls[h].forgotten && wls[h].cq >= 0 && (st == WorkloadState::kAdmitted || st == WorkloadState::kEvicting);
+    };
+    for (WlId h : r.holders) {
+      if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, -1);
+    }
+    tree.AddUsage(cqs[cq].node, usage, +1);
+    const bool fits = FitsNow(*this, r.cq, r.usage);
+    tree.AddUsage(cqs[cq].node, usage, -1);
+    for (WlId h : r.holders) {
+      if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, +1);
+    }
+    if (!fits) return &r;
+  }
+  return nullptr;
 }
 
 // ---------------------------------------------------------------------------
@@ -1095,6 +1308,16 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
   }
 }
 
+// A span of milliseconds as "1h2m3s" (whole seconds; "0s" below one).
+std::string FormatSpan(Time ms) {
+  int64_t sec = std::max<Time>(0, ms) / 1000;
+  std::string out;
+  if (sec >= 3600) out += std::to_string(sec / 3600) + "h";
+  if (sec % 3600 >= 60) out += std::to_string(sec % 3600 / 60) + "m";
+  if (sec % 60 != 0 || out.empty()) out += std::to_string(sec % 60) + "s";
+  return out;
+}
+
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   if (!r->message.empty()) return;
   if (r->kind == K::kNotYetTried) {
@@ -1124,7 +1347,23 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
     default:
       m += PendingReasonKindName(r->kind);
   }
-  (void)e;
+  for (const auto& res : e.reservations) {
+    if (res.wl != w.info.id || (r->kind != K::kPreemptionNoCandidates && r->kind != K::kInsufficientQuota)) continue;
+    m += "; reserved: its quota is expected to be free in " + FormatSpan(res.start - e.now) + " (at t=" +
+         FormatSpan(res.start) + "), when " + std::to_string(res.holders.size()) + " running workload(s) end:";
+    for (size_t i = 0; i < res.holders.size() && i < 5; ++i) m += " " + e.wls[res.holders[i]].info.key;
+    if (res.holders.size() > 5) m += " ...";
+    m += "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
+  }
+  if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota || r->kind == K::kUnschedulable) &&
+      w.protected_until > e.now) {
+    // Time limits (docs/semantics.md §11): say when the picture changes.
+    const std::string when = "in " + FormatSpan(w.protected_until - e.now) + " (at t=" +
+                             FormatSpan(w.protected_until) + ")";
+    m += w.delay_held ? "; it may preempt once its preemption delay has passed, " + when
+                      : "; workloads protected by a minimum runtime were skipped as preemption candidates; the "
+                        "first becomes preemptible " + when;
+  }
   r->message = std::move(m);
 }
 
@@ -1132,6 +1371,17 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
 
 bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   if (fresh_snapshot) RebuildUsage();
+  // Reservations whose workload left the queue are gone; what they held
+  // back may be used again.
+  for (size_t i = 0; i < reservations.size();) {
+    const Wl& rw = wls[reservations[i].wl];
+    if (rw.forgotten || rw.info.state != WorkloadState::kPending || rw.cq != reservations[i].cq) {
+      Unpark(reservations[i].root);
+      reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
   // Entries are reused across rounds (their buffers keep their capacity);
   // `n` of them are live in this round.
   std::vector<Entry>& all_entries = round_entries;
@@ -1144,7 +1394,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     Entry& en = all_entries[n++];
     en.wl = h;
     en.cq = c;
+    protect_min = -1;
+    protect_delay = false;
     Nominate(*this, h, c, &en.assignment, &en.targets);
+    wls[h].protected_until = protect_min;
+    wls[h].delay_held = protect_delay;
+    if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
   if (n == 0) return false;
   struct Live {
@@ -1215,6 +1470,28 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         result->decisions--;
         continue;
       }
+      // Conservative backfill (docs/semantics.md §11): no admission that
+      // would delay a reservation; a waiting preemptor is not held back.
+      if (!reservations.empty() && !w.waiting_preemption) {
+        if (const Reservation* r = DelayedReservation(en.wl, en.cq, a.usage, now)) {
+          std::optional<Time> rest = RemainingEstimate(w, en.cq);
+          w.info.pending = Reason(
+              K::kBlockedByReservation,
+              w.info.key + " in ClusterQueue " + cq.name + ": fits, but would delay the reservation of " +
+                  wls[r->wl].info.key + " (ClusterQueue " + cqs[r->cq].name + "), which starts in " +
+                  FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
+                  (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
+                        : "it has no runtime estimate (maximum runtime or queue default)") +
+                  " and it needs quota the reservation holds");
+          w.info.pending.cluster_queue = cq.name;
+          if (cq.sticky == en.wl) cq.sticky = kNoWl;
+          if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
+            SoftPark(en.wl, tree.Root(cq.node));
+            changed = true;
+          }
+          continue;
+        }
+      }
       BuildAdmission(*this, w, a);
       std::string why;
       if (!ResourceQuotaAllows(*this, w, &why)) {
@@ -1279,6 +1556,17 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                                   w.info.key + ": quota fits in ClusterQueue " + cq.name + " but the pods do not fit on the nodes: " +
                                       pr.reason);
           w.info.pending.cluster_queue = cq.name;
+          if (w.protected_until > now) {
+            w.info.pending.message.clear();  // FillMessage adds when the protection ends
+            w.info.pending.message = w.info.key + ": quota fits in ClusterQueue " + cq.name +
+                                     " but the pods do not fit on the nodes: " + pr.reason;
+            PendingReason tmp;
+            tmp.kind = K::kUnschedulable;
+            tmp.cluster_queue = cq.name;
+            FillMessage(*this, w, &tmp);
+            size_t cut = tmp.message.find("; ");
+            if (cut != std::string::npos) w.info.pending.message += tmp.message.substr(cut);
+          }
           Park(en.wl, &parked_placement);
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           w.waiting_preemption = false;
@@ -1297,6 +1585,15 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         w.info.admission_seq = w.admit_seq;
         w.waiting_preemption = false;
         AdmitUsage(en.wl);
+        ArmExpiry(en.wl);
+        if (!reservations.empty()) {
+          for (size_t i = 0; i < reservations.size(); ++i) {
+            if (reservations[i].wl != en.wl) continue;
+            Unpark(reservations[i].root);  // what it held back may be used again
+            reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+            break;
+          }
+        }
         if (opts.admission_fair_sharing && w.lq >= 0) {
           double alpha = 1.0;
           if (opts.afs.usage_half_life > 0)
@@ -1373,6 +1670,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     }
     // Inadmissible this cycle.
     bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
+    // Reservations (docs/semantics.md §11): a head short of quota that
+    // qualifies holds back what frees up first (quota only, without nodes).
+    // Computed before this cycle holds back part of its request below.
+    if (any_reservation_config && !cluster &&
+        (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
+      Reserve(en.wl, en.cq, now);
     if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
       FrAmounts reserve;
       const auto& node = tree.node(cq.node);
@@ -1475,6 +1778,9 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     }
   } unreserve{e, slot};
   if (spec.pod_sets.empty()) return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
+  if (spec.max_runtime && *spec.max_runtime < 0)
+    return InvalidArgument("workload " + key + ": maximum runtime must not be negative")
+        .WithField("maximumExecutionTimeSeconds");
   int32_t priority = 0;
   if (spec.priority) {
     priority = *spec.priority;
@@ -1567,6 +1873,7 @@ Status EngineImpl::FinishId(WlId id) {
   Wl& w = wls[id];
   if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting)
     return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not running");
+  DisarmExpiry(id);
   ReleaseUsage(id);
   w.info.state = WorkloadState::kFinished;
   admitted_count--;
@@ -1617,6 +1924,7 @@ Status Engine::Cancel(const std::string& key, Time now) {
   if (!id.ok()) return id.status();
   Wl& w = e.wls[*id];
   if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
+    e.DisarmExpiry(*id);
     e.ReleaseUsage(*id);
     e.admitted_count--;
   } else if (w.info.state == WorkloadState::kPending) {
@@ -1633,6 +1941,12 @@ Status EngineImpl::CompleteEvictionId(WlId id) {
   Wl& w = wls[id];
   if (w.info.state != WorkloadState::kEvicting)
     return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not evicting");
+  if (w.info.last_eviction && w.info.last_eviction->reason == EvictionReason::kMaximumExecutionTimeExceeded) {
+    // Stopped for its maximum runtime: it does not queue again.
+    w.info.failed = true;
+    w.info.failure = w.info.last_eviction->message;
+    return FinishId(id);
+  }
   ReleaseUsage(id);
   w.info.state = WorkloadState::kPending;
   w.info.admission.clear();
@@ -1783,6 +2097,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   e.AdmitUsage(*id);
   e.pending_count--;
   e.admitted_count++;
+  e.ArmExpiry(*id);
   return Status::Ok();
 }
 
@@ -1829,6 +2144,18 @@ CycleResult Engine::Schedule(Time now) {
   CycleResult result;
   result.evictions = std::move(e.pending_evictions);
   e.pending_evictions.clear();
+  e.now = now;
+  if (!e.expiries.empty()) e.ExpireRuntimes(now, &result.evictions);
+  // Protections that parked workloads skipped have ended: retry them (the
+  // memoised preemption answers are stale too).
+  if (!e.protect_wakeups.empty() && e.protect_wakeups.begin()->first <= now) {
+    ++e.state_gen;
+    while (!e.protect_wakeups.empty() && e.protect_wakeups.begin()->first <= now) {
+      e.Unpark(e.protect_wakeups.begin()->second);
+      e.protect_wakeups.erase(e.protect_wakeups.begin());
+    }
+    e.UnparkList(&e.parked_placement);
+  }
   if (e.opts.admission_fair_sharing) e.AfsSample(now);
   // Nothing queued and nothing to drain: no cycle can change anything.
   if (static_cast<int64_t>(e.queued_count) == e.parked_total && !e.any_drain) {
@@ -1864,6 +2191,28 @@ CycleResult Engine::Schedule(Time now) {
   }
   e.SetStrictFifoReasons();
   return result;
+}
+
+std::optional<Time> Engine::NextTimedEvent() const {
+  const EngineImpl& e = *impl_;
+  std::optional<Time> t;
+  if (!e.expiries.empty()) t = e.expiries.begin()->first;
+  if (!e.protect_wakeups.empty() && (!t || e.protect_wakeups.begin()->first < *t)) t = e.protect_wakeups.begin()->first;
+  return t;
+}
+
+std::vector<Engine::ReservationInfo> Engine::Reservations() const {
+  const EngineImpl& e = *impl_;
+  std::vector<ReservationInfo> out;
+  for (const auto& r : e.reservations) {
+    ReservationInfo ri;
+    ri.workload = e.wls[r.wl].info.key;
+    ri.cluster_queue = e.cqs[r.cq].name;
+    ri.start = r.start;
+    for (WlId h : r.holders) ri.holders.push_back(e.wls[h].info.key);
+    out.push_back(std::move(ri));
+  }
+  return out;
 }
 
 void EngineImpl::Materialize(WlId id) {

@@ -82,6 +82,10 @@ enum class EvictionReason {
   kClusterQueueStopped,  // stopPolicy HoldAndDrain on the ClusterQueue
   kLocalQueueStopped,    // stopPolicy HoldAndDrain on the LocalQueue
   kDeactivated,
+  // Its maximum runtime elapsed (WorkloadSpec::max_runtime, or the
+  // ClusterQueue's default or ceiling). Not a requeue: once its pods are
+  // gone (CompleteEviction, or Finish) it is Finished and `failed`.
+  kMaximumExecutionTimeExceeded,
 };
 const char* EvictionReasonName(EvictionReason r);
 
@@ -145,6 +149,7 @@ struct PendingReason {
     kBlockedByStrictFIFO,    // behind a StrictFIFO head
     kReservedByOther,        // capacity held back this cycle for a higher entry
     kInadmissibleUntilChange,  // parked (BestEffortFIFO) after a failed attempt
+    kBlockedByReservation,   // fits, but would delay another workload's reservation
     kUnschedulable,        // quota fits, but the pods do not fit on the nodes now
     kInfeasible,           // the pods can never fit on these nodes
     // Keep kInfeasible last: readers iterate up to it.
@@ -201,6 +206,17 @@ struct WorkloadInfo {
   // that a workload costs 16 bytes here instead of a whole Eviction.
   std::shared_ptr<const Eviction> last_eviction;
   uint64_t uid = 0;  // submission sequence; final FIFO tie-break
+  // Execution time of its earlier admissions, up to each eviction (Kueue
+  // status.accumulatedPastExecutionTimeSeconds); the current admission's
+  // time is `now - admitted_at` on top.
+  Time used_time = 0;
+  // The maximum runtime in force (spec, else the ClusterQueue's default, cut
+  // to its ceiling); unset = none. Resolved with the ClusterQueue.
+  std::optional<Time> max_runtime;
+  // Finished by the engine as Failed (the maximum runtime elapsed), with
+  // the reason; false for a workload its caller finished.
+  bool failed = false;
+  std::string failure;
 };
 
 struct CycleResult {
@@ -300,8 +316,26 @@ class Engine {
   // Sets spec.active; deactivating an admitted workload evicts it.
   Status SetActive(const std::string& key, bool active, Time now);
 
-  // Runs scheduling (see `EngineOptions::multi_admission`).
+  // Runs scheduling (see `EngineOptions::multi_admission`). First stops
+  // every admitted workload whose maximum runtime has elapsed at `now`
+  // (eviction reason MaximumExecutionTimeExceeded, reported in the result).
   CycleResult Schedule(Time now);
+
+  // The earliest time after which a `Schedule` call may decide something
+  // that no other call triggers (a maximum runtime running out); nullopt
+  // when there is none. Event-driven callers (the simulator, `artel test`)
+  // call Schedule at that time.
+  std::optional<Time> NextTimedEvent() const;
+
+  // Reservations in force (docs/semantics.md §11): per quota tree, at most
+  // one pending workload for which quota is held back from backfill.
+  struct ReservationInfo {
+    std::string workload;              // "ns/name"
+    std::string cluster_queue;
+    Time start = 0;                    // when its quota is expected to be free
+    std::vector<std::string> holders;  // running workloads whose end frees it, in end order
+  };
+  std::vector<ReservationInfo> Reservations() const;
 
   // Queries. Pointers stay valid until the next mutating call.
   const WorkloadInfo* Find(const std::string& key) const;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <limits>
@@ -188,6 +189,14 @@ struct Wl {
   bool has_placement = false;
   std::unique_ptr<placement::Placement> placement;  // with has_placement; committed in EngineImpl::cluster under info.key
   Time run_started = 0;
+  // While Admitted with a maximum runtime: when it runs out (the key of its
+  // entry in EngineImpl::expiries); -1 otherwise.
+  Time expiry = -1;
+  // When the last nomination skipped preemption candidates protected by a
+  // minimum runtime (or was itself held by its preemption delay): the
+  // earliest time that changes; -1 when nothing was skipped.
+  Time protected_until = -1;
+  bool delay_held = false;  // protected_until is its own preemption delay
   // Static node feasibility per (pod set, flavor id), index pod_set *
   // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
   // 0 = none (`node_why` says why), -1 = not known yet. Valid while
@@ -223,6 +232,7 @@ struct TargetMemo {
   uint64_t uid = 0;
   FrAmounts request;
   std::vector<Target> targets;
+  Time protect_min = -1;  // EngineImpl::protect_min the search left
 };
 
 struct CqRt {
@@ -360,6 +370,32 @@ class EngineImpl {
   uint64_t next_admit_seq = 1;
   size_t pending_count = 0, admitted_count = 0;
   std::vector<Eviction> pending_evictions;  // drains issued outside Schedule
+  // Admitted workloads with a maximum runtime, by when it runs out.
+  std::set<std::pair<Time, WlId>> expiries;
+  // Minimum runtime and preemption delay (docs/semantics.md §11).
+  Time now = 0;               // of the Schedule call in progress (or the last)
+  bool any_protection = false;  // some queue or class sets a minimum runtime or delay
+  struct ClassLimits {
+    std::optional<Time> min_runtime, reclaim_min_runtime;
+  };
+  std::unordered_map<std::string, ClassLimits> class_limits;  // priority classes that set any
+  // While a nomination runs: the earliest end of a protection it skipped.
+  Time protect_min = -1;
+  bool protect_delay = false;
+  // (time, quota-tree root): a protection skipped by a parked workload ends;
+  // the tree's parked workloads are retried then.
+  std::set<std::pair<Time, int32_t>> protect_wakeups;
+  // Reservations (docs/semantics.md §11), at most one per quota-tree root.
+  struct Reservation {
+    WlId wl = kNoWl;
+    int32_t cq = -1;
+    int32_t root = -1;
+    Time start = 0;
+    FrAmounts usage;            // the assignment that fits once the holders are gone
+    std::vector<WlId> holders;  // admitted workloads whose end frees it, in end order
+  };
+  std::vector<Reservation> reservations;
+  bool any_reservation_config = false;
 
   // Placement (issue 3): null without nodes.
   std::vector<placement::NodeSpec> node_specs;
@@ -430,6 +466,28 @@ class EngineImpl {
   void UnparkList(std::vector<WlId>* list);
   void Park(WlId id, std::vector<WlId>* list);
   Status FinishId(WlId id);
+  // Time limits (docs/semantics.md §11).
+  // The maximum runtime of `w` in ClusterQueue `cq` (-1: none known).
+  std::optional<Time> MaxRuntime(const Wl& w, int32_t cq) const;
+  // (Re)computes the expiry of an Admitted workload; drops it otherwise.
+  void ArmExpiry(WlId id);
+  void DisarmExpiry(WlId id);
+  // Evicts every Admitted workload whose maximum runtime ran out by `now`.
+  void ExpireRuntimes(Time now, std::vector<Eviction>* out);
+  // True when admitted workload `victim` may not be preempted now for an
+  // eviction with `reason` (its minimum runtime); records when it may.
+  bool Protected(WlId victim, EvictionReason reason);
+  // True (recording when it ends) while `wl` waits out its preemption delay.
+  bool DelayHeld(WlId wl);
+  // Reservations: the runtime estimate of `w` in `cq` (its maximum runtime,
+  // else the queue's default estimate), minus the time it has used.
+  std::optional<Time> RemainingEstimate(const Wl& w, int32_t cq) const;
+  // Computes (or refreshes) the reservation of inadmissible head `wl`;
+  // false when it does not qualify or its start cannot be estimated.
+  bool Reserve(WlId wl, int32_t cq, Time now);
+  // The reservation that admitting `wl` (usage `usage` in `cq`) now would
+  // delay, or null.
+  const Reservation* DelayedReservation(WlId wl, int32_t cq, const FrAmounts& usage, Time now);
   Status CompleteEvictionId(WlId id);
 
   // Scratch buffers reused across rounds (no allocation per cycle).

@@ -206,10 +206,18 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
                           (w.info.queued_at == v.info.queued_at && w.info.uid < v.info.uid))))
         continue;
       if (!UsesAnyFr(v, need)) continue;
+      if (e.Protected(id, EvictionReason::kInClusterQueue)) continue;  // minimum runtime
       per_cq[cqi].push_back(id);
     }
   }
   if (t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+    bool reclaims = true;  // the preemptor stays within its nominal quota with the request
+    if (e.any_protection) {
+      for (const auto& [fr, a] : request) {
+        if (std::find(need.begin(), need.end(), fr) == need.end()) continue;
+        if (t.node(cq.node).usage[fr] + a > t.node(cq.node).nominal[fr]) reclaims = false;
+      }
+    }
     for (int32_t ocq : e.root_cqs[t.Root(cq.node)]) {
       if (ocq == cqi) continue;
       const CqRt& other = e.cqs[ocq];
@@ -221,6 +229,10 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
         if (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kLowerPriority && v.info.priority >= prio)
           continue;
         if (!UsesAnyFr(v, need)) continue;
+        // Minimum runtime: a preemptor that stays within its nominal quota
+        // reclaims (InCohortReclamation); otherwise it preempts for fairness.
+        if (e.Protected(id, reclaims ? EvictionReason::kInCohortReclamation : EvictionReason::kInCohortFairSharing))
+          continue;
         per_cq[ocq].push_back(id);
       }
     }

@@ -136,6 +136,30 @@ struct ClusterQueueSpec {
   // Unset admits no namespace; an empty selector admits all (Kueue).
   std::optional<LabelSelector> namespace_selector;
   StopPolicy stop_policy = StopPolicy::kNone;
+  // Time limits (Artel; docs/semantics.md §11), read from the ClusterQueue's
+  // `spec.artel.dev/timeLimits`; every one unset by default (no limit).
+  // A workload's maximum runtime when it names none, and the most it may
+  // name (a longer one is cut to the ceiling).
+  std::optional<Time> default_max_runtime;
+  std::optional<Time> max_runtime_ceiling;
+  // Minimum runtime: an admitted workload of this queue is not a preemption
+  // candidate for in-queue priority or fair sharing (or a reclaim while the
+  // preemptor borrows) before it has run this long in its current admission;
+  // `reclaim_min_runtime` is the same for the reclaim of a guarantee
+  // (InCohortReclamation). A priority class's own values win over these.
+  std::optional<Time> min_runtime;
+  std::optional<Time> reclaim_min_runtime;
+  // Preemption delay: a workload of this queue may preempt others only once
+  // it has waited this long since it was queued.
+  std::optional<Time> preemption_delay;
+  // Reservations with conservative backfill (docs/semantics.md §11): a head
+  // of this queue that is short of quota reserves once it has waited
+  // `reserve_after`, or at once when its priority is at least
+  // `reserve_priority`. The runtime estimate of a workload is its maximum
+  // runtime, else `default_runtime_estimate`.
+  std::optional<Time> reserve_after;
+  std::optional<int32_t> reserve_priority;
+  std::optional<Time> default_runtime_estimate;
   SourcePos pos;
 };
 
@@ -160,6 +184,11 @@ struct PriorityClassSpec {
   std::string name;
   int32_t value = 0;
   std::string description;
+  // Minimum runtimes of the workloads of this class (see ClusterQueueSpec;
+  // `artel.dev/timeLimits` on the WorkloadPriorityClass). Unset: the
+  // ClusterQueue's.
+  std::optional<Time> min_runtime;
+  std::optional<Time> reclaim_min_runtime;
   SourcePos pos;
 };
 
@@ -232,6 +261,10 @@ struct WorkloadSpec {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   bool active = true;  // Kueue spec.active
+  // Kueue spec.maximumExecutionTimeSeconds, in ms: once the workload has run
+  // this long in total (over all its admissions), it is stopped and finished
+  // as Failed. Unset: its ClusterQueue's default, if any.
+  std::optional<Time> max_runtime;
   // Runtime knobs (the core ignores these): grace period between SIGTERM
   // and SIGKILL on preemption, and how often a failed run is retried.
   std::optional<Time> termination_grace;

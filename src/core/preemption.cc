@@ -329,19 +329,32 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
       cq.spec->preemption.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority;
   const Time queued_at = by_age ? w.info.queued_at : 0;
   const uint64_t uid = by_age ? w.info.uid : 0;
+  // Preemption delay (docs/semantics.md §11): no victims until it has waited.
+  if (e.DelayHeld(wl)) return {};
+  auto note_protection = [&e](Time t) {
+    if (t >= 0 && (e.protect_min < 0 || t < e.protect_min)) e.protect_min = t;
+  };
   if (memoise) {
     for (const TargetMemo& m : cq.memo) {
       if (m.gen == e.state_gen && m.overlay == e.overlay_gen && m.priority == w.info.priority && m.queued_at == queued_at && m.uid == uid &&
           m.request == request) {
+        note_protection(m.protect_min);
         return m.targets;
       }
     }
   }
+  // The earliest protection this search skips, apart from earlier searches
+  // of the same nomination.
+  const Time outer = e.protect_min;
+  e.protect_min = -1;
   std::vector<Target> targets = e.opts.fair_sharing ? FairSharingTargets(e, wl, cqi, request)
                                                     : ComputeTargets(e, wl, cqi, request);
+  const Time mine = e.protect_min;
+  e.protect_min = outer;
+  note_protection(mine);
   if (memoise) {
     constexpr size_t kMemoSize = 4;
-    TargetMemo m{e.state_gen, e.overlay_gen, w.info.priority, queued_at, uid, request, targets};
+    TargetMemo m{e.state_gen, e.overlay_gen, w.info.priority, queued_at, uid, request, targets, mine};
     if (cq.memo.size() < kMemoSize) {
       cq.memo.push_back(std::move(m));
     } else {
@@ -556,6 +569,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
     const Wl& v = e.wls[id];
     if (id == wl || !UsesAny(v, c.need) || PriorityTooHigh(w, v, true, pol)) continue;
     if (nodes != nullptr && !nodes->Relevant(id)) continue;
+    if (e.Protected(id, EvictionReason::kInClusterQueue)) continue;  // minimum runtime
     same.push_back({make(id, cqi, EvictionReason::kInClusterQueue), Variant::kWithinCq, -1});
   }
   // Other queues, level by level up the tree. The preemptor has a
@@ -595,6 +609,11 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
           const Wl& v = e.wls[id];
           if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
           if (nodes != nullptr && !nodes->Relevant(id)) continue;
+          const bool while_borrowing = !advantage && bwc && v.info.priority < w.info.priority &&
+                                       !(pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold);
+          if (e.Protected(id, while_borrowing ? EvictionReason::kInCohortReclaimWhileBorrowing
+                                              : EvictionReason::kInCohortReclamation))
+            continue;  // minimum runtime
           if (advantage) {
             hier.push_back({make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
           } else if (!bwc || v.info.priority >= w.info.priority ||
@@ -670,9 +689,26 @@ std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cqi, const 
   }
   placement::GangRequest gang;
   if (!e.BuildGang(wl, a, gang).ok()) return {};
-  PlacementSearch search(e, gang);
-  std::vector<Target> targets = ComputeTargets(e, wl, cqi, a.usage, &search);
+  // Protections this search skips (minimum runtime, its own preemption
+  // delay) are recorded on the workload, as for a nomination.
+  const Time outer = e.protect_min;
+  const bool outer_delay = e.protect_delay;
+  e.protect_min = -1;
+  e.protect_delay = false;
+  std::vector<Target> targets;
+  if (!e.DelayHeld(wl)) {
+    PlacementSearch search(e, gang);
+    targets = ComputeTargets(e, wl, cqi, a.usage, &search);
+  }
   for (Target& t : targets) t.nodes = true;
+  Wl& w = e.wls[wl];
+  if (e.protect_min > e.now) {
+    if (w.protected_until <= e.now || e.protect_min < w.protected_until) w.protected_until = e.protect_min;
+    w.delay_held = w.delay_held || e.protect_delay;
+    e.protect_wakeups.emplace(e.protect_min, e.tree.Root(e.cqs[cqi].node));
+  }
+  e.protect_min = outer;
+  e.protect_delay = outer_delay;
   return targets;
 }
 

@@ -794,6 +794,9 @@ Json EvictedStatus(const Json& current_status, const core::Eviction& e, const st
   } else if (e.reason == core::EvictionReason::kLocalQueueStopped) {
     reason = "LocalQueueStopped";
     message = "Evicted: the LocalQueue is stopped (HoldAndDrain)";
+  } else if (e.reason == core::EvictionReason::kMaximumExecutionTimeExceeded) {
+    reason = "MaximumExecutionTimeExceeded";
+    message = "Evicted: the workload exceeded its maximum execution time";
   } else {
     reason = "Deactivated";
     message = "Evicted: the workload was deactivated (spec.active is false)";

@@ -23,6 +23,8 @@ std::string KueueEvictedReason(core::EvictionReason r) {
     case core::EvictionReason::kClusterQueueStopped: return "ClusterQueueStopped";
     case core::EvictionReason::kLocalQueueStopped: return "LocalQueueStopped";
     case core::EvictionReason::kDeactivated: return "InactiveWorkload";
+    // Kueue deactivates a workload whose maximumExecutionTimeSeconds ran out.
+    case core::EvictionReason::kMaximumExecutionTimeExceeded: return "InactiveWorkload";
     default: return "Preempted";
   }
 }

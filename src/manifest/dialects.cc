@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <functional>
 #include <regex>
 #include <set>
@@ -681,6 +683,7 @@ Status ReadPod(const Node& root, PodDoc* out) {
 namespace {
 
 constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
+constexpr char kMaxExecTimeLabel[] = "kueue.x-k8s.io/max-exec-time-seconds";
 constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 constexpr char kJobMinParallelism[] = "kueue.x-k8s.io/job-min-parallelism";
 constexpr char kVolcanoGroupAnnotation[] = "scheduling.k8s.io/group-name";
@@ -700,13 +703,17 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
   w.annotations[kAnnDialect] = "kueue";
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  ARTEL_DIALECT_TRY(Refuse(spec, {{"maximumExecutionTimeSeconds", "maximumExecutionTimeSeconds"}}));
   // v1beta2 names the priority class with priorityClassRef {group, kind,
   // name}; v1beta1 with priorityClassName and priorityClassSource. Both
   // spellings are read in both versions (manifests written for one release
   // of Kueue are often applied with the other's apiVersion).
   ARTEL_DIALECT_TRY(spec.CheckKeys({"queueName", "priorityClassName", "priority", "priorityClassSource",
-                                    "priorityClassRef", "active", "podSets"}));
+                                    "priorityClassRef", "active", "podSets", "maximumExecutionTimeSeconds"}));
+  if (spec["maximumExecutionTimeSeconds"].present()) {
+    Result<int64_t> m = spec["maximumExecutionTimeSeconds"].AsInt(1, INT32_MAX);
+    if (!m.ok()) return m.status();
+    w.max_runtime = *m * 1000;
+  }
   ARTEL_DIALECT_TRY(spec.ReadString("queueName", &w.queue, kRequired));
   std::string pc;
   ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
@@ -825,6 +832,16 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   }
   w.queue = q->second;
   if (auto pc = meta.labels.find(kPriorityClassLabel); pc != meta.labels.end()) w.priority_class = pc->second;
+  if (auto mx = meta.labels.find(kMaxExecTimeLabel); mx != meta.labels.end()) {
+    // Kueue's Job label for the Workload's maximumExecutionTimeSeconds.
+    char* end = nullptr;
+    long long v = std::strtoll(mx->second.c_str(), &end, 10);
+    if (mx->second.empty() || *end != '\0' || v < 1 || v > INT32_MAX) {
+      return root.Lookup("metadata.labels").Error(std::string("label ") + kMaxExecTimeLabel +
+                                                  ": expected a whole number of seconds >= 1, got \"" + mx->second + "\"");
+    }
+    w.max_runtime = static_cast<core::Time>(v) * 1000;
+  }
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
   ARTEL_DIALECT_TRY(Refuse(spec, {{"podFailurePolicy", "podFailurePolicy"},

@@ -87,6 +87,51 @@ Status ReadStopPolicy(const Node& spec, core::StopPolicy* out) {
                                          out);
 }
 
+// Artel's time limits (docs/semantics.md §11): `artel.dev/timeLimits` in a
+// ClusterQueue's spec. Every field is a whole number of seconds, as Kueue's
+// maximumExecutionTimeSeconds.
+constexpr std::string_view kTimeLimitsField = "artel.dev/timeLimits";
+
+Status ReadSeconds(const Node& map, std::string_view key, int64_t min, std::optional<core::Time>* out) {
+  Node n = map[key];
+  if (!n.present()) return Status::Ok();
+  Result<int64_t> v = n.AsInt(min, int64_t{10} * 365 * 24 * 3600);
+  if (!v.ok()) return v.status();
+  *out = *v * 1000;
+  return Status::Ok();
+}
+
+Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
+  Node tl = spec[kTimeLimitsField];
+  if (!tl.present()) return Status::Ok();
+  ARTEL_MF_TRY(tl.CheckKeys({"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling",
+                              "minRuntimeSeconds", "reclaimMinRuntimeSeconds", "preemptionDelaySeconds",
+                              "reserveAfterSeconds", "reservePriority", "defaultRuntimeEstimateSeconds"}));
+  ARTEL_MF_TRY(ReadSeconds(tl, "defaultMaximumExecutionTimeSeconds", 1, &cq->default_max_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "maximumExecutionTimeSecondsCeiling", 1, &cq->max_runtime_ceiling));
+  ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &cq->min_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &cq->reclaim_min_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "preemptionDelaySeconds", 0, &cq->preemption_delay));
+  ARTEL_MF_TRY(ReadSeconds(tl, "reserveAfterSeconds", 0, &cq->reserve_after));
+  ARTEL_MF_TRY(ReadSeconds(tl, "defaultRuntimeEstimateSeconds", 1, &cq->default_runtime_estimate));
+  if (tl["reservePriority"].present()) {
+    int32_t p = 0;
+    ARTEL_MF_TRY(tl.ReadInt32("reservePriority", &p));
+    cq->reserve_priority = p;
+  }
+  return Status::Ok();
+}
+
+// `artel.dev/timeLimits` on a WorkloadPriorityClass: its minimum runtimes.
+Status ReadClassTimeLimits(const Node& root, core::PriorityClassSpec* pc) {
+  Node tl = root[kTimeLimitsField];
+  if (!tl.present()) return Status::Ok();
+  ARTEL_MF_TRY(tl.CheckKeys({"minRuntimeSeconds", "reclaimMinRuntimeSeconds"}));
+  ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &pc->min_runtime));
+  ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &pc->reclaim_min_runtime));
+  return Status::Ok();
+}
+
 Status ReadResourceGroups(const Node& spec, std::vector<core::ResourceGroupSpec>* out) {
   Node groups = spec["resourceGroups"];
   if (!groups.present()) return Status::Ok();
@@ -303,7 +348,8 @@ Status ParseClusterQueue(const Object& obj, core::Config* out) {
     // accepted for compatibility and ignored (see docs/manifests.md).
     ARTEL_MF_TRY(spec.CheckKeys({cohort_field, "resourceGroups", "queueingStrategy", "namespaceSelector",
                                  "flavorFungibility", "preemption", "admissionChecks",
-                                 "admissionChecksStrategy", "admissionScope", "stopPolicy", "fairSharing"}));
+                                 "admissionChecksStrategy", "admissionScope", "stopPolicy", "fairSharing",
+                                 kTimeLimitsField}));
     ARTEL_MF_TRY(spec.ReadString(cohort_field, &cq.cohort));
     ARTEL_MF_TRY(ReadResourceGroups(spec, &cq.resource_groups));
     using Q = core::QueueingStrategy;
@@ -324,6 +370,7 @@ Status ParseClusterQueue(const Object& obj, core::Config* out) {
     if (spec["admissionScope"].present()) ARTEL_MF_TRY(spec["admissionScope"].ExpectMap());
     ARTEL_MF_TRY(ReadStopPolicy(spec, &cq.stop_policy));
     ARTEL_MF_TRY(ReadFairWeight(spec, &cq.fair_weight));
+    ARTEL_MF_TRY(ReadQueueTimeLimits(spec, &cq));
   }
   Status s = RunCheck(obj, cq, internal::CheckClusterQueue);
   if (!s.ok() && s.field().ends_with("spec.cohortName") && obj.dialect != Dialect::kV1beta2) {
@@ -375,7 +422,7 @@ Status ParseLocalQueue(const Object& obj, core::Config* out) {
 }
 
 Status ParseWorkloadPriorityClass(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description"}));
+  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description", kTimeLimitsField}));
   Metadata meta;
   ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
   core::PriorityClassSpec pc;
@@ -383,6 +430,7 @@ Status ParseWorkloadPriorityClass(const Object& obj, core::Config* out) {
   pc.pos = ObjectPos(obj);
   ARTEL_MF_TRY(obj.root.ReadInt32("value", &pc.value, kRequired));
   ARTEL_MF_TRY(obj.root.ReadString("description", &pc.description));
+  ARTEL_MF_TRY(ReadClassTimeLimits(obj.root, &pc));
   ARTEL_MF_TRY(RunCheck(obj, pc, internal::CheckPriorityClass));
   out->priority_classes.push_back(std::move(pc));
   return Status::Ok();

@@ -1627,6 +1627,14 @@ void Daemon::ReleaseGpusLocked(Wl& w) {
   }
 }
 
+namespace {
+// The engine stopped the workload because its maximum runtime ran out
+// (docs/semantics.md §11): its pods are stopped and it finishes Failed.
+bool StoppedForMaxRuntime(const core::WorkloadInfo& info) {
+  return info.last_eviction && info.last_eviction->reason == core::EvictionReason::kMaximumExecutionTimeExceeded;
+}
+}  // namespace
+
 void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t now,
                                std::vector<store::Record>* recs, std::vector<std::string>* launch) {
   std::set<std::string> touched;
@@ -1686,6 +1694,14 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
     }
     if (info == nullptr) {  // cancelled while running
       ReleaseGpusLocked(w);
+      continue;
+    }
+    if (info->state == core::WorkloadState::kEvicting && StoppedForMaxRuntime(*info)) {
+      // Stopped by the engine for its maximum runtime: it does not queue
+      // again; it ends Failed with the engine's reason.
+      ReleaseGpusLocked(w);
+      w.message = info->last_eviction->message;
+      FinishLocked(key, w, now, code, "Failed", recs);
       continue;
     }
     if (info->state == core::WorkloadState::kEvicting) {
@@ -1802,6 +1818,13 @@ void Daemon::OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* 
   Wl& w = wl_[e.victim];
   if (w.running) {
     stop->push_back(e.victim);
+  } else if (info && info->state == core::WorkloadState::kEvicting && StoppedForMaxRuntime(*info)) {
+    // Nothing runs (no command, or its start is still pending): it ends
+    // Failed at once.
+    launch->erase(std::remove(launch->begin(), launch->end(), e.victim), launch->end());
+    ReleaseGpusLocked(w);
+    w.message = e.message;
+    FinishLocked(e.victim, w, now, 0, "Failed", recs);
   } else if (info && info->state == core::WorkloadState::kEvicting) {
     // Nothing runs (a reservation, or admitted this very pass): done now.
     launch->erase(std::remove(launch->begin(), launch->end(), e.victim), launch->end());

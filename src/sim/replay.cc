@@ -135,7 +135,13 @@ class Simulator {
   }
 
   Result<ReplayResult> Run() {
-    if (Status s = engine_.Configure(config_); !s.ok()) return s;
+    core::Config config = config_;
+    for (auto& q : config.cluster_queues) {
+      if (options_.reserve_after) q.reserve_after = options_.reserve_after;
+      if (options_.min_runtime) q.min_runtime = options_.min_runtime;
+      if (options_.reclaim_min_runtime) q.reclaim_min_runtime = options_.reclaim_min_runtime;
+    }
+    if (Status s = engine_.Configure(config); !s.ok()) return s;
     start_ns_ = Now();
     const size_t n = jobs_.size();
     // Arrival order: by submission time, ties in trace order. Sorting (time,
@@ -209,6 +215,10 @@ class Simulator {
       if (!finishes_.empty()) next = std::min(next, finishes_.top().t);
       if (!evictions_.empty()) next = std::min(next, evictions_.top().t);
       if (dirty) next = std::min(next, tick);
+      // The engine's own instants (a maximum runtime running out, a minimum
+      // runtime or preemption delay ending); a pending tick covers them.
+      std::optional<Time> timed = dirty ? std::nullopt : engine_.NextTimedEvent();
+      if (timed) next = std::min(next, std::max(*timed, now_));
       if (next == kNever) break;
       if (options_.until && next > *options_.until) {
         Integrate(*options_.until);
@@ -217,7 +227,7 @@ class Simulator {
       }
       Integrate(next);
       now_ = next;
-      bool changed = false;
+      bool changed = timed && *timed <= now_;
       while (!finishes_.empty() && finishes_.top().t == now_) {
         TimedJob ev = finishes_.top();
         finishes_.pop();
@@ -314,6 +324,9 @@ class Simulator {
     ps.count = 1;
     ps.requests.emplace(options_.gpu_resource, Gpus(j));
     if (!options_.node_selector.empty()) ps.node_selector = options_.node_selector;
+    if (options_.estimate_factor > 0) {
+      spec.max_runtime = static_cast<core::Time>(std::ceil(static_cast<double>(job.duration) * options_.estimate_factor));
+    }
     Result<core::WorkloadId> id = engine_.Submit(std::move(spec), now_);
     if (!id.ok()) {
       return InvalidArgument(
@@ -350,6 +363,20 @@ class Simulator {
       if (Status s = engine_.CompleteEviction(wid_[j], now_); !s.ok()) return s;
     }
     int32_t t = tenant_of_[j];
+    info = engine_.Get(wid_[j]);
+    if (info != nullptr && info->state == core::WorkloadState::kFinished) {
+      // Stopped for its maximum runtime (docs/semantics.md §11): it ends
+      // here, failed, and does not queue again.
+      job_of_id_[wid_[j]] = -1;
+      if (Status s = engine_.Forget(wid_[j]); !s.ok()) return s;
+      held_[t] -= Gpus(j);
+      state_[j] = JobState::kDone;
+      result_.outcomes[j].finish = now_;
+      ++result_.tenants[t].completed;
+      jcts_[t].push_back(static_cast<double>(now_ - hot_[j].submit) / 1000.0);
+      ++events_;
+      return Status::Ok();
+    }
     held_[t] -= Gpus(j);
     lost_ms_[t] += static_cast<double>(Gpus(j)) * static_cast<double>(now_ - started_[j]);
     AddPending(j);
@@ -393,8 +420,11 @@ class Simulator {
         int32_t t = tenant_of_[j];
         ++epoch_[j];
         state_[j] = JobState::kEvicting;
-        ++result_.outcomes[j].evictions;
-        ++result_.tenants[t].preemptions;
+        // A stop for the maximum runtime ends the job; it is no preemption.
+        if (ev.reason != core::EvictionReason::kMaximumExecutionTimeExceeded) {
+          ++result_.outcomes[j].evictions;
+          ++result_.tenants[t].preemptions;
+        }
         int64_t pj = JobOf(ev.preemptor_id);
         result_.evictions.push_back(
             {now_, j, t, core::EvictionReasonName(ev.reason), ev.preemptor, pj >= 0 ? tenant_of_[pj] : -1});

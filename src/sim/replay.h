@@ -67,6 +67,16 @@ struct ReplayOptions {
   int max_points = 720;                    // time-series buckets in the result
   std::function<int64_t()> wall_clock_ns;  // injected wall clock; null = no speed figures
   std::function<void(const ReplayProgress&)> progress;  // called every few thousand events
+  // Time limits (docs/semantics.md §11), off by default. `estimate_factor`
+  // > 0 gives every job a maximum runtime of its trace duration times the
+  // factor (>= 1: a user's overestimated time limit, never cutting the job
+  // short), which is also its runtime estimate. `reserve_after` turns on
+  // reservations in every ClusterQueue of the config (reserveAfterSeconds);
+  // `min_runtime` sets every queue's minRuntimeSeconds.
+  double estimate_factor = 0;
+  std::optional<core::Time> reserve_after;
+  std::optional<core::Time> min_runtime;
+  std::optional<core::Time> reclaim_min_runtime;  // every queue's reclaimMinRuntimeSeconds
 };
 
 struct Percentiles {

@@ -179,6 +179,10 @@ class Runner {
         it = running ? std::next(it) : started_.erase(it);
       }
       std::optional<core::Time> next = NextAutoFinish();
+      // The engine's own deadlines (a maximum runtime running out) are
+      // instants too: it decides at them, then the engine settles.
+      std::optional<core::Time> timed = engine_.NextTimedEvent();
+      if (timed && (!next || *timed < *next)) next = std::max(*timed, now_);
       if (!next || *next > t) break;
       now_ = std::max(now_, *next);
       // Everything due at this instant finishes in submission order, then the
@@ -427,6 +431,13 @@ class Runner {
     if (ex.admitted) CompareSets("expect.admitted", *ex.admitted, InState(core::WorkloadState::kAdmitted));
     if (ex.pending) CompareSets("expect.pending", *ex.pending, InState(core::WorkloadState::kPending));
     if (ex.finished) CompareSets("expect.finished", *ex.finished, InState(core::WorkloadState::kFinished));
+    if (ex.failed) {
+      std::set<std::string> got;
+      for (const core::WorkloadInfo* info : engine_.Workloads()) {
+        if (info->state == core::WorkloadState::kFinished && info->failed) got.insert(Display(info->key));
+      }
+      CompareSets("expect.failed", *ex.failed, got);
+    }
     if (ex.preempted) {
       std::set<std::string> got;
       for (const core::Eviction& ev : evictions_) got.insert(Display(ev.victim));

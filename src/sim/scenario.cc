@@ -521,7 +521,8 @@ Status ReadPodSet(const Field& f, core::PodSetSpec* ps) {
 
 Status ReadWorkload(const Field& f, SubmitEvent* ev) {
   ARTEL_SIM_RETURN_IF_ERROR(f.CheckKeys({"name", "namespace", "queue", "priorityClass", "priority", "podSets",
-                                         "runtime", "annotations", "labels", "active"}));
+                                         "runtime", "annotations", "labels", "active",
+                                         "maximumExecutionTimeSeconds"}));
   ARTEL_SIM_RETURN_IF_ERROR(f.Require("name"));
   ARTEL_SIM_RETURN_IF_ERROR(f.Require("podSets"));
   core::WorkloadSpec& w = ev->spec;
@@ -565,6 +566,10 @@ Status ReadWorkload(const Field& f, SubmitEvent* ev) {
     ARTEL_SIM_RETURN_IF_ERROR(ReadDuration(f.Key("runtime"), &rt));
     ev->runtime = rt;
   }
+  if (f.Has("maximumExecutionTimeSeconds")) {
+    ARTEL_SIM_ASSIGN_OR_RETURN(int64_t m, f.Key("maximumExecutionTimeSeconds").Int(1, std::numeric_limits<int32_t>::max()));
+    w.max_runtime = m * 1000;
+  }
   ARTEL_SIM_ASSIGN_OR_RETURN(w.annotations, f.Key("annotations").StringMap());
   ARTEL_SIM_ASSIGN_OR_RETURN(w.labels, f.Key("labels").StringMap());
   if (f.Has("active")) {
@@ -593,7 +598,7 @@ std::vector<std::string> PendingReasonNames() {
 std::vector<std::string> EvictionReasonNames() {
   using R = core::EvictionReason;
   std::vector<std::string> out;
-  for (int r = static_cast<int>(R::kInClusterQueue); r <= static_cast<int>(R::kDeactivated); ++r) {
+  for (int r = static_cast<int>(R::kInClusterQueue); r <= static_cast<int>(R::kMaximumExecutionTimeExceeded); ++r) {
     out.emplace_back(core::EvictionReasonName(static_cast<R>(r)));
   }
   return out;
@@ -617,7 +622,7 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   ex->field = f.path();
   if (f.IsNull()) return Status::Ok();
   ARTEL_SIM_RETURN_IF_ERROR(
-      f.CheckKeys({"admitted", "pending", "finished", "preempted", "evictions", "flavors", "admittedCounts",
+      f.CheckKeys({"admitted", "pending", "finished", "failed", "preempted", "evictions", "flavors", "admittedCounts",
                    "usage", "pendingReasons", "pendingMessages", "share", "placements",
                    "migLayouts"}));
   auto ref_set = [&](const char* key, std::optional<std::vector<WorkloadRef>>* out) -> Status {
@@ -628,6 +633,7 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   ARTEL_SIM_RETURN_IF_ERROR(ref_set("admitted", &ex->admitted));
   ARTEL_SIM_RETURN_IF_ERROR(ref_set("pending", &ex->pending));
   ARTEL_SIM_RETURN_IF_ERROR(ref_set("finished", &ex->finished));
+  ARTEL_SIM_RETURN_IF_ERROR(ref_set("failed", &ex->failed));
   ARTEL_SIM_RETURN_IF_ERROR(ref_set("preempted", &ex->preempted));
 
   if (f.Has("evictions")) {

@@ -101,6 +101,8 @@ struct Expectation {
   std::optional<std::vector<WorkloadRef>> admitted;
   std::optional<std::vector<WorkloadRef>> pending;
   std::optional<std::vector<WorkloadRef>> finished;
+  // Finished workloads the engine failed (a maximum runtime ran out).
+  std::optional<std::vector<WorkloadRef>> failed;
   std::optional<std::vector<WorkloadRef>> preempted;
   std::optional<std::vector<EvictionExpect>> evictions;
   std::optional<std::vector<std::pair<WorkloadRef, FlavorExpect>>> flavors;

@@ -311,6 +311,23 @@ TEST(ReplayTest, SingleTenantFixedArrivalsWaitsByHand) {
   EXPECT_NEAR(integral / 3600.0, 250.0 / 60.0, 1e-6);
 }
 
+// Time limits in the replay (docs/semantics.md §11): the engine's own
+// instants wake the simulator. A 1-hour job in a queue whose default maximum
+// runtime is 20 minutes is stopped then (and ends there); the job queued
+// behind it starts at 20m, not 60m.
+TEST(ReplayTest, MaximumRuntimeStopsJobsAtTheEnginesInstant) {
+  core::Config config = Cluster({{"solo", 2}});
+  config.cluster_queues[0].default_max_runtime = 20 * kMin;
+  std::vector<TraceJob> jobs = {Job("solo", 0, 60 * kMin, 2), Job("solo", kMin, 10 * kMin, 2)};
+  Result<ReplayResult> r = Replay(config, {{"solo", "solo", "default", 2000}}, jobs, 2000, Instant());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->outcomes[0].finish, 20 * kMin);
+  EXPECT_EQ(r->outcomes[1].first_admit, 20 * kMin);
+  EXPECT_EQ(r->outcomes[1].finish, 30 * kMin);
+  EXPECT_EQ(r->tenants[0].completed, 2);
+  EXPECT_EQ(r->cluster.preemptions, 0);
+}
+
 // A borrows the idle half of a 4-GPU cluster for an hour; B arrives at 30m and
 // reclaims its 2 GPUs. Grace 0: B waits 0; A loses 2 runs of 30m (1 GPU-hour),
 // borrowed 2 GPUs for 30m (1 GPU-hour), reruns the evicted jobs from 60m to
