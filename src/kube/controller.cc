@@ -303,7 +303,7 @@ bool Controller::Poll(int64_t now) {
     fill("wpc", &k.priority_classes);
     fill("topology", &k.topologies);
     fill("ns", &k.namespaces);
-    built_ = BuildConfig(k);
+    built_ = config_builder_.Build(k);
     config_dirty_ = false;
   }
   return !events_.empty() || !done_.empty() || built_.has_value();
@@ -765,6 +765,7 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
   if (last_queue_status_ms_ >= 0 && now - last_queue_status_ms_ < options_.queue_status_interval_ms) return;
   last_queue_status_ms_ = now;
   std::vector<ObjectCondition> conds = Conditions();
+  std::optional<QueueStatusIndex> index;
   for (const ObjectCondition& c : conds) {
     bool cq = c.kind == "ClusterQueue";
     if (!cq && c.kind != "LocalQueue") continue;
@@ -776,8 +777,9 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
     Json current = obj.value("status", Json::object());
     auto at = queue_status_at_.find(key);
     if (at != queue_status_at_.end() && now - at->second < options_.queue_status_interval_ms) continue;
-    Json status = cq ? ClusterQueueStatus(engine, c.name, c, current, Rfc3339(now), Generation(obj))
-                     : LocalQueueStatus(engine, c.ns, c.name, c, current, Rfc3339(now), Generation(obj));
+    if (!index) index.emplace(engine);  // one walk over the workloads for every queue of this pass
+    Json status = cq ? ClusterQueueStatus(*index, engine, c.name, c, current, Rfc3339(now), Generation(obj))
+                     : LocalQueueStatus(*index, c.ns, c.name, c, current, Rfc3339(now), Generation(obj));
     std::string fp = Fingerprint(status);
     auto wr_it = queue_status_written_.find(key);
     if (wr_it != queue_status_written_.end() && wr_it->second == fp) continue;

@@ -245,6 +245,7 @@ class Controller : public server::Service, public loop::Backend {
   std::vector<WriteResult> done_;  // drained by Poll
   bool config_dirty_ = false;
   std::optional<BuiltConfig> built_;                                // built by Poll, applied by SyncLocked
+  ConfigBuilder config_builder_;  // Poll's (loop thread): objects unchanged since the last build are not re-read
   std::map<std::string, std::map<std::string, Json>> config_objs_;  // kind -> key -> object
   std::map<std::string, Wl> wls_;          // "ns/name"; changed only with mu() held (the Service reads it)
   std::vector<Write> staged_;              // decided under the lock, handed over by Flush

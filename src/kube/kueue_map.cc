@@ -18,6 +18,7 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "core/quantity.h"
 #include "manifest/manifest.h"
@@ -924,23 +925,6 @@ struct Counts {
   int32_t pending = 0, reserving = 0, admitted = 0;
 };
 
-// The flavors x covered resources of a ClusterQueue, in spec order.
-std::vector<std::pair<std::string, std::vector<std::string>>> QueueFlavors(const core::Config& config,
-                                                                           const std::string& cq) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  for (const core::ClusterQueueSpec& q : config.cluster_queues) {
-    if (q.name != cq) continue;
-    for (const core::ResourceGroupSpec& g : q.resource_groups) {
-      for (const core::FlavorQuotasSpec& f : g.flavors) {
-        std::vector<std::string> resources;
-        for (const core::ResourceQuotaSpec& r : f.resources) resources.push_back(r.name);
-        out.emplace_back(f.flavor, std::move(resources));
-      }
-    }
-  }
-  return out;
-}
-
 void Count(const core::WorkloadInfo& w, Counts* c) {
   if (w.state == core::WorkloadState::kPending && w.spec.active) ++c->pending;
   if (w.state == core::WorkloadState::kAdmitted || w.state == core::WorkloadState::kEvicting) {
@@ -957,37 +941,97 @@ void SetActiveCondition(Json* st, const ObjectCondition& cond, const std::string
 
 }  // namespace
 
+using FlavorResources = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+struct QueueStatusIndex::Data {
+  struct Lq {
+    const core::LocalQueueSpec* spec = nullptr;
+    Counts counts;
+    std::map<std::pair<std::string, std::string>, core::Amount> used;  // flavor,res -> admitted usage
+  };
+  struct Cq {
+    Counts counts;
+    std::map<std::pair<std::string, std::string>, std::pair<core::Amount, core::Amount>>
+        usage;  // flavor,res -> used, borrowed
+    FlavorResources flavors;
+  };
+  std::unordered_map<std::string, Cq> cqs;
+  std::map<std::pair<std::string, std::string>, Lq> lqs;  // ns,name
+  bool fair_sharing = false;
+};
+
+QueueStatusIndex::QueueStatusIndex(const core::Engine& engine) : data_(std::make_unique<Data>()) {
+  Data& d = *data_;
+  d.fair_sharing = engine.options().fair_sharing;
+  for (const core::ClusterQueueSpec& q : engine.config().cluster_queues) {
+    FlavorResources& out = d.cqs[q.name].flavors;
+    for (const core::ResourceGroupSpec& g : q.resource_groups) {
+      for (const core::FlavorQuotasSpec& f : g.flavors) {
+        std::vector<std::string> resources;
+        for (const core::ResourceQuotaSpec& r : f.resources) resources.push_back(r.name);
+        out.emplace_back(f.flavor, std::move(resources));
+      }
+    }
+  }
+  // The last spec of a (namespace, name) wins, as in LocalQueueStatus.
+  for (const core::LocalQueueSpec& l : engine.config().local_queues) d.lqs[{l.ns, l.name}].spec = &l;
+  for (const core::WorkloadInfo* w : engine.Workloads()) {
+    // Counted for any queue name, configured or not, as the per-queue scans did.
+    Count(*w, &d.cqs[w->cluster_queue].counts);
+    Data::Lq& lq = d.lqs[{w->spec.ns, w->spec.queue}];
+    Count(*w, &lq.counts);
+    if (w->state != core::WorkloadState::kAdmitted && w->state != core::WorkloadState::kEvicting) continue;
+    for (const core::PodSetAssignment& a : w->admission) {
+      for (const auto& [res, amount] : a.resource_usage) {
+        auto f = a.flavors.find(res);
+        if (f != a.flavors.end()) lq.used[{f->second, res}] += amount;
+      }
+    }
+  }
+  for (const core::QuotaUsage& u : engine.Usage()) {
+    if (!u.is_cohort) d.cqs[u.node].usage[{u.flavor, u.resource}] = {u.usage, u.borrowed};
+  }
+}
+
+QueueStatusIndex::~QueueStatusIndex() = default;
+
 Json ClusterQueueStatus(const core::Engine& engine, const std::string& cq, const ObjectCondition& cond,
                         const Json& current_status, const std::string& now, int64_t generation) {
+  return ClusterQueueStatus(QueueStatusIndex(engine), engine, cq, cond, current_status, now, generation);
+}
+
+Json LocalQueueStatus(const core::Engine& engine, const std::string& ns, const std::string& lq,
+                      const ObjectCondition& cond, const Json& current_status, const std::string& now,
+                      int64_t generation) {
+  return LocalQueueStatus(QueueStatusIndex(engine), ns, lq, cond, current_status, now, generation);
+}
+
+Json ClusterQueueStatus(const QueueStatusIndex& index, const core::Engine& engine, const std::string& cq,
+                        const ObjectCondition& cond, const Json& current_status, const std::string& now,
+                        int64_t generation) {
+  const QueueStatusIndex::Data& d = index.data();
   Json st = StatusObject(current_status);
-  Counts c;
-  for (const core::WorkloadInfo* w : engine.Workloads()) {
-    if (w->cluster_queue == cq) Count(*w, &c);
-  }
-  std::map<std::pair<std::string, std::string>, std::pair<core::Amount, core::Amount>>
-      usage;  // flavor,res -> used, borrowed
-  for (const core::QuotaUsage& u : engine.Usage()) {
-    if (u.is_cohort || u.node != cq) continue;
-    usage[{u.flavor, u.resource}] = {u.usage, u.borrowed};
-  }
+  static const QueueStatusIndex::Data::Cq kNone;
+  auto found = d.cqs.find(cq);
+  const QueueStatusIndex::Data::Cq& q = found != d.cqs.end() ? found->second : kNone;
   Json flavors = Json::array();
-  for (const auto& [flavor, resources] : QueueFlavors(engine.config(), cq)) {
+  for (const auto& [flavor, resources] : q.flavors) {
     Json rs = Json::array();
     for (const std::string& r : resources) {
-      auto it = usage.find({flavor, r});
-      core::Amount used = it != usage.end() ? it->second.first : 0;
-      core::Amount borrowed = it != usage.end() ? it->second.second : 0;
+      auto it = q.usage.find({flavor, r});
+      core::Amount used = it != q.usage.end() ? it->second.first : 0;
+      core::Amount borrowed = it != q.usage.end() ? it->second.second : 0;
       rs.push_back({{"name", r}, {"total", Q(used)}, {"borrowed", Q(borrowed)}});
     }
     flavors.push_back({{"name", flavor}, {"resources", rs}});
   }
-  st["pendingWorkloads"] = c.pending;
-  st["reservingWorkloads"] = c.reserving;
-  st["admittedWorkloads"] = c.admitted;
+  st["pendingWorkloads"] = q.counts.pending;
+  st["reservingWorkloads"] = q.counts.reserving;
+  st["admittedWorkloads"] = q.counts.admitted;
   // Without admission checks, reserved quota is admitted quota.
   st["flavorsReservation"] = flavors;
   st["flavorsUsage"] = flavors;
-  if (engine.options().fair_sharing) {
+  if (d.fair_sharing) {
     int64_t share = engine.DominantResourceShare(cq);
     // Kueue reports an infinite share as the largest int64.
     st["fairSharing"] = {{"weightedShare", share < 0 ? INT64_MAX : share}};
@@ -998,36 +1042,26 @@ Json ClusterQueueStatus(const core::Engine& engine, const std::string& cq, const
   return st;
 }
 
-Json LocalQueueStatus(const core::Engine& engine, const std::string& ns, const std::string& lq,
+Json LocalQueueStatus(const QueueStatusIndex& index, const std::string& ns, const std::string& lq,
                       const ObjectCondition& cond, const Json& current_status, const std::string& now,
                       int64_t generation) {
+  const QueueStatusIndex::Data& d = index.data();
   Json st = StatusObject(current_status);
-  const core::LocalQueueSpec* spec = nullptr;
-  for (const core::LocalQueueSpec& l : engine.config().local_queues) {
-    if (l.ns == ns && l.name == lq) spec = &l;
-  }
-  Counts c;
-  std::map<std::pair<std::string, std::string>, core::Amount> used;
-  for (const core::WorkloadInfo* w : engine.Workloads()) {
-    if (w->spec.ns != ns || w->spec.queue != lq) continue;
-    Count(*w, &c);
-    if (w->state != core::WorkloadState::kAdmitted && w->state != core::WorkloadState::kEvicting) continue;
-    for (const core::PodSetAssignment& a : w->admission) {
-      for (const auto& [res, amount] : a.resource_usage) {
-        auto f = a.flavors.find(res);
-        if (f != a.flavors.end()) used[{f->second, res}] += amount;
-      }
-    }
-  }
+  static const QueueStatusIndex::Data::Lq kNone;
+  auto found = d.lqs.find({ns, lq});
+  const QueueStatusIndex::Data::Lq& l = found != d.lqs.end() ? found->second : kNone;
+  Counts c = l.counts;
   // A stopped LocalQueue reports no pending workloads (Kueue).
-  if (spec != nullptr && spec->stop_policy != core::StopPolicy::kNone) c.pending = 0;
+  if (l.spec != nullptr && l.spec->stop_policy != core::StopPolicy::kNone) c.pending = 0;
   Json flavors = Json::array();
-  if (spec != nullptr) {
-    for (const auto& [flavor, resources] : QueueFlavors(engine.config(), spec->cluster_queue)) {
+  if (l.spec != nullptr) {
+    static const FlavorResources kNoFlavors;
+    auto q = d.cqs.find(l.spec->cluster_queue);
+    for (const auto& [flavor, resources] : q != d.cqs.end() ? q->second.flavors : kNoFlavors) {
       Json rs = Json::array();
       for (const std::string& r : resources) {
-        auto it = used.find({flavor, r});
-        rs.push_back({{"name", r}, {"total", Q(it != used.end() ? it->second : 0)}});
+        auto it = l.used.find({flavor, r});
+        rs.push_back({{"name", r}, {"total", Q(it != l.used.end() ? it->second : 0)}});
       }
       flavors.push_back({{"name", flavor}, {"resources", rs}});
     }

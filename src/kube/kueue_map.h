@@ -174,6 +174,32 @@ Json LocalQueueStatus(const core::Engine& engine, const std::string& ns, const s
                       const ObjectCondition& cond, const Json& current_status, const std::string& now_rfc3339,
                       int64_t generation = 0);
 
+// The engine's views that queue statuses read, gathered once (workload counts
+// per ClusterQueue and LocalQueue, usage per ClusterQueue, the flavors of each
+// queue). The controller builds one per status pass, so that N queue statuses
+// cost one walk over the workloads instead of N (1000 ClusterQueues and 1000
+// LocalQueues over 10,000 workloads: 20M workload visits per pass before).
+// Valid while the engine is not changed; the statuses are exactly those of
+// the functions above.
+class QueueStatusIndex {
+ public:
+  explicit QueueStatusIndex(const core::Engine& engine);
+  ~QueueStatusIndex();
+  QueueStatusIndex(const QueueStatusIndex&) = delete;
+  QueueStatusIndex& operator=(const QueueStatusIndex&) = delete;
+  struct Data;
+  const Data& data() const { return *data_; }
+
+ private:
+  std::unique_ptr<Data> data_;
+};
+Json ClusterQueueStatus(const QueueStatusIndex& index, const core::Engine& engine, const std::string& cq,
+                        const ObjectCondition& cond, const Json& current_status, const std::string& now_rfc3339,
+                        int64_t generation = 0);
+Json LocalQueueStatus(const QueueStatusIndex& index, const std::string& ns, const std::string& lq,
+                      const ObjectCondition& cond, const Json& current_status, const std::string& now_rfc3339,
+                      int64_t generation = 0);
+
 // ---------------------------------------------------------------- helpers
 
 // Sets condition `type` in `conditions` (a JSON array, created when null)

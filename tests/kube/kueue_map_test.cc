@@ -1246,6 +1246,51 @@ TEST(QueueStatusTest, ClusterQueueAndLocalQueueCountsAndUsage) {
   EXPECT_EQ(Usage(lqa, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "0");
 }
 
+// The controller builds one QueueStatusIndex per status pass (one walk over
+// the workloads for every queue); each status from it is the queue's own.
+TEST(QueueStatusTest, OneIndexGivesEveryQueuesStatus) {
+  Fixture f;
+  f.Submit("team-b", "b1", "lq-b", 6);  // borrows 2 from cq-a
+  f.Submit("team-b", "b2", "lq-b", 6);  // pending
+  f.Submit("team-a", "a1", "lq-a", 2);
+  f.Submit("team-a", "lost", "lq-missing", 1);  // a LocalQueue the configuration lacks
+  f.engine.Schedule(1000);
+  BuiltConfig b = BuildConfig(FromYaml(kSmall));
+  QueueStatusIndex index(f.engine);
+  for (const char* cq : {"cq-a", "cq-b", "not-a-queue"}) {
+    ObjectCondition cond;
+    cond.kind = "ClusterQueue";
+    cond.name = cq;
+    EXPECT_EQ(ClusterQueueStatus(index, f.engine, cq, cond, nullptr, kT0, 3),
+              ClusterQueueStatus(f.engine, cq, cond, nullptr, kT0, 3))
+        << cq;
+  }
+  Json cqb = ClusterQueueStatus(index, f.engine, "cq-b", Cond(b, "ClusterQueue", "", "cq-b"), nullptr, kT0);
+  EXPECT_EQ(cqb["pendingWorkloads"], 1);
+  EXPECT_EQ(cqb["admittedWorkloads"], 1);
+  EXPECT_EQ(Usage(cqb, "flavorsUsage", "a100", "nvidia.com/gpu", "borrowed"), "2");
+  Json cqa = ClusterQueueStatus(index, f.engine, "cq-a", Cond(b, "ClusterQueue", "", "cq-a"), nullptr, kT0);
+  EXPECT_EQ(cqa["admittedWorkloads"], 1);
+  EXPECT_EQ(Usage(cqa, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "2");
+  for (auto [ns, lq] : std::vector<std::pair<std::string, std::string>>{
+           {"team-a", "lq-a"}, {"team-b", "lq-b"}, {"team-a", "lq-missing"}, {"team-b", "lq-a"}}) {
+    ObjectCondition cond;
+    cond.kind = "LocalQueue";
+    cond.ns = ns;
+    cond.name = lq;
+    EXPECT_EQ(LocalQueueStatus(index, ns, lq, cond, nullptr, kT0, 2),
+              LocalQueueStatus(f.engine, ns, lq, cond, nullptr, kT0, 2))
+        << ns << "/" << lq;
+  }
+  Json lqb = LocalQueueStatus(index, "team-b", "lq-b", Cond(b, "LocalQueue", "team-b", "lq-b"), nullptr, kT0);
+  EXPECT_EQ(lqb["pendingWorkloads"], 1);
+  EXPECT_EQ(lqb["admittedWorkloads"], 1);
+  EXPECT_EQ(Usage(lqb, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "6");
+  Json lqa = LocalQueueStatus(index, "team-a", "lq-a", Cond(b, "LocalQueue", "team-a", "lq-a"), nullptr, kT0);
+  EXPECT_EQ(lqa["admittedWorkloads"], 1);
+  EXPECT_EQ(Usage(lqa, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "2");
+}
+
 TEST(QueueStatusTest, FairSharingShareIsReportedWhenOn) {
   core::EngineOptions opts;
   opts.fair_sharing = true;
