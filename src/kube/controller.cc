@@ -400,7 +400,10 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
   events_.clear();
   for (const WriteResult& r : done_) {
     if (r.type == Write::Type::kQueueStatus) {
-      if (r.outcome != WriteResult::Outcome::kOk) queue_status_written_.erase(r.key);
+      if (r.outcome != WriteResult::Outcome::kOk) {
+        queue_status_written_.erase(r.key);
+        queue_status_inputs_.erase(r.key);  // rebuild it on the next pass
+      }
       continue;
     }
     std::string key = r.ns + "/" + r.name;
@@ -778,6 +781,14 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
     auto at = queue_status_at_.find(key);
     if (at != queue_status_at_.end() && now - at->second < options_.queue_status_interval_ms) continue;
     if (!index) index.emplace(engine);  // one walk over the workloads for every queue of this pass
+    // A queue whose inputs (counts, usage, flavors, condition, object) are those of the last pass
+    // that built its status gets the same status: skip building and fingerprinting it.
+    std::string inputs = QueueStatusInputs(*index, engine, cq, c.ns, c.name) + "|" + c.reason + "|" +
+                         (c.active ? "1" : "0") + "|" + c.message + "|" + c.field + "|" +
+                         Str(obj, "metadata", "resourceVersion") + "|" + std::to_string(Generation(obj));
+    auto in_it = queue_status_inputs_.find(key);
+    if (in_it != queue_status_inputs_.end() && in_it->second == inputs) continue;
+    queue_status_inputs_[key] = std::move(inputs);
     Json status = cq ? ClusterQueueStatus(*index, engine, c.name, c, current, Rfc3339(now), Generation(obj))
                      : LocalQueueStatus(*index, c.ns, c.name, c, current, Rfc3339(now), Generation(obj));
     std::string fp = Fingerprint(status);

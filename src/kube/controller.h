@@ -36,6 +36,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/engine.h"
@@ -252,6 +253,7 @@ class Controller : public server::Service, public loop::Backend {
   std::set<std::string> quiet_evictions_;  // restored evicted workloads: their engine eviction is not news
   std::map<std::string, Json> queue_status_written_;  // "cq/name" -> status last handed over
   std::map<std::string, int64_t> queue_status_at_;
+  std::unordered_map<std::string, std::string> queue_status_inputs_;  // key -> inputs of the last status built
   int64_t last_queue_status_ms_ = -1;
   int64_t last_pending_scan_ms_ = -1;
 

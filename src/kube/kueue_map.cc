@@ -1006,6 +1006,48 @@ Json LocalQueueStatus(const core::Engine& engine, const std::string& ns, const s
   return LocalQueueStatus(QueueStatusIndex(engine), ns, lq, cond, current_status, now, generation);
 }
 
+namespace {
+void AddInputs(const Counts& c, std::string* out) {
+  *out += std::to_string(c.pending) + "," + std::to_string(c.reserving) + "," + std::to_string(c.admitted) + ";";
+}
+void AddInputs(const FlavorResources& flavors, std::string* out) {
+  for (const auto& [flavor, resources] : flavors) {
+    *out += flavor + "[";
+    for (const std::string& r : resources) *out += r + ",";
+    *out += "]";
+  }
+  *out += ";";
+}
+}  // namespace
+
+std::string QueueStatusInputs(const QueueStatusIndex& index, const core::Engine& engine, bool cluster_queue,
+                              const std::string& ns, const std::string& name) {
+  const QueueStatusIndex::Data& d = index.data();
+  std::string out;
+  if (cluster_queue) {
+    auto found = d.cqs.find(name);
+    if (found == d.cqs.end()) return "none";
+    const QueueStatusIndex::Data::Cq& q = found->second;
+    AddInputs(q.counts, &out);
+    AddInputs(q.flavors, &out);
+    for (const auto& [fr, ub] : q.usage)
+      out += fr.first + "/" + fr.second + "=" + std::to_string(ub.first) + "," + std::to_string(ub.second) + ";";
+    if (d.fair_sharing) out += "share=" + std::to_string(engine.DominantResourceShare(name));
+    return out;
+  }
+  auto found = d.lqs.find({ns, name});
+  if (found == d.lqs.end()) return "none";
+  const QueueStatusIndex::Data::Lq& l = found->second;
+  AddInputs(l.counts, &out);
+  if (l.spec != nullptr) {
+    out += "cq=" + l.spec->cluster_queue + ";stop=" + std::to_string(static_cast<int>(l.spec->stop_policy)) + ";";
+    auto q = d.cqs.find(l.spec->cluster_queue);
+    if (q != d.cqs.end()) AddInputs(q->second.flavors, &out);
+  }
+  for (const auto& [fr, amount] : l.used) out += fr.first + "/" + fr.second + "=" + std::to_string(amount) + ";";
+  return out;
+}
+
 Json ClusterQueueStatus(const QueueStatusIndex& index, const core::Engine& engine, const std::string& cq,
                         const ObjectCondition& cond, const Json& current_status, const std::string& now,
                         int64_t generation) {

@@ -196,6 +196,13 @@ class QueueStatusIndex {
 Json ClusterQueueStatus(const QueueStatusIndex& index, const core::Engine& engine, const std::string& cq,
                         const ObjectCondition& cond, const Json& current_status, const std::string& now_rfc3339,
                         int64_t generation = 0);
+// Everything of the index and the engine that ClusterQueueStatus /
+// LocalQueueStatus read for one queue, as a compact string: two passes that
+// give the same string (and the same condition, object and generation) give
+// the same status, so the controller rebuilds only queues whose inputs
+// changed. cluster_queue: true for a ClusterQueue, false for a LocalQueue.
+std::string QueueStatusInputs(const QueueStatusIndex& index, const core::Engine& engine, bool cluster_queue,
+                              const std::string& ns, const std::string& name);
 Json LocalQueueStatus(const QueueStatusIndex& index, const std::string& ns, const std::string& lq,
                       const ObjectCondition& cond, const Json& current_status, const std::string& now_rfc3339,
                       int64_t generation = 0);

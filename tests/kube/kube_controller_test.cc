@@ -422,6 +422,57 @@ TEST_F(KubeController, kube_DeactivateAndDelete) {
   EXPECT_TRUE(WaitReserved("team-a", "wl-y", "team-a")) << Dump("team-a", "wl-y");
 }
 
+// Every queue status follows every change, however the change comes: the
+// controller rebuilds only the queues whose inputs changed since their last
+// status, so a missed input would leave a stale count or usage here. Admit
+// (team-a borrows from team-b), submit one that cannot fit, finish one,
+// delete the pending one and the last admitted one; after each step every
+// ClusterQueue and LocalQueue of the cohort shows the right counts and usage.
+TEST_F(KubeController, kube_QueueStatusesFollowEveryChange) {
+  ApplyTwoTeams();
+  StartArteld();
+  struct Want {
+    int pending, admitted;
+    std::string gpus, borrowed;  // ClusterQueue: flavorsUsage a100/nvidia.com/gpu total, borrowed
+  };
+  auto gpu = [](const Json& st, const char* field) -> std::string {
+    for (const Json& f : st.value("flavorsUsage", Json::array()))
+      for (const Json& r : f.value("resources", Json::array()))
+        if (r.value("name", "") == "nvidia.com/gpu") return r.contains(field) ? r[field].get<std::string>() : "-";
+    return "none";
+  };
+  auto check = [&](const std::string& step, const Want& a, const Want& b) {
+    auto matches = [&](const std::string& team, const Want& w, std::string* got) {
+      Json cq = env_.Get("clusterqueues.kueue.x-k8s.io", "", team)["status"];
+      Json lq = env_.Get("localqueues.kueue.x-k8s.io", team, "default")["status"];
+      *got = team + " cq " + cq.dump() + "\n" + team + " lq " + lq.dump();
+      return cq.value("pendingWorkloads", -1) == w.pending && cq.value("admittedWorkloads", -1) == w.admitted &&
+             cq.value("reservingWorkloads", -1) == w.admitted && gpu(cq, "total") == w.gpus &&
+             gpu(cq, "borrowed") == w.borrowed && lq.value("pendingWorkloads", -1) == w.pending &&
+             lq.value("admittedWorkloads", -1) == w.admitted && gpu(lq, "total") == w.gpus;
+    };
+    std::string got_a, got_b;
+    EXPECT_TRUE(WaitFor([&] { return matches("team-a", a, &got_a) && matches("team-b", b, &got_b); }, kWait))
+        << step << ":\n" << got_a << "\n" << got_b;
+  };
+  ASSERT_EQ(env_.Create("team-a", "a-1", "default", 1), "");
+  ASSERT_EQ(env_.Create("team-a", "a-2", "default", 2), "");
+  ASSERT_TRUE(WaitReserved("team-a", "a-1", "team-a"));
+  ASSERT_TRUE(WaitReserved("team-a", "a-2", "team-a"));
+  check("two admitted, one GPU borrowed", {0, 2, "3", "1"}, {0, 0, "0", "0"});
+  ASSERT_EQ(env_.Create("team-a", "a-3", "default", 4), "");  // 3 + 4 > the cohort's 4
+  check("one pending", {1, 2, "3", "1"}, {0, 0, "0", "0"});
+  ASSERT_EQ(env_.Finish("team-a", "a-2"), "");
+  check("a-2 finished", {1, 1, "1", "0"}, {0, 0, "0", "0"});
+  ASSERT_TRUE(env_.Kubectl({"delete", "workloads.kueue.x-k8s.io", "a-3", "-n", "team-a"}).ok());
+  check("a-3 deleted", {0, 1, "1", "0"}, {0, 0, "0", "0"});
+  ASSERT_EQ(env_.Create("team-b", "b-1", "default", 2), "");
+  ASSERT_TRUE(WaitReserved("team-b", "b-1", "team-b"));
+  check("b-1 admitted", {0, 1, "1", "0"}, {0, 1, "2", "0"});
+  ASSERT_TRUE(env_.Kubectl({"delete", "workloads.kueue.x-k8s.io", "a-1", "-n", "team-a"}).ok());
+  check("a-1 deleted", {0, 0, "0", "0"}, {0, 1, "2", "0"});
+}
+
 // The ClusterRole of deploy/kubernetes/clusterrole.yaml is enough: arteld
 // runs as a user bound to it (and nothing else) and admits, writes queue
 // status and Events.
