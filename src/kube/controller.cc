@@ -881,7 +881,9 @@ void Controller::WriterMain(int index) {
   for (;;) {
     out_cv_.wait(l, [&] { return stopping_ || !ready_keys_.empty() || !event_queue_.empty(); });
     if (stopping_) return;
-    if (!ready_keys_.empty()) {
+    // Status writes go first, so that they are not delayed by the Events of earlier writes;
+    // Events are posted when no status write is waiting, or when too many are queued.
+    if (!ready_keys_.empty() && event_queue_.size() < kMaxQueuedEvents) {
       std::string key = std::move(ready_keys_.front());
       ready_keys_.pop_front();
       auto it = desired_.find(key);
@@ -905,6 +907,23 @@ void Controller::WriterMain(int index) {
     PostEvents(client, {ev.object});
     l.lock();
   }
+}
+
+// QueueEvents: the Events of a status write that landed, posted by a writer
+// after the status writes waiting (never dropped: at most kMaxQueuedEvents
+// plus those of the writes in flight are queued, see WriterMain).
+void Controller::QueueEvents(std::vector<Json> events) {
+  if (events.empty()) return;
+  {
+    std::lock_guard<std::mutex> l(out_mu_);
+    for (Json& e : events) {
+      Write w;
+      w.type = Write::Type::kEvent;
+      w.object = std::move(e);
+      event_queue_.push_back(std::move(w));
+    }
+  }
+  out_cv_.notify_one();
 }
 
 void Controller::PostEvents(Client& client, const std::vector<Json>& events) {
@@ -985,7 +1004,7 @@ void Controller::DoWrite(Client& client, Write w) {
         rv_alias_[w.key] = {decided_rv, Str(r.value(), "metadata", "resourceVersion")};
       }
       res.object = r.value();
-      PostEvents(client, w.events);
+      QueueEvents(std::move(w.events));
       Complete(std::move(res));
       return;
     }
@@ -1042,7 +1061,7 @@ void Controller::DoWrite(Client& client, Write w) {
         // lost): then the cluster already says what we wanted.
         std::string cq = w.status.value("admission", Json::object()).value("clusterQueue", std::string());
         if (obs.ok() && obs->quota_reserved && obs->cluster_queue == cq) {
-          PostEvents(client, w.events);
+          QueueEvents(std::move(w.events));
           Complete(std::move(res));
           return;
         }

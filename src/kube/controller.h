@@ -202,6 +202,7 @@ class Controller : public server::Service, public loop::Backend {
   void WriterMain(int index);
   void DoWrite(Client& client, Write w);
   void PostEvents(Client& client, const std::vector<Json>& events);
+  void QueueEvents(std::vector<Json> events);
   void Stage(Write w);
   std::string Rfc3339(int64_t ms) const;
 
@@ -267,7 +268,7 @@ class Controller : public server::Service, public loop::Backend {
   std::map<std::string, Write> desired_;  // key -> latest write not yet taken
   std::deque<std::string> ready_keys_;    // keys with a desired write, not in flight
   std::set<std::string> inflight_;
-  std::deque<Write> event_queue_;  // Events (bounded; dropped when full)
+  std::deque<Write> event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
   bool stopping_ = false;
   std::vector<std::thread> writers_;
   std::map<std::string, std::pair<std::string, std::string>>
