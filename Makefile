@@ -35,6 +35,8 @@ ASAN_CMAKE_FLAGS := -DARTEL_SANITIZE=ON -DARTEL_BUILD_BENCH=OFF \
 # discovery at build time (gtest_discover_tests) runs under the same options.
 export ASAN_OPTIONS := halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1
+# Leaks inside OpenSSL 3.0's own lazy initialisation; see the file.
+export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 
 # The fuzz tree: clang++ (libFuzzer exists only there), the libraries the
 # targets need and fuzz/; see fuzz/CMakeLists.txt for the per-input limits.

@@ -283,6 +283,10 @@ Client::Client(ClientConfig config) : config_(std::move(config)) {
     }
   }
   limiter_ = std::make_unique<TokenBucket>(config_.qps, config_.burst);
+  // The first TLS context is made here, on one thread: OpenSSL 3.0 loads its
+  // ciphers, groups and signature algorithms then, and its method store is not
+  // safe against a first load from several threads at once (it can leak).
+  if (scheme_ == "https") idle_.push_back(NewConn());
 }
 
 Client::~Client() {
