@@ -266,6 +266,11 @@ class Informer {
   void Retry();                                         // cuts a backoff wait short (tests: reconnect now)
   void SetWatchTimeout(int seconds);
   void SetPageSize(int64_t limit);
+  // Keep only each object's identity (namespace, name, uid, resourceVersion)
+  // in the cache instead of the whole object: for owners that keep their own
+  // copy (the controller). The re-list difference works the same; Snapshot()
+  // and on_delete after a re-list then give those slim objects.
+  void SetSlimCache(bool slim);
   uint64_t reconnects() const;           // watches restarted after an error
   std::string resource_version() const;  // the last one seen
   std::string last_error() const;
@@ -284,6 +289,7 @@ class Informer {
   std::atomic<int64_t> backoff_initial_ms_{200}, backoff_max_ms_{10000};
   int watch_timeout_s_ = 300;
   int64_t page_size_ = 500;
+  bool slim_ = false;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -12,8 +12,19 @@ namespace {
 constexpr const char* kGroup = "kueue.x-k8s.io";
 constexpr size_t kMaxQueuedEvents = 10000;
 
+// obj[key] when obj is an object holding key, else an empty object: a
+// reference, never a copy (Json::value copies the subtree, and metadata holds
+// managedFields).
+const Json& Field(const Json& obj, const char* key) {
+  static const Json kEmpty = Json::object();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find(key);
+  return it != obj.end() ? *it : kEmpty;
+}
+
 std::string KeyOf(const Json& obj) {
-  const Json& m = obj.value("metadata", Json::object());
+  const Json& m = Field(obj, "metadata");
+  if (!m.is_object()) return "/";
   return m.value("namespace", std::string()) + "/" + m.value("name", std::string());
 }
 
@@ -37,7 +48,8 @@ int64_t Rv(const Json& obj) {
 }
 
 int64_t Generation(const Json& obj) {
-  const Json& m = obj.value("metadata", Json::object());
+  const Json& m = Field(obj, "metadata");
+  if (!m.is_object()) return 0;
   auto it = m.find("generation");
   return it != m.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
@@ -45,13 +57,14 @@ int64_t Generation(const Json& obj) {
 // The spec that decides what the engine holds, minus spec.active (followed
 // separately through Engine::SetActive).
 std::string SpecDump(const Json& obj) {
-  Json spec = obj.value("spec", Json::object());
+  Json spec = Field(obj, "spec");
   if (spec.is_object()) spec.erase("active");
   return spec.dump();
 }
 
 bool SpecActive(const Json& obj) {
-  const Json spec = obj.value("spec", Json::object());
+  const Json& spec = Field(obj, "spec");
+  if (!spec.is_object()) return true;
   auto it = spec.find("active");
   return it == spec.end() || !it->is_boolean() || it->get<bool>();
 }
@@ -180,6 +193,7 @@ Status Controller::Start(int64_t sync_timeout_ms) {
     };
     informer_clients_.push_back(std::make_unique<Client>(config_));
     informers_.push_back(std::make_unique<Informer>(informer_clients_.back().get(), r, "", h));
+    informers_.back()->SetSlimCache(true);  // the loop keeps its own copy of every object
   }
   for (auto& inf : informers_) inf->Start();
   // The cluster is the state: everything is listed before the first pass.
@@ -263,6 +277,8 @@ bool Controller::Poll(int64_t now) {
     }
     auto& objs = config_objs_[kNames[static_cast<int>(e.kind)]];
     std::string key = KeyOf(e.obj);
+    // A queue's object is part of its status' inputs (its resourceVersion, a status edited by someone else).
+    if (e.kind == Kind::kClusterQueue || e.kind == Kind::kLocalQueue) queue_dirty_ = true;
     if (e.deleted) {
       objs.erase(key);
       config_dirty_ = true;
@@ -326,11 +342,13 @@ void Controller::ApplyConfigLocked(core::Engine& engine, int64_t now) {
                               {"reason", c.reason},
                               {"message", c.message}});
   }
+  loop_conditions_ = built.conditions;
   {
     std::lock_guard<std::mutex> l(cond_mu_);
     conditions_ = std::move(built.conditions);
   }
   last_queue_status_ms_ = -1;  // write queue statuses on this pass
+  queue_dirty_ = true;
 }
 
 const Json& Controller::BaseStatus(const Wl& w) const {
@@ -360,7 +378,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
   auto touch = [&](const std::string& key) {
     if (touched_set.insert(key).second) touched.push_back(key);
   };
-  auto fold = [&](const Json& obj, bool is_delete) {
+  auto fold = [&](Json&& obj, bool is_delete) {
     std::string key = KeyOf(obj);
     std::string uid = Str(obj, "metadata", "uid");
     auto it = wls_.find(key);
@@ -375,7 +393,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
     if (it != wls_.end() && it->second.uid == uid) {
       if (rv != 0 && rv < it->second.rv) return;
       if (rv == it->second.rv && !it->second.obj.is_null() && it->second.in_engine) {
-        it->second.obj = obj;
+        it->second.obj = std::move(obj);
         return;
       }
     }
@@ -392,13 +410,14 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
       auto created = ParseRfc3339(Str(obj, "metadata", "creationTimestamp"));
       w.created_ms = created.ok() ? *created : now;
     }
-    w.obj = obj;
+    w.obj = std::move(obj);
     w.rv = rv;
     touch(key);
   };
-  for (const InEvent& e : events_) fold(e.obj, e.deleted);
+  for (InEvent& e : events_) fold(std::move(e.obj), e.deleted);
   events_.clear();
-  for (const WriteResult& r : done_) {
+  if (!done_.empty()) queue_dirty_ = true;
+  for (WriteResult& r : done_) {
     if (r.type == Write::Type::kQueueStatus) {
       if (r.outcome != WriteResult::Outcome::kOk) {
         queue_status_written_.erase(r.key);
@@ -427,11 +446,12 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
       std::lock_guard<std::mutex> l(stats_mu_);
       stats_.admissions_requeued++;
     }
-    if (r.object.is_object()) fold(r.object, false);
+    if (r.object.is_object()) fold(std::move(r.object), false);
     touch(key);
   }
   done_.clear();
 
+  if (!touched.empty()) queue_dirty_ = true;
   // Reconcile each touched workload: first what frees quota, then restores
   // (in admission order), then submissions (in creation order, uid tie-break).
   std::vector<std::string> to_submit, to_restore;
@@ -522,7 +542,11 @@ void Controller::HandleWorkloadLocked(core::Engine& engine, const Json& obj, boo
   // Other spec changes: the engine gets the new spec. An admitted workload
   // keeps its admission (Kueue's webhook forbids pod-set changes while it is
   // admitted; a priority change takes effect for later preemptions).
-  std::string dump = SpecDump(obj);
+  // metadata.generation moves with every spec change (the Workload CRD has a
+  // status subresource), so the spec is compared only when it moved.
+  int64_t gen = Generation(obj);
+  std::string dump = gen != 0 && gen == w.spec_gen ? w.spec_dump : SpecDump(obj);
+  w.spec_gen = gen;
   if (dump != w.spec_dump) {
     if (info->state == core::WorkloadState::kPending) {
       DropLocked(engine, key, now, false);
@@ -610,6 +634,7 @@ void Controller::SubmitLocked(core::Engine& engine, const std::string& key, int6
   }
   w.in_engine = true;
   w.spec_dump = SpecDump(w.obj);
+  w.spec_gen = Generation(w.obj);
   w.pending_msg.clear();
   (void)now;
 }
@@ -671,6 +696,7 @@ void Controller::OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) {
   auto it = wls_.find(info.key);
   if (it == wls_.end()) return;
   Wl& w = it->second;
+  queue_dirty_ = true;
   Write wr;
   wr.type = Write::Type::kAdmit;
   wr.key = "wl/" + info.key;
@@ -705,6 +731,7 @@ void Controller::OnEvictedLocked(const core::Eviction& e, const core::WorkloadIn
   auto it = wls_.find(e.victim);
   if (it == wls_.end()) return;
   Wl& w = it->second;
+  queue_dirty_ = true;
   Write wr;
   wr.type = Write::Type::kEvict;
   wr.key = "wl/" + e.victim;
@@ -766,20 +793,34 @@ void Controller::PendingStatusesLocked(core::Engine& engine, int64_t now) {
 
 void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
   if (last_queue_status_ms_ >= 0 && now - last_queue_status_ms_ < options_.queue_status_interval_ms) return;
+  // Nothing the statuses are built from changed since the last pass (no
+  // workload event, decision, write result or configuration) and no queue was
+  // left for later by the per-queue interval: skip the walk. A full pass
+  // still runs every queue_status_full_pass_ms, in case a change came by a
+  // path that does not mark the queues dirty.
+  if (!queue_dirty_ && !queue_throttled_ && last_queue_walk_ms_ >= 0 &&
+      (options_.queue_status_full_pass_ms <= 0 || now - last_queue_walk_ms_ < options_.queue_status_full_pass_ms))
+    return;
   last_queue_status_ms_ = now;
-  std::vector<ObjectCondition> conds = Conditions();
+  last_queue_walk_ms_ = now;
+  queue_dirty_ = false;
+  queue_throttled_ = false;
   std::optional<QueueStatusIndex> index;
-  for (const ObjectCondition& c : conds) {
+  const auto& cq_objs = config_objs_["cq"];
+  const auto& lq_objs = config_objs_["lq"];
+  for (const ObjectCondition& c : loop_conditions_) {
     bool cq = c.kind == "ClusterQueue";
     if (!cq && c.kind != "LocalQueue") continue;
     std::string key = cq ? "cq/" + c.name : "lq/" + c.ns + "/" + c.name;
-    const auto& objs = config_objs_[cq ? "cq" : "lq"];
+    const auto& objs = cq ? cq_objs : lq_objs;
     auto it = objs.find(c.ns + "/" + c.name);
     if (it == objs.end()) continue;
     const Json& obj = it->second;
-    Json current = obj.value("status", Json::object());
     auto at = queue_status_at_.find(key);
-    if (at != queue_status_at_.end() && now - at->second < options_.queue_status_interval_ms) continue;
+    if (at != queue_status_at_.end() && now - at->second < options_.queue_status_interval_ms) {
+      queue_throttled_ = true;
+      continue;
+    }
     if (!index) index.emplace(engine);  // one walk over the workloads for every queue of this pass
     // A queue whose inputs (counts, usage, flavors, condition, object) are those of the last pass
     // that built its status gets the same status: skip building and fingerprinting it.
@@ -789,6 +830,7 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
     auto in_it = queue_status_inputs_.find(key);
     if (in_it != queue_status_inputs_.end() && in_it->second == inputs) continue;
     queue_status_inputs_[key] = std::move(inputs);
+    const Json& current = Field(obj, "status");
     Json status = cq ? ClusterQueueStatus(*index, engine, c.name, c, current, Rfc3339(now), Generation(obj))
                      : LocalQueueStatus(*index, c.ns, c.name, c, current, Rfc3339(now), Generation(obj));
     std::string fp = Fingerprint(status);
@@ -981,7 +1023,7 @@ void Controller::DoWrite(Client& client, Write w) {
     auto a = rv_alias_.find(w.key);
     if (a != rv_alias_.end() && a->second.first == rv) rv = a->second.second;
   }
-  Json obj = w.object;
+  Json obj = std::move(w.object);
   obj["metadata"]["resourceVersion"] = rv;
   obj["status"] = w.status;
   obj.erase("managedFields");

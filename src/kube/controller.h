@@ -55,6 +55,10 @@ struct ControllerOptions {
   int writers = 4;                            // writer threads (status writes, events)
   int64_t queue_status_interval_ms = 1000;    // at most one CQ/LQ status write per object per interval
   int64_t pending_status_interval_ms = 1000;  // pending explanations refreshed at most this often
+  // Queue statuses are rebuilt when something they are built from changed (a
+  // workload event, a decision, a queue object, the configuration) and, as a
+  // safety net, every this often in any case (0: never).
+  int64_t queue_status_full_pass_ms = 10000;
   std::string field_manager = "artel";
   std::string kueue_version;  // "" = discover (v1beta2 preferred, else v1beta1)
   std::string instance;       // reportingInstance of Events (default: hostname)
@@ -183,6 +187,7 @@ class Controller : public server::Service, public loop::Backend {
     int64_t rv = 0;
     int64_t created_ms = 0;
     std::string spec_dump;  // spec as last submitted (minus active)
+    int64_t spec_gen = 0;   // metadata.generation of the object spec_dump was last compared with
     bool in_engine = false;
     bool finished = false;  // Finished in the cluster: forgotten by the engine
     bool broken = false;    // an admission write was rejected for good; wait for a change
@@ -256,11 +261,15 @@ class Controller : public server::Service, public loop::Backend {
   std::map<std::string, int64_t> queue_status_at_;
   std::unordered_map<std::string, std::string> queue_status_inputs_;  // key -> inputs of the last status built
   int64_t last_queue_status_ms_ = -1;
+  int64_t last_queue_walk_ms_ = -1;  // the last pass that looked at every queue
+  bool queue_dirty_ = true;           // a workload, decision, write result or configuration changed since
+  bool queue_throttled_ = false;      // a queue was skipped by the per-queue interval in the last pass
   int64_t last_pending_scan_ms_ = -1;
 
   // Conditions of the current configuration (read by Conditions()).
   mutable std::mutex cond_mu_;
   std::vector<ObjectCondition> conditions_;
+  std::vector<ObjectCondition> loop_conditions_;  // the same, read by the loop without cond_mu_
 
   // Writer queue: coalesced per key, one write in flight per key.
   std::mutex out_mu_;

@@ -18,6 +18,16 @@ std::string Meta(const Json& obj, const char* key) {
 
 std::string Key(const Json& obj) { return Meta(obj, "namespace") + "/" + Meta(obj, "name"); }
 
+// An object's identity only (Informer::SetSlimCache).
+Json Slim(const Json& obj) {
+  Json m = Json::object();
+  for (const char* k : {"namespace", "name", "uid", "resourceVersion"}) {
+    std::string v = Meta(obj, k);
+    if (!v.empty()) m[k] = std::move(v);
+  }
+  return Json{{"metadata", std::move(m)}};
+}
+
 }  // namespace
 
 Informer::Informer(Client* client, Resource r, std::string ns, Handler h, ListOptions o)
@@ -37,6 +47,7 @@ void Informer::Retry() {
 }
 void Informer::SetWatchTimeout(int seconds) { watch_timeout_s_ = seconds; }
 void Informer::SetPageSize(int64_t limit) { page_size_ = limit; }
+void Informer::SetSlimCache(bool slim) { slim_ = slim; }
 
 void Informer::Start() {
   if (thread_.joinable()) return;
@@ -129,6 +140,8 @@ bool Informer::Relist() {
   std::vector<Json> add_copy, upd_copy;
   for (const Json* j : added) add_copy.push_back(*j);
   for (const Json* j : updated) upd_copy.push_back(*j);
+  if (slim_)
+    for (auto& [k, v] : fresh) v = Slim(v);
   {
     std::lock_guard<std::mutex> l(mu_);
     cache_ = std::move(fresh);
@@ -163,7 +176,7 @@ bool Informer::Apply(const WatchEvent& e) {
     if (e.type == "DELETED") {
       if (existed) cache_.erase(it);
     } else if (e.type == "ADDED" || e.type == "MODIFIED") {
-      cache_[key] = e.object;
+      cache_[key] = slim_ ? Slim(e.object) : e.object;
     }
     if (!rv.empty()) rv_ = rv;
   }

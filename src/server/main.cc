@@ -78,6 +78,11 @@ int main(int argc, char** argv) {
   app.add_option("--kueue-api-version", kueue_version,
                  "v1beta2 or v1beta1 (default: discovered, v1beta2 preferred)")
       ->check(CLI::IsMember({"v1beta2", "v1beta1"}));
+  int64_t kube_full_pass_ms = 10000;
+  app.add_option("--kube-queue-status-full-pass-ms", kube_full_pass_ms,
+                 "Kubernetes mode: rebuild every queue status at least this often even when nothing "
+                 "they depend on was seen to change (0: only on changes)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
   ArteldConfig cfg;
@@ -195,6 +200,7 @@ int main(int argc, char** argv) {
     co.loop.schedule_interval_ms = cfg.daemon.schedule_interval_ms;
     co.loop.debounce_ms = cfg.daemon.debounce_ms;
     co.kueue_version = kueue_version;
+    co.queue_status_full_pass_ms = kube_full_pass_ms;
     controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())

@@ -415,13 +415,32 @@ TEST(KubeClient, InformerRelistsAfter410AndDeliversTheDifference) {
   inf.SetPageSize(2);            // the list is paged
   inf.SetBackoff(60000, 60000);  // after an error it waits until the test wakes it (Stop/Retry)
   inf.Start();
+  // A second informer keeps only each object's identity (the controller's setting): the same
+  // events, and a cache of namespace, name, uid and resourceVersion only.
+  Recorder slim_rec;
+  std::atomic<int> slim_synced{0};
+  Informer slim(&c, kConfigMaps, "default", Recording(&slim_rec, &slim_synced), sel);
+  slim.SetPageSize(2);
+  slim.SetBackoff(60000, 60000);
+  slim.SetSlimCache(true);
+  slim.Start();
   ASSERT_TRUE(Eventually([&] { return inf.HasSynced() && synced.load() == 1; }, 20000)) << inf.last_error();
+  ASSERT_TRUE(Eventually([&] { return slim.HasSynced() && slim_synced.load() == 1; }, 20000)) << slim.last_error();
   EXPECT_EQ(ByName(inf.Snapshot()), Fresh(c, "set=inf"));
+  EXPECT_EQ(ByName(slim.Snapshot()), Fresh(c, "set=inf"));
+  for (const Json& o : slim.Snapshot()) {
+    EXPECT_EQ(o.size(), 1u) << o.dump();  // metadata only
+    EXPECT_FALSE(o["metadata"].value("uid", "").empty()) << o.dump();
+    EXPECT_FALSE(o["metadata"].contains("labels")) << o.dump();
+  }
   EXPECT_TRUE(rec.Has("add keep") && rec.Has("add change") && rec.Has("add remove")) << rec.Dump();
+  EXPECT_TRUE(slim_rec.Has("add keep") && slim_rec.Has("add change") && slim_rec.Has("add remove"))
+      << slim_rec.Dump();
 
   // Cut the informer off while the history it knows is compacted away.
   ASSERT_TRUE(k->StopApiServer().ok());
   ASSERT_TRUE(Eventually([&] { return inf.reconnects() >= 1; }, 20000));  // it noticed, and waits
+  ASSERT_TRUE(Eventually([&] { return slim.reconnects() >= 1; }, 20000));
   ASSERT_TRUE(k->StartApiServer().ok()) << k->LogTail("kube-apiserver");
   std::string stale_rv = inf.resource_version();
   ASSERT_API_OK(c.Create(kConfigMaps, "default", ConfigMap("new", {{"v", "1"}}, {{"set", "inf"}})));
@@ -442,6 +461,8 @@ TEST(KubeClient, InformerRelistsAfter410AndDeliversTheDifference) {
   // The informer resumes from the stale resourceVersion, gets 410, re-lists.
   inf.SetBackoff(50, 1000);
   inf.Retry();
+  slim.SetBackoff(50, 1000);
+  slim.Retry();
   ASSERT_TRUE(Eventually([&] { return inf.relists() >= 1; }, 30000)) << inf.last_error();
   ASSERT_TRUE(Eventually([&] { return ByName(inf.Snapshot()) == Fresh(c, "set=inf"); }, 20000));
   EXPECT_TRUE(Eventually([&] { return synced.load() == 2; }, 5000));
@@ -449,6 +470,14 @@ TEST(KubeClient, InformerRelistsAfter410AndDeliversTheDifference) {
   EXPECT_TRUE(rec.Has("update change")) << rec.Dump();
   EXPECT_TRUE(rec.Has("delete remove")) << rec.Dump();
   EXPECT_FALSE(rec.Has("update keep")) << rec.Dump();  // unchanged: nothing delivered
+  ASSERT_TRUE(Eventually([&] { return slim.relists() >= 1; }, 30000)) << slim.last_error();
+  ASSERT_TRUE(Eventually([&] { return ByName(slim.Snapshot()) == Fresh(c, "set=inf"); }, 20000));
+  EXPECT_TRUE(Eventually([&] { return slim_synced.load() == 2; }, 5000));
+  EXPECT_TRUE(slim_rec.Has("add new")) << slim_rec.Dump();
+  EXPECT_TRUE(slim_rec.Has("update change")) << slim_rec.Dump();
+  EXPECT_TRUE(slim_rec.Has("delete remove")) << slim_rec.Dump();
+  EXPECT_FALSE(slim_rec.Has("update keep")) << slim_rec.Dump();
+  slim.Stop();
   // And it watches again: a later change arrives without another list.
   uint64_t relists = inf.relists();
   ASSERT_API_OK(c.MergePatch(kConfigMaps, "default", "keep", Json{{"data", {{"v", "2"}}}}));

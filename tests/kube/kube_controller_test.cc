@@ -430,7 +430,9 @@ TEST_F(KubeController, kube_DeactivateAndDelete) {
 // ClusterQueue and LocalQueue of the cohort shows the right counts and usage.
 TEST_F(KubeController, kube_QueueStatusesFollowEveryChange) {
   ApplyTwoTeams();
-  StartArteld();
+  // No periodic full pass: every status below must come from a change the
+  // controller saw (its dirty marking), not from a rebuild that happens anyway.
+  StartArteld({"--kube-queue-status-full-pass-ms", "0"});
   struct Want {
     int pending, admitted;
     std::string gpus, borrowed;  // ClusterQueue: flavorsUsage a100/nvidia.com/gpu total, borrowed
