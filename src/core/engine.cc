@@ -893,6 +893,13 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   overlay_gen = saved_overlay;
   protect_min = saved_min;
   protect_delay = saved_delay;
+  // Backfill window (Slurm's bf_window): no reservation further ahead; it
+  // is retried once the start comes within the window.
+  if (found && spec.backfill_window && r.start > now + *spec.backfill_window) {
+    wls[wl].beyond_window = r.start;
+    protect_wakeups.emplace(r.start - *spec.backfill_window, root);
+    found = false;
+  }
   if (!found) {
     if (mine != reservations.end()) reservations.erase(mine);
     return false;
@@ -1355,6 +1362,13 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
     if (res.holders.size() > 5) m += " ...";
     m += "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
   }
+  if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota) && w.beyond_window > e.now &&
+      w.cq >= 0 && e.cqs[w.cq].spec->backfill_window) {
+    const Time window = *e.cqs[w.cq].spec->backfill_window;
+    m += "; not reserved: its quota is expected to be free only in " + FormatSpan(w.beyond_window - e.now) +
+         " (at t=" + FormatSpan(w.beyond_window) + "), beyond the backfill window of " + FormatSpan(window) +
+         " of ClusterQueue " + e.cqs[w.cq].name + "; it reserves from t=" + FormatSpan(w.beyond_window - window);
+  }
   if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota || r->kind == K::kUnschedulable) &&
       w.protected_until > e.now) {
     // Time limits (docs/semantics.md §11): say when the picture changes.
@@ -1673,6 +1687,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     // Reservations (docs/semantics.md §11): a head short of quota that
     // qualifies holds back what frees up first (quota only, without nodes).
     // Computed before this cycle holds back part of its request below.
+      w.beyond_window = -1;
     if (any_reservation_config && !cluster &&
         (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
       Reserve(en.wl, en.cq, now);

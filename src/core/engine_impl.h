@@ -197,6 +197,9 @@ struct Wl {
   // earliest time that changes; -1 when nothing was skipped.
   Time protected_until = -1;
   bool delay_held = false;  // protected_until is its own preemption delay
+  // The start its reservation would have had when that lay beyond its
+  // ClusterQueue's backfill window (so it has none); -1 otherwise.
+  Time beyond_window = -1;
   // Static node feasibility per (pod set, flavor id), index pod_set *
   // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
   // 0 = none (`node_why` says why), -1 = not known yet. Valid while

@@ -1,4 +1,5 @@
 // Time limits of the Engine (docs/semantics.md §11): maximum runtime.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/engine.h"
@@ -154,6 +155,46 @@ TEST(MaxRuntimeTest, CancelAndRestoreKeepTheDeadlinesRight) {
   ps.flavors["nvidia.com/gpu"] = "a100";
   ASSERT_TRUE(e.Restore("ns/b", "cq", {ps}, kMin).ok());
   EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(11 * kMin));
+}
+
+TEST(ReservationTest, BackfillWindowBoundsHowFarAheadAStartMayBe) {
+  Engine e;
+  Config c = OneQueue(2 * kGpu);
+  c.cluster_queues[0].reserve_priority = 0;
+  c.cluster_queues[0].backfill_window = 30 * kMin;
+  ASSERT_TRUE(e.Configure(c).ok());
+  ASSERT_TRUE(e.Submit(Job("short", 1, 0, 20 * kMin), 0).ok());
+  ASSERT_TRUE(e.Submit(Job("long", 1, 0, 60 * kMin), 0).ok());
+  e.Schedule(0);
+  ASSERT_TRUE(e.Submit(Job("gang", 2), kMin).ok());
+  e.Schedule(kMin);
+  // Its start (60m) lies beyond the window: no reservation, and the engine
+  // retries when it comes within it.
+  EXPECT_TRUE(e.Reservations().empty());
+  EXPECT_THAT(e.Find("ns/gang")->pending.message,
+              ::testing::HasSubstr("not reserved: its quota is expected to be free only in 59m (at t=1h)"));
+  EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(20 * kMin));
+  // `short` ends at 20m by its maximum runtime; then the start is 40m away.
+  e.Schedule(20 * kMin);
+  ASSERT_TRUE(e.CompleteEviction("ns/short", 20 * kMin).ok());
+  e.Schedule(20 * kMin);
+  EXPECT_TRUE(e.Reservations().empty());
+  e.Schedule(30 * kMin);
+  std::vector<Engine::ReservationInfo> rs = e.Reservations();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].workload, "ns/gang");
+  EXPECT_EQ(rs[0].start, 60 * kMin);
+  EXPECT_EQ(rs[0].holders, std::vector<std::string>{"ns/long"});
+  // Without the window the same queue reserves at once.
+  c.cluster_queues[0].backfill_window.reset();
+  Engine f;
+  ASSERT_TRUE(f.Configure(c).ok());
+  ASSERT_TRUE(f.Submit(Job("long", 1, 0, 60 * kMin), 0).ok());
+  ASSERT_TRUE(f.Submit(Job("long2", 1, 0, 60 * kMin), 0).ok());
+  f.Schedule(0);
+  ASSERT_TRUE(f.Submit(Job("gang", 2), kMin).ok());
+  f.Schedule(kMin);
+  EXPECT_EQ(f.Reservations().size(), 1u);
 }
 
 }  // namespace
