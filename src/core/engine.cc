@@ -1990,6 +1990,18 @@ Status Engine::CompleteEviction(WorkloadId id, Time now) {
   return impl_->CompleteEvictionId(id);
 }
 
+Status Engine::RestoreUsedTime(const std::string& key, Time used) {
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.state != WorkloadState::kPending)
+    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not pending");
+  if (used < 0) return InvalidArgument("used time must not be negative");
+  w.info.used_time = used;
+  return Status::Ok();
+}
+
 Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
                        const std::vector<PodSetAssignment>& admission, Time admitted_at,
                        const placement::Placement* placed, uint64_t admission_seq) {

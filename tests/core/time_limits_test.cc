@@ -157,6 +157,33 @@ TEST(MaxRuntimeTest, CancelAndRestoreKeepTheDeadlinesRight) {
   EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(11 * kMin));
 }
 
+TEST(MaxRuntimeTest, RestoredUsedTimeCountsAfterARestart) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(OneQueue()).ok());
+  ASSERT_TRUE(e.Submit(Job("a", 1, 0, 10 * kMin), 0).ok());
+  ASSERT_TRUE(e.RestoreUsedTime("ns/a", 6 * kMin).ok());
+  EXPECT_EQ(e.Find("ns/a")->used_time, 6 * kMin);
+  PodSetAssignment ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.flavors["nvidia.com/gpu"] = "a100";
+  ASSERT_TRUE(e.Restore("ns/a", "cq", {ps}, 20 * kMin).ok());
+  EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(24 * kMin));
+  EXPECT_FALSE(e.RestoreUsedTime("ns/a", 0).ok());  // only while pending
+  // A pending workload restored with its used time runs only the rest.
+  ASSERT_TRUE(e.Submit(Job("b", 1, 0, 10 * kMin), 0).ok());
+  ASSERT_TRUE(e.RestoreUsedTime("ns/b", 9 * kMin).ok());
+  CycleResult r = e.Schedule(30 * kMin);  // a ran out at 24m
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].victim, "ns/a");
+  ASSERT_EQ(e.Find("ns/b")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(31 * kMin));  // 9m used + 1m
+  r = e.Schedule(31 * kMin);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].victim, "ns/b");
+  EXPECT_EQ(r.evictions[0].reason, EvictionReason::kMaximumExecutionTimeExceeded);
+}
+
 TEST(ReservationTest, BackfillWindowBoundsHowFarAheadAStartMayBe) {
   Engine e;
   Config c = OneQueue(2 * kGpu);
