@@ -341,6 +341,7 @@ class Engine {
     std::string cluster_queue;
     Time start = 0;                    // when its quota is expected to be free
     std::vector<std::string> holders;  // running workloads whose end frees it, in end order
+    std::vector<std::string> nodes;    // with nodes: where it is expected to be placed
   };
   std::vector<ReservationInfo> Reservations() const;
 
