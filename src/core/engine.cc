@@ -1413,7 +1413,8 @@ std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& 
 std::string BeyondWindowText(const EngineImpl& e, const Wl& w) {
   if (w.beyond_window <= e.now || w.cq < 0 || !e.cqs[w.cq].spec->backfill_window) return "";
   const Time window = *e.cqs[w.cq].spec->backfill_window;
-  return "; not reserved: its quota is expected to be free only in " + FormatSpan(w.beyond_window - e.now) +
+  return std::string("; not reserved: its quota ") + (e.cluster ? "and room on the nodes are" : "is") +
+         " expected to be free only in " + FormatSpan(w.beyond_window - e.now) +
          " (at t=" + FormatSpan(w.beyond_window) + "), beyond the backfill window of " + FormatSpan(window) +
          " of ClusterQueue " + e.cqs[w.cq].name + "; it reserves from t=" + FormatSpan(w.beyond_window - window);
 }
