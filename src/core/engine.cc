@@ -1781,9 +1781,10 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     // Inadmissible this cycle.
     bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
     // Reservations (docs/semantics.md §11): a head short of quota that
-    // qualifies holds back what frees up first (quota only, without nodes).
-    // Computed before this cycle holds back part of its request below.
-      w.beyond_window = -1;
+    // qualifies holds back what frees up first (with nodes, where its pods
+    // are then placed). Computed before this cycle holds back part of its
+    // request below.
+    w.beyond_window = -1;
     if (any_reservation_config &&
         (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
       Reserve(en.wl, en.cq, now);
