@@ -68,6 +68,35 @@ TEST(TimeLimitsDaemonTest, WorkloadOverItsMaximumRuntimeIsStoppedAndFailed) {
   std::filesystem::remove_all(dir);
 }
 
+// A workload's own maximum runtime (Kueue's spec.maximumExecutionTimeSeconds)
+// is accepted by the API, stops it, and is kept by the journal.
+TEST(TimeLimitsDaemonTest, WorkloadsOwnMaximumRuntime) {
+  std::string dir = TempDir("timelimits-own");
+  std::string config = kLimitedQueue;
+  const std::string limits = "  artel.dev/timeLimits: {defaultMaximumExecutionTimeSeconds: 1}\n";
+  ASSERT_NE(config.find(limits), std::string::npos);
+  config.erase(config.find(limits), limits.size());  // no queue limit
+  WriteFile(dir + "/cluster.yaml", config);
+  const std::vector<std::string> flags = {"-m", dir + "/cluster.yaml", "--fake-gpus", "1xA100-80GB"};
+  Arteld d(dir);
+  ASSERT_TRUE(d.Start(flags)) << d.log();
+  Json own = Workload("team-a", "own", "default", 1, {"sleep", "600"});
+  own["spec"]["maximumExecutionTimeSeconds"] = 1;
+  ASSERT_EQ(d.Post("/api/v1/workloads", own.dump()).status, 201);
+  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "own") == "Failed"; }, 30000))
+      << d.Phase("team-a", "own") << "\n"
+      << d.log();
+  Json wl = d.Get("/api/v1/namespaces/team-a/workloads/own").json();
+  EXPECT_NE(wl["status"].value("message", "").find("maximum runtime of 1s exceeded"), std::string::npos)
+      << wl.dump();
+  ASSERT_TRUE(d.Stop());
+  ASSERT_TRUE(d.Start(flags)) << d.log();
+  wl = d.Get("/api/v1/namespaces/team-a/workloads/own").json();
+  EXPECT_EQ(wl["spec"].value("maximumExecutionTimeSeconds", 0), 1) << wl.dump();
+  EXPECT_TRUE(d.Stop());
+  std::filesystem::remove_all(dir);
+}
+
 // A queue whose workloads may run 4 seconds in total, and where a
 // higher-priority workload preempts a lower one.
 const char* kPreemptingLimitedQueue = R"(apiVersion: v1
