@@ -838,22 +838,35 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
     return false;
   }
   // Running workloads of the tree by estimated end; those without an
-  // estimate never count as freeing anything.
+  // estimate never count as freeing anything. With nodes, those of other
+  // trees that hold a placement free nodes when they end (not quota).
   std::vector<std::pair<Time, WlId>> ends;
+  auto add_end = [&](WlId id) {
+    const Wl& v = wls[id];
+    if (v.info.state == WorkloadState::kEvicting) {  // its pods are on their way out
+      ends.emplace_back(now, id);
+      return;
+    }
+    if (v.info.state != WorkloadState::kAdmitted) return;
+    std::optional<Time> rest = RemainingEstimate(v, v.cq);
+    if (!rest) return;
+    ends.emplace_back(v.info.admitted_at + *rest, id);
+  };
   for (int32_t c : root_cqs[root]) {
-    for (WlId id : cqs[c].admitted) {
-      const Wl& v = wls[id];
-      if (v.info.state == WorkloadState::kEvicting) {  // its pods are on their way out
-        ends.emplace_back(now, id);
-        continue;
+    for (WlId id : cqs[c].admitted) add_end(id);
+  }
+  if (cluster) {
+    for (size_t c = 0; c < cqs.size(); ++c) {
+      if (cqs[c].root == root) continue;
+      for (WlId id : cqs[c].admitted) {
+        if (wls[id].has_placement) add_end(id);
       }
-      if (v.info.state != WorkloadState::kAdmitted) continue;
-      std::optional<Time> rest = RemainingEstimate(v, v.cq);
-      if (!rest) continue;
-      ends.emplace_back(v.info.admitted_at + *rest, id);
     }
   }
   std::sort(ends.begin(), ends.end());
+  // With nodes, the gang must also be placed on the nodes its holders free.
+  std::optional<placement::Cluster> sim;
+  if (cluster) sim.emplace(*cluster);
   // Simulate their ends in order until the workload fits; the answer of a
   // simulated tree must not be memoised as the real one.
   const uint64_t saved_overlay = overlay_gen;
@@ -874,16 +887,33 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   for (; removed < ends.size(); ++removed) {
     const Wl& v = wls[ends[removed].second];
     tree.AddUsage(cqs[v.cq].node, v.usage, -1);
+    if (sim && v.has_placement) (void)sim->Release(v.info.key);
     r.holders.push_back(ends[removed].second);
     Assignment a;
     AssignFlavors(*this, wl, cq, full, &a);
-    if (a.mode == Mode::kFit) {
-      r.start = std::max(now, ends[removed].first);
-      r.usage = a.usage;
-      found = true;
-      ++removed;
-      break;
+    if (a.mode != Mode::kFit) continue;
+    if (sim) {
+      placement::GangRequest g;
+      placement::PlaceResult built = BuildGang(wl, a, g);
+      if (!built.ok()) break;  // it can never be placed: no reservation
+      placement::PlaceResult pr = sim->Place(g);
+      if (!pr.ok()) {
+        if (pr.outcome == placement::PlaceOutcome::kInfeasible) break;
+        continue;
+      }
+      r.nodes = true;
+      r.gang = std::move(g);
+      for (const placement::PodPlacement& pp : pr.placement.pods) {
+        const std::string& name = sim->node_name(pp.node);
+        if (std::find(r.node_names.begin(), r.node_names.end(), name) == r.node_names.end())
+          r.node_names.push_back(name);
+      }
     }
+    r.start = std::max(now, ends[removed].first);
+    r.usage = a.usage;
+    found = true;
+    ++removed;
+    break;
   }
   for (size_t i = 0; i < removed && i < ends.size(); ++i) {
     const Wl& v = wls[ends[i].second];
@@ -893,6 +923,13 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   overlay_gen = saved_overlay;
   protect_min = saved_min;
   protect_delay = saved_delay;
+  // Backfill window (Slurm's bf_window): no reservation further ahead; it
+  // is retried once the start comes within the window.
+  if (found && spec.backfill_window && r.start > now + *spec.backfill_window) {
+    wls[wl].beyond_window = r.start;
+    protect_wakeups.emplace(r.start - *spec.backfill_window, root);
+    found = false;
+  }
   if (!found) {
     if (mine != reservations.end()) reservations.erase(mine);
     return false;
@@ -905,34 +942,67 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   return true;
 }
 
-const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const FrAmounts& usage, Time now) {
+const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const Assignment& a, Time now) {
   if (reservations.empty()) return nullptr;
   const int32_t root = tree.Root(cqs[cq].node);
   const Wl& w = wls[wl];
   for (const Reservation& r : reservations) {
-    if (r.root != root || r.wl == wl) continue;
+    if (r.wl == wl) continue;
+    // Quota is held back within the tree; nodes (with nodes) from every
+    // workload, whatever its tree.
+    const bool same_tree = r.root == root;
+    if (!same_tree && !(r.nodes && cluster)) continue;
     // A workload of higher priority than the reserving one is not held back.
     if (w.info.priority > wls[r.wl].info.priority) continue;
     // Backfill that ends before the reservation starts.
     std::optional<Time> rest = RemainingEstimate(w, cq);
     if (rest && now + *rest <= r.start) continue;
-    // Backfill that leaves the reserved quota free at the start.
+    // Backfill that leaves the reserved quota (and nodes) free at the start.
     auto holding = [this](WlId h) {
       const WorkloadState st = wls[h].info.state;
       return !wls[h].forgotten && wls[h].cq >= 0 && (st == WorkloadState::kAdmitted || st == WorkloadState::kEvicting);
     };
-    for (WlId h : r.holders) {
-      if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, -1);
+    bool fits = true;
+    if (same_tree) {
+      for (WlId h : r.holders) {
+        if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, -1);
+      }
+      tree.AddUsage(cqs[cq].node, a.usage, +1);
+      fits = FitsNow(*this, r.cq, r.usage);
+      tree.AddUsage(cqs[cq].node, a.usage, -1);
+      for (WlId h : r.holders) {
+        if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, +1);
+      }
     }
-    tree.AddUsage(cqs[cq].node, usage, +1);
-    const bool fits = FitsNow(*this, r.cq, r.usage);
-    tree.AddUsage(cqs[cq].node, usage, -1);
-    for (WlId h : r.holders) {
-      if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, +1);
+    if (fits && r.nodes && cluster) {
+      // Where the backfill would go now, then the reserved gang once the
+      // holders are gone.
+      placement::Cluster sim = *cluster;
+      placement::GangRequest g;
+      if (BuildGang(wl, a, g).ok()) {
+        placement::PlaceResult pr = sim.Place(g);
+        if (pr.ok()) (void)sim.Commit(" backfill", pr.placement);
+      }
+      for (WlId h : r.holders) {
+        if (holding(h) && wls[h].has_placement) (void)sim.Release(wls[h].info.key);
+      }
+      fits = sim.Place(r.gang).ok();
     }
     if (!fits) return &r;
   }
   return nullptr;
+}
+
+void EngineImpl::DropReservation(size_t i) {
+  const bool nodes = reservations[i].nodes;
+  Unpark(reservations[i].root);  // what it held back may be used again
+  reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+  if (nodes) {
+    // Its nodes held back workloads of every tree.
+    for (size_t c = 0; c < cqs.size(); ++c) {
+      if (cqs[c].root >= 0) Unpark(cqs[c].root);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1318,6 +1388,37 @@ std::string FormatSpan(Time ms) {
   return out;
 }
 
+// What a reserving workload's message says of its reservation.
+std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& res) {
+  std::string m = "; reserved: its quota";
+  if (res.nodes) {
+    m += " and room on node(s)";
+    for (size_t i = 0; i < res.node_names.size() && i < 5; ++i) m += " " + res.node_names[i];
+    if (res.node_names.size() > 5) m += " ...";
+    m += " are";
+  } else {
+    m += " is";
+  }
+  m += " expected to be free in " + FormatSpan(res.start - e.now) + " (at t=" + FormatSpan(res.start) + "), when " +
+       std::to_string(res.holders.size()) + " running workload(s) end:";
+  for (size_t i = 0; i < res.holders.size() && i < 5; ++i) m += " " + e.wls[res.holders[i]].info.key;
+  if (res.holders.size() > 5) m += " ...";
+  m += res.nodes ? "; only backfill that ends by then or leaves that quota and room free is admitted meanwhile"
+                 : "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
+  return m;
+}
+
+// Why a workload that qualifies has no reservation: its start lies beyond
+// its ClusterQueue's backfill window.
+std::string BeyondWindowText(const EngineImpl& e, const Wl& w) {
+  if (w.beyond_window <= e.now || w.cq < 0 || !e.cqs[w.cq].spec->backfill_window) return "";
+  const Time window = *e.cqs[w.cq].spec->backfill_window;
+  return std::string("; not reserved: its quota ") + (e.cluster ? "and room on the nodes are" : "is") +
+         " expected to be free only in " + FormatSpan(w.beyond_window - e.now) +
+         " (at t=" + FormatSpan(w.beyond_window) + "), beyond the backfill window of " + FormatSpan(window) +
+         " of ClusterQueue " + e.cqs[w.cq].name + "; it reserves from t=" + FormatSpan(w.beyond_window - window);
+}
+
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   if (!r->message.empty()) return;
   if (r->kind == K::kNotYetTried) {
@@ -1349,12 +1450,9 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   }
   for (const auto& res : e.reservations) {
     if (res.wl != w.info.id || (r->kind != K::kPreemptionNoCandidates && r->kind != K::kInsufficientQuota)) continue;
-    m += "; reserved: its quota is expected to be free in " + FormatSpan(res.start - e.now) + " (at t=" +
-         FormatSpan(res.start) + "), when " + std::to_string(res.holders.size()) + " running workload(s) end:";
-    for (size_t i = 0; i < res.holders.size() && i < 5; ++i) m += " " + e.wls[res.holders[i]].info.key;
-    if (res.holders.size() > 5) m += " ...";
-    m += "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
+    m += ReservationText(e, res);
   }
+  if (r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota) m += BeyondWindowText(e, w);
   if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota || r->kind == K::kUnschedulable) &&
       w.protected_until > e.now) {
     // Time limits (docs/semantics.md §11): say when the picture changes.
@@ -1376,8 +1474,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   for (size_t i = 0; i < reservations.size();) {
     const Wl& rw = wls[reservations[i].wl];
     if (rw.forgotten || rw.info.state != WorkloadState::kPending || rw.cq != reservations[i].cq) {
-      Unpark(reservations[i].root);
-      reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+      DropReservation(i);
     } else {
       ++i;
     }
@@ -1473,7 +1570,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       // Conservative backfill (docs/semantics.md §11): no admission that
       // would delay a reservation; a waiting preemptor is not held back.
       if (!reservations.empty() && !w.waiting_preemption) {
-        if (const Reservation* r = DelayedReservation(en.wl, en.cq, a.usage, now)) {
+        if (const Reservation* r = DelayedReservation(en.wl, en.cq, a, now)) {
           std::optional<Time> rest = RemainingEstimate(w, en.cq);
           w.info.pending = Reason(
               K::kBlockedByReservation,
@@ -1482,7 +1579,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                   FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
                   (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
                         : "it has no runtime estimate (maximum runtime or queue default)") +
-                  " and it needs quota the reservation holds");
+                  (r->nodes ? " and it needs quota or room on the nodes the reservation holds"
+                            : " and it needs quota the reservation holds"));
           w.info.pending.cluster_queue = cq.name;
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
@@ -1567,6 +1665,19 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
             size_t cut = tmp.message.find("; ");
             if (cut != std::string::npos) w.info.pending.message += tmp.message.substr(cut);
           }
+          // Reservations with nodes (docs/semantics.md §11): the quota
+          // fits, the nodes do not; it reserves where the holders' ends
+          // make room.
+          w.beyond_window = -1;
+          if (any_reservation_config && pr.outcome == placement::PlaceOutcome::kUnschedulable) {
+            if (Reserve(en.wl, en.cq, now)) {
+              for (const Reservation& res : reservations) {
+                if (res.wl == en.wl) w.info.pending.message += ReservationText(*this, res);
+              }
+            } else {
+              w.info.pending.message += BeyondWindowText(*this, w);
+            }
+          }
           Park(en.wl, &parked_placement);
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           w.waiting_preemption = false;
@@ -1589,8 +1700,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         if (!reservations.empty()) {
           for (size_t i = 0; i < reservations.size(); ++i) {
             if (reservations[i].wl != en.wl) continue;
-            Unpark(reservations[i].root);  // what it held back may be used again
-            reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
+            DropReservation(i);
             break;
           }
         }
@@ -1671,9 +1781,11 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     // Inadmissible this cycle.
     bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
     // Reservations (docs/semantics.md §11): a head short of quota that
-    // qualifies holds back what frees up first (quota only, without nodes).
-    // Computed before this cycle holds back part of its request below.
-    if (any_reservation_config && !cluster &&
+    // qualifies holds back what frees up first (with nodes, where its pods
+    // are then placed). Computed before this cycle holds back part of its
+    // request below.
+    w.beyond_window = -1;
+    if (any_reservation_config &&
         (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
       Reserve(en.wl, en.cq, now);
     if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
@@ -1975,6 +2087,18 @@ Status Engine::CompleteEviction(WorkloadId id, Time now) {
   return impl_->CompleteEvictionId(id);
 }
 
+Status Engine::RestoreUsedTime(const std::string& key, Time used) {
+  EngineImpl& e = *impl_;
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  Wl& w = e.wls[*id];
+  if (w.info.state != WorkloadState::kPending)
+    return FailedPrecondition("workload " + key + " is " + WorkloadStateName(w.info.state) + ", not pending");
+  if (used < 0) return InvalidArgument("used time must not be negative");
+  w.info.used_time = used;
+  return Status::Ok();
+}
+
 Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
                        const std::vector<PodSetAssignment>& admission, Time admitted_at,
                        const placement::Placement* placed, uint64_t admission_seq) {
@@ -2210,6 +2334,7 @@ std::vector<Engine::ReservationInfo> Engine::Reservations() const {
     ri.cluster_queue = e.cqs[r.cq].name;
     ri.start = r.start;
     for (WlId h : r.holders) ri.holders.push_back(e.wls[h].info.key);
+    ri.nodes = r.node_names;
     out.push_back(std::move(ri));
   }
   return out;

@@ -302,6 +302,13 @@ class Engine {
                  const std::vector<PodSetAssignment>& admission, Time admitted_at,
                  const placement::Placement* placed = nullptr, uint64_t admission_seq = 0);
 
+  // Sets the time a workload ran in its earlier admissions
+  // (WorkloadInfo::used_time, counted against its maximum runtime), as a
+  // caller that persists it (arteld's journal) knew it before a restart.
+  // Call it after Submit and before Restore.
+  // REQUIRES: the workload is Pending; `used` >= 0.
+  Status RestoreUsedTime(const std::string& key, Time used);
+
   // Replaces the nodes pods are placed on (issue 3). Without nodes (the
   // default) admission is quota-only, as in Kueue without TAS. With nodes,
   // a workload is admitted only when all its admitted pods are placed in the
@@ -334,6 +341,7 @@ class Engine {
     std::string cluster_queue;
     Time start = 0;                    // when its quota is expected to be free
     std::vector<std::string> holders;  // running workloads whose end frees it, in end order
+    std::vector<std::string> nodes;    // with nodes: where it is expected to be placed
   };
   std::vector<ReservationInfo> Reservations() const;
 

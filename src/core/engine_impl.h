@@ -197,6 +197,9 @@ struct Wl {
   // earliest time that changes; -1 when nothing was skipped.
   Time protected_until = -1;
   bool delay_held = false;  // protected_until is its own preemption delay
+  // The start its reservation would have had when that lay beyond its
+  // ClusterQueue's backfill window (so it has none); -1 otherwise.
+  Time beyond_window = -1;
   // Static node feasibility per (pod set, flavor id), index pod_set *
   // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
   // 0 = none (`node_why` says why), -1 = not known yet. Valid while
@@ -393,6 +396,11 @@ class EngineImpl {
     Time start = 0;
     FrAmounts usage;            // the assignment that fits once the holders are gone
     std::vector<WlId> holders;  // admitted workloads whose end frees it, in end order
+    // With nodes: the gang placed at the start (on the nodes with the
+    // holders gone) and the nodes that placement used, by name.
+    bool nodes = false;
+    placement::GangRequest gang;
+    std::vector<std::string> node_names;
   };
   std::vector<Reservation> reservations;
   bool any_reservation_config = false;
@@ -487,7 +495,9 @@ class EngineImpl {
   bool Reserve(WlId wl, int32_t cq, Time now);
   // The reservation that admitting `wl` (usage `usage` in `cq`) now would
   // delay, or null.
-  const Reservation* DelayedReservation(WlId wl, int32_t cq, const FrAmounts& usage, Time now);
+  const Reservation* DelayedReservation(WlId wl, int32_t cq, const Assignment& a, Time now);
+  // Drops reservation `i`; what it held back may be used again.
+  void DropReservation(size_t i);
   Status CompleteEvictionId(WlId id);
 
   // Scratch buffers reused across rounds (no allocation per cycle).

@@ -160,6 +160,9 @@ struct ClusterQueueSpec {
   std::optional<Time> reserve_after;
   std::optional<int32_t> reserve_priority;
   std::optional<Time> default_runtime_estimate;
+  // Backfill window (Slurm's `bf_window`): a head whose reservation would
+  // start later than now + this gets none (unset: no horizon).
+  std::optional<Time> backfill_window;
   SourcePos pos;
 };
 

@@ -106,7 +106,8 @@ Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
   if (!tl.present()) return Status::Ok();
   ARTEL_MF_TRY(tl.CheckKeys({"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling",
                               "minRuntimeSeconds", "reclaimMinRuntimeSeconds", "preemptionDelaySeconds",
-                              "reserveAfterSeconds", "reservePriority", "defaultRuntimeEstimateSeconds"}));
+                              "reserveAfterSeconds", "reservePriority", "defaultRuntimeEstimateSeconds",
+                              "backfillWindowSeconds"}));
   ARTEL_MF_TRY(ReadSeconds(tl, "defaultMaximumExecutionTimeSeconds", 1, &cq->default_max_runtime));
   ARTEL_MF_TRY(ReadSeconds(tl, "maximumExecutionTimeSecondsCeiling", 1, &cq->max_runtime_ceiling));
   ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &cq->min_runtime));
@@ -114,10 +115,16 @@ Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
   ARTEL_MF_TRY(ReadSeconds(tl, "preemptionDelaySeconds", 0, &cq->preemption_delay));
   ARTEL_MF_TRY(ReadSeconds(tl, "reserveAfterSeconds", 0, &cq->reserve_after));
   ARTEL_MF_TRY(ReadSeconds(tl, "defaultRuntimeEstimateSeconds", 1, &cq->default_runtime_estimate));
+  ARTEL_MF_TRY(ReadSeconds(tl, "backfillWindowSeconds", 1, &cq->backfill_window));
   if (tl["reservePriority"].present()) {
     int32_t p = 0;
     ARTEL_MF_TRY(tl.ReadInt32("reservePriority", &p));
     cq->reserve_priority = p;
+  }
+  if (cq->backfill_window && !cq->reserve_after && !cq->reserve_priority) {
+    return tl["backfillWindowSeconds"].Error(
+        "backfillWindowSeconds bounds how far ahead a reservation may start, but this queue makes none: set "
+        "reserveAfterSeconds or reservePriority too");
   }
   return Status::Ok();
 }

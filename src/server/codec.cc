@@ -620,7 +620,7 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
   const Json& sp = *sit;
   if (Status s = CheckKeys(sp, "spec",
                            {"queueName", "priorityClassName", "priority", "active", "podSets",
-                            "terminationGracePeriodSeconds", "backoffLimit"});
+                            "terminationGracePeriodSeconds", "backoffLimit", "maximumExecutionTimeSeconds"});
       !s.ok()) {
     return s;
   }
@@ -641,6 +641,11 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
   if (grace) spec.termination_grace = *grace * 1000;
   if (Status s = ReadInt(sp, "backoffLimit", "spec", &backoff, 0, 100); !s.ok()) return s;
   if (backoff) spec.backoff_limit = static_cast<int32_t>(*backoff);
+  // Kueue's field: the most it may run, over all its admissions
+  // (docs/semantics.md §11).
+  std::optional<int64_t> max_exec;
+  if (Status s = ReadInt(sp, "maximumExecutionTimeSeconds", "spec", &max_exec, 1, INT32_MAX); !s.ok()) return s;
+  if (max_exec) spec.max_runtime = *max_exec * 1000;
   auto pit = sp.find("podSets");
   if (pit == sp.end() || !pit->is_array() || pit->empty()) {
     return Invalid("spec.podSets", "is required: a non-empty list of pod sets");
@@ -746,6 +751,7 @@ Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
   if (!spec.active) sp["active"] = false;
   if (spec.termination_grace) sp["terminationGracePeriodSeconds"] = *spec.termination_grace / 1000;
   if (spec.backoff_limit) sp["backoffLimit"] = spec.backoff_limit;
+  if (spec.max_runtime) sp["maximumExecutionTimeSeconds"] = *spec.max_runtime / 1000;
   Json sets = Json::array();
   for (const auto& ps : spec.pod_sets) {
     Json p = {{"name", ps.name}, {"count", ps.count}};

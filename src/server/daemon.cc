@@ -585,12 +585,14 @@ void Daemon::Reduce(std::map<std::string, Persisted>* model, uint64_t* order, st
       break;
     case T::kWorkloadAdmitted:
       w.phase = "Admitted";
+      w.used_ms = p.value("usedMs", w.used_ms);
       w.admission = p;
       w.starting = nullptr;
       w.started = nullptr;
       w.kill_at_ms = -1;
       break;
     case T::kWorkloadEvicted:
+      w.used_ms = p.value("usedMs", w.used_ms);
       if (w.phase == "Admitted") w.phase = "Evicting";
       if (w.phase == "Evicting") min_deadline(p.value("killAt", int64_t{-1}));
       break;
@@ -658,7 +660,8 @@ void Daemon::MaybeSnapshot(bool force) {
                     {"started", w.started},
                     {"result", w.result},
                     {"finishedMs", w.finished_ms},
-                    {"killAtMs", w.kill_at_ms}});
+                    {"killAtMs", w.kill_at_ms},
+                    {"usedMs", w.used_ms}});
     }
     snap.state =
         Json{{"version", 1}, {"config", model_config_}, {"order", model_order_}, {"workloads", ws}}.dump();
@@ -716,6 +719,7 @@ Status Daemon::Recover() {
       p.result = w.value("result", Json());
       p.finished_ms = w.value("finishedMs", int64_t{-1});
       p.kill_at_ms = w.value("killAtMs", int64_t{-1});
+      p.used_ms = w.value("usedMs", int64_t{0});
       model_[w.value("key", "")] = std::move(p);
     }
   }
@@ -896,6 +900,19 @@ Status Daemon::Recover() {
                              p.admission.value("admittedAt", now), placed ? &*placed : nullptr,
                              p.admission.value("admissionSeq", uint64_t{0}));
     };
+    // The time it ran in earlier admissions counts against its maximum
+    // runtime (docs/semantics.md §11). An admission being restored counts
+    // from its own admittedAt, on top of what it had used before it.
+    // An eviction whose pods are gone counts its admission's run as its
+    // record says (Persisted::used_ms).
+    const bool restores_admission = p.admission.is_object() && (p.phase == "Admitted" || alive);
+    const int64_t used_ms = restores_admission ? p.admission.value("usedMs", int64_t{0}) : p.used_ms;
+    w.used_ms = used_ms;
+    auto submit = [&]() -> Status {
+      Status s = engine_.Submit(w.spec, p.submitted_ms).status();
+      if (s.ok() && used_ms > 0) s = engine_.RestoreUsedTime(key, used_ms);
+      return s;
+    };
     const int64_t kill_at = p.kill_at_ms >= 0 ? p.kill_at_ms : now + grace;  // older journals: a fresh grace
     if ((p.phase == "Evicting" || p.phase == "Cancelling") && alive) {
       // Its pods are still stopping: SIGKILL at the journaled deadline, and
@@ -906,7 +923,7 @@ Status Daemon::Recover() {
       w.kill_at_ms = kill_at;
       if (p.admission.is_object()) w.admitted_ms = p.admission.value("admittedAt", int64_t{-1});
       claim(w);
-      Status s = engine_.Submit(w.spec, p.submitted_ms).status();
+      Status s = submit();
       if (s.ok()) s = restore();
       if (s.ok()) {
         HoldAdmissionLocked(key, w, now);
@@ -937,7 +954,7 @@ Status Daemon::Recover() {
       wl_[key] = std::move(w);
       continue;
     }
-    if (Status s = engine_.Submit(w.spec, p.submitted_ms).status(); !s.ok()) {
+    if (Status s = submit(); !s.ok()) {
       log_->Error("journal workload rejected on recovery", {{"workload", key}, {"error", s.message()}});
       w.terminal = "Failed";
       w.message = "rejected on recovery: " + s.message();
@@ -1685,7 +1702,9 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
       r.time_ms = WallMs();
       r.key = key;
       recs->push_back(std::move(r));
-      if (Status s = engine_.Submit(w.spec, w.submitted_ms).status(); !s.ok()) {
+      Status s = engine_.Submit(w.spec, w.submitted_ms).status();
+      if (s.ok() && w.used_ms > 0) s = engine_.RestoreUsedTime(key, w.used_ms);
+      if (!s.ok()) {
         w.terminal = "Failed";
         w.message = "rejected on requeue: " + s.message();
       }
@@ -1757,6 +1776,7 @@ void Daemon::OnAdmittedLocked(const core::WorkloadInfo& admitted, int64_t now) {
   Json adm = AdmissionJson(*info, now);
   adm["startIds"] = true;  // every start of this admission is journaled before its fork
   adm["admissionSeq"] = info->admission_seq;  // the preemption tie-break, restored at start
+  adm["usedMs"] = info->used_time;  // its earlier admissions' run time (maximum runtime), restored at start
   if (const core::placement::Placement* pl = engine_.Placement(key)) {
     adm["placement"] = PlacementToJson(*pl);
     // Node pools by name and GPUs by UUID: recovery checks them against
@@ -1813,6 +1833,9 @@ void Daemon::OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* 
       {"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
   // The pods' SIGKILL deadline, so that a restarted daemon keeps it.
   if (victim.running) ep["killAt"] = victim.kill_at_ms;
+  // Its run time so far, this admission's included: a requeued workload's
+  // maximum runtime keeps counting it after a restart.
+  if (info) ep["usedMs"] = info->used_time;
   r.payload = ep.dump();
   recs->push_back(std::move(r));
   Wl& w = wl_[e.victim];
@@ -2154,6 +2177,9 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
     st["clusterQueue"] = info->cluster_queue;
     st["priority"] = info->priority;
     st["evictions"] = std::max(0, info->evictions - w.own_evictions);
+    // Kueue's field: the time of its earlier admissions, counted against
+    // its maximum runtime (docs/semantics.md §11).
+    if (info->used_time > 0) st["accumulatedPastExecutionTimeSeconds"] = info->used_time / 1000;
     if (info->state == core::WorkloadState::kAdmitted || info->state == core::WorkloadState::kEvicting) {
       st["admission"] = AdmissionJson(*info, w.admitted_ms);
     }

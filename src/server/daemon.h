@@ -158,6 +158,10 @@ class Daemon : public Service, private loop::Backend {
     Json result;                    // null or {exitCode, phase, retries, startedAt, admittedAt, pods}
     int64_t finished_ms = -1;       // when it became Finished or Cancelled(ling)
     int64_t kill_at_ms = -1;        // journaled SIGKILL deadline of a cancel or eviction
+    // The time it ran in earlier admissions (core::WorkloadInfo::used_time):
+    // as of its last admission record ("usedMs" of the admission), then of
+    // its last eviction record ("usedMs", this admission's run included).
+    int64_t used_ms = 0;
   };
   struct Pod {
     runtime::RunningPod rp;
@@ -190,6 +194,7 @@ class Daemon : public Service, private loop::Backend {
     int64_t finished_ms = -1;
     int64_t admitted_ms = -1;
     std::optional<int> exit_code;
+    int64_t used_ms = 0;  // recovered used time, handed back when a deferred workload is submitted again
   };
   Daemon(const DaemonOptions& options, Logger* log);
   Status Init();

@@ -1,5 +1,11 @@
 // Time limits of the Engine (docs/semantics.md §11): maximum runtime.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "core/engine.h"
 
@@ -154,6 +160,174 @@ TEST(MaxRuntimeTest, CancelAndRestoreKeepTheDeadlinesRight) {
   ps.flavors["nvidia.com/gpu"] = "a100";
   ASSERT_TRUE(e.Restore("ns/b", "cq", {ps}, kMin).ok());
   EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(11 * kMin));
+}
+
+TEST(MaxRuntimeTest, RestoredUsedTimeCountsAfterARestart) {
+  Engine e;
+  ASSERT_TRUE(e.Configure(OneQueue()).ok());
+  ASSERT_TRUE(e.Submit(Job("a", 1, 0, 10 * kMin), 0).ok());
+  ASSERT_TRUE(e.RestoreUsedTime("ns/a", 6 * kMin).ok());
+  EXPECT_EQ(e.Find("ns/a")->used_time, 6 * kMin);
+  PodSetAssignment ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.flavors["nvidia.com/gpu"] = "a100";
+  ASSERT_TRUE(e.Restore("ns/a", "cq", {ps}, 20 * kMin).ok());
+  EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(24 * kMin));
+  EXPECT_FALSE(e.RestoreUsedTime("ns/a", 0).ok());  // only while pending
+  // A pending workload restored with its used time runs only the rest.
+  ASSERT_TRUE(e.Submit(Job("b", 1, 0, 10 * kMin), 0).ok());
+  ASSERT_TRUE(e.RestoreUsedTime("ns/b", 9 * kMin).ok());
+  CycleResult r = e.Schedule(30 * kMin);  // a ran out at 24m
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].victim, "ns/a");
+  ASSERT_EQ(e.Find("ns/b")->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(31 * kMin));  // 9m used + 1m
+  r = e.Schedule(31 * kMin);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].victim, "ns/b");
+  EXPECT_EQ(r.evictions[0].reason, EvictionReason::kMaximumExecutionTimeExceeded);
+}
+
+TEST(ReservationTest, BackfillWindowBoundsHowFarAheadAStartMayBe) {
+  Engine e;
+  Config c = OneQueue(2 * kGpu);
+  c.cluster_queues[0].reserve_priority = 0;
+  c.cluster_queues[0].backfill_window = 30 * kMin;
+  ASSERT_TRUE(e.Configure(c).ok());
+  ASSERT_TRUE(e.Submit(Job("short", 1, 0, 20 * kMin), 0).ok());
+  ASSERT_TRUE(e.Submit(Job("long", 1, 0, 60 * kMin), 0).ok());
+  e.Schedule(0);
+  ASSERT_TRUE(e.Submit(Job("gang", 2), kMin).ok());
+  e.Schedule(kMin);
+  // Its start (60m) lies beyond the window: no reservation, and the engine
+  // retries when it comes within it.
+  EXPECT_TRUE(e.Reservations().empty());
+  EXPECT_THAT(e.Find("ns/gang")->pending.message,
+              ::testing::HasSubstr("not reserved: its quota is expected to be free only in 59m (at t=1h)"));
+  EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(20 * kMin));
+  // `short` ends at 20m by its maximum runtime; then the start is 40m away.
+  e.Schedule(20 * kMin);
+  ASSERT_TRUE(e.CompleteEviction("ns/short", 20 * kMin).ok());
+  e.Schedule(20 * kMin);
+  EXPECT_TRUE(e.Reservations().empty());
+  e.Schedule(30 * kMin);
+  std::vector<Engine::ReservationInfo> rs = e.Reservations();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].workload, "ns/gang");
+  EXPECT_EQ(rs[0].start, 60 * kMin);
+  EXPECT_EQ(rs[0].holders, std::vector<std::string>{"ns/long"});
+  // Without the window the same queue reserves at once.
+  c.cluster_queues[0].backfill_window.reset();
+  Engine f;
+  ASSERT_TRUE(f.Configure(c).ok());
+  ASSERT_TRUE(f.Submit(Job("long", 1, 0, 60 * kMin), 0).ok());
+  ASSERT_TRUE(f.Submit(Job("long2", 1, 0, 60 * kMin), 0).ok());
+  f.Schedule(0);
+  ASSERT_TRUE(f.Submit(Job("gang", 2), kMin).ok());
+  f.Schedule(kMin);
+  EXPECT_EQ(f.Reservations().size(), 1u);
+}
+
+// Reservations with nodes (docs/semantics.md §11), on random small clusters
+// of 2-3 racks: 1-GPU jobs and gangs that must run in one rack
+// (podset-required-topology), every one with a maximum runtime (its
+// estimate, enforced), one priority, no preemption, and a queue that
+// reserves at once; some jobs finish early. Nothing but backfill admits work
+// while a reservation stands, so after every Schedule a workload that held a
+// reservation before and still holds one has a start no later than before.
+// Across the cases, reservations with nodes are made and work is admitted
+// while they stand.
+TEST(ReservationTest, StartWithNodesNeverMovesLaterBecauseOfBackfill) {
+  int with_nodes = 0, admitted_meanwhile = 0;
+  for (uint32_t seed = 1; seed <= 150; ++seed) {
+    std::mt19937 rng(seed);
+    Config c;
+    c.topologies.push_back({"racks", {"topology/rack", "kubernetes.io/hostname"}, {}, {}});
+    ResourceFlavorSpec flavor;
+    flavor.name = "a100";
+    flavor.topology_name = "racks";
+    c.flavors.push_back(flavor);
+    ClusterQueueSpec q = Cq("cq", 1000 * kGpu);
+    q.preemption.within_cluster_queue = WithinClusterQueuePolicy::kNever;
+    q.reserve_priority = 0;
+    c.cluster_queues.push_back(q);
+    c.local_queues.push_back({"ns", "default", "cq"});
+    Engine e;
+    ASSERT_TRUE(e.Configure(c).ok());
+    std::vector<placement::NodeSpec> nodes;
+    const int racks = 2 + static_cast<int>(rng() % 2);
+    int smallest_rack = 1 << 30;
+    for (int r = 0; r < racks; ++r) {
+      const int hosts = 1 + static_cast<int>(rng() % 2);
+      int gpus_in_rack = 0;
+      for (int h = 0; h < hosts; ++h) {
+        placement::NodeSpec n;
+        n.name = "r" + std::to_string(r) + "-n" + std::to_string(h);
+        n.labels["topology/rack"] = "r" + std::to_string(r);
+        n.labels["nvidia.com/gpu.product"] = "A100-SXM4-80GB";
+        const int gpus = rng() % 2 ? 4 : 2;
+        gpus_in_rack += gpus;
+        n.allocatable["nvidia.com/gpu"] = gpus * kGpu;
+        nodes.push_back(n);
+      }
+      smallest_rack = std::min(smallest_rack, gpus_in_rack);
+    }
+    ASSERT_TRUE(e.SetNodes(nodes).ok());
+    std::map<std::string, Time> prev;
+    auto check = [&](Time now, const CycleResult& r) {
+      std::map<std::string, Time> cur;
+      for (const Engine::ReservationInfo& ri : e.Reservations()) {
+        cur[ri.workload] = ri.start;
+        if (!ri.nodes.empty()) ++with_nodes;
+        auto it = prev.find(ri.workload);
+        if (it != prev.end()) {
+          EXPECT_LE(ri.start, it->second) << "seed " << seed << " t=" << now << ": the reservation of "
+                                          << ri.workload << " moved later";
+        }
+      }
+      if (!cur.empty() && !r.admitted.empty()) ++admitted_meanwhile;
+      prev = std::move(cur);
+    };
+    auto settle = [&](Time now) {
+      for (int k = 0; k < 20; ++k) {
+        CycleResult r = e.Schedule(now);
+        check(now, r);
+        for (const Eviction& ev : r.evictions) ASSERT_TRUE(e.CompleteEviction(ev.victim, now).ok());
+        if (r.admitted.empty() && r.evictions.empty()) break;
+      }
+    };
+    int next_name = 0;
+    for (int step = 0; step < 12; ++step) {
+      const Time at = step * 5 * kMin;
+      for (int guard = 0; guard < 100; ++guard) {
+        std::optional<Time> next = e.NextTimedEvent();
+        if (!next || *next >= at) break;
+        settle(*next);
+      }
+      const int submits = static_cast<int>(rng() % 3);
+      for (int k = 0; k < submits; ++k) {
+        WorkloadSpec w = Job("j" + std::to_string(next_name++), 1, 0, (5 + static_cast<Time>(rng() % 56)) * kMin);
+        if (rng() % 3 == 0) {
+          w.pod_sets[0].count = 2 + static_cast<int32_t>(rng() % static_cast<uint32_t>(smallest_rack - 1));
+          w.pod_sets[0].annotations["kueue.x-k8s.io/podset-required-topology"] = "topology/rack";
+        }
+        ASSERT_TRUE(e.Submit(w, at).ok());
+      }
+      if (rng() % 4 == 0) {
+        std::vector<std::string> running;
+        for (const WorkloadInfo* w : e.Workloads()) {
+          if (w->state == WorkloadState::kAdmitted) running.push_back(w->key);
+        }
+        if (!running.empty()) {
+          ASSERT_TRUE(e.Finish(running[rng() % running.size()], at).ok());
+        }
+      }
+      settle(at);
+    }
+  }
+  EXPECT_GT(with_nodes, 0);
+  EXPECT_GT(admitted_meanwhile, 0);
 }
 
 }  // namespace

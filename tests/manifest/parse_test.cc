@@ -175,6 +175,40 @@ TEST(ParseTest, V1beta2RejectsV1beta1FungibilityValues) {
   EXPECT_THAT(s.message(), HasSubstr("must be one of MayStopSearch, TryNextFlavor"));
 }
 
+TEST(ParseTest, BackfillWindowOfTimeLimits) {
+  core::Config c = MustParse(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  artel.dev/timeLimits: {reserveAfterSeconds: 60, backfillWindowSeconds: 3600}
+)");
+  ASSERT_EQ(c.cluster_queues.size(), 1u);
+  EXPECT_EQ(c.cluster_queues[0].backfill_window, std::optional<core::Time>(3600 * 1000));
+  EXPECT_FALSE(MustParse("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\n")
+                   .cluster_queues[0]
+                   .backfill_window.has_value());
+  // A window without reservations, or not a positive whole number of
+  // seconds: an error at the field.
+  Status s = ParseError(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  artel.dev/timeLimits:
+    backfillWindowSeconds: 3600
+)");
+  EXPECT_EQ(s.pos().line, 6);
+  EXPECT_EQ(s.field(), "spec.artel.dev/timeLimits.backfillWindowSeconds");
+  EXPECT_THAT(s.message(), HasSubstr("set reserveAfterSeconds or reservePriority"));
+  Status z = ParseError(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  artel.dev/timeLimits: {reservePriority: 10, backfillWindowSeconds: 0}
+)");
+  EXPECT_EQ(z.pos().line, 5);
+  EXPECT_THAT(z.message(), HasSubstr("out of range"));
+}
+
 TEST(ParseTest, CohortBothVersions) {
   core::Config c = MustParse(R"(
 apiVersion: kueue.x-k8s.io/v1alpha1

@@ -27,6 +27,29 @@ TEST(CodecTest, WorkloadRoundTrips) {
   EXPECT_EQ(WorkloadSpecToJson(*again), WorkloadSpecToJson(*spec));
 }
 
+// Kueue's spec.maximumExecutionTimeSeconds is read, kept in the journal's
+// JSON, and validated.
+TEST(CodecTest, MaximumExecutionTimeRoundTripsAndIsValidated) {
+  auto j = ParseBody(R"({"metadata":{"name":"w","namespace":"team-a"},"spec":{"queueName":"q",
+    "maximumExecutionTimeSeconds":600,"podSets":[{"name":"main"}]}})");
+  ASSERT_TRUE(j.ok());
+  auto spec = WorkloadFromJson(*j);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->max_runtime, std::optional<core::Time>(600 * 1000));
+  auto again = WorkloadFromJson(WorkloadSpecToJson(*spec));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->max_runtime, spec->max_runtime);
+  auto none = WorkloadFromJson(*ParseBody(R"({"metadata":{"name":"w","namespace":"a"},"spec":{"queueName":"q",
+    "podSets":[{"name":"main"}]}})"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->max_runtime.has_value());
+  EXPECT_FALSE(WorkloadSpecToJson(*none)["spec"].contains("maximumExecutionTimeSeconds"));
+  auto bad = WorkloadFromJson(*ParseBody(R"({"metadata":{"name":"w","namespace":"a"},"spec":{"queueName":"q",
+    "maximumExecutionTimeSeconds":0,"podSets":[{"name":"main"}]}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "spec.maximumExecutionTimeSeconds");
+}
+
 // Node affinity survives the journal's JSON (a recovered pending workload
 // keeps its flavor constraints) and is read from a Job's pod spec.
 TEST(CodecTest, NodeAffinityRoundTripsAndIsValidated) {
