@@ -612,7 +612,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
     }
     PrintTable(header, rows, c.no_headers);
   } else {
-    std::vector<std::string> header = {"INDEX", "MODEL", "UTIL", "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
+    std::vector<std::string> header = {"INDEX", "NODE", "MODEL", "UTIL", "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
     if (c.output == "wide") header.push_back("UUID");
     for (const auto& g : items) {
       int64_t used = g.value("memoryUsedBytes", int64_t{0}), total = g.value("memoryBytes", int64_t{0});
@@ -644,6 +644,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
       if (!pods.empty()) pod = join(pods);
       if (g.contains("migSlices") && wls.empty()) wl = pod = "-";
       std::vector<std::string> row = {Str(g, "index"),
+                                      Str(g, "node"),
                                       Str(g, "model"),
                                       Str(g, "utilizationPercent") + "%",
                                       std::to_string(used >> 30) + "/" + std::to_string(total >> 30) + "Gi",
@@ -1026,9 +1027,17 @@ int Top(const Common& c) {
                        {"borrowed", Str(*g.r, "borrowed")}});
     }
   }
-  // Per flavor: the ClusterQueues' nominal quota, use and borrowing summed
-  // (like GPUs of one flavor only).
+  // Per flavor (like GPUs of one flavor only): the quota of the whole
+  // tree (every root cohort's subtree quota, plus the queues in no cohort),
+  // what is used of it, and what queues use beyond their own nominal quota.
   std::map<std::string, std::array<double, 4>> per_flavor;  // nominal, used, borrowed, queues
+  for (const auto& q : co.json().value("items", Json::array())) {
+    if (!Str(q, "parent").empty()) continue;
+    for (const GpuRow& g : GpuRows(q["resources"], "subtreeQuota")) {
+      per_flavor[g.label][0] += Num(*g.r, "subtreeQuota");
+      per_flavor[g.label][1] += Num(*g.r, "usage");
+    }
+  }
   for (const auto& q : r.json().value("items", Json::array())) {
     std::vector<GpuRow> gr = GpuRows(q["resources"], "subtreeQuota");
     if (gr.empty()) {
@@ -1045,8 +1054,10 @@ int Top(const Common& c) {
                        {"admitted", q.value("admittedWorkloads", 0)},
                        {"pending", q.value("pendingWorkloads", 0)}});
       auto& f = per_flavor[g.label];
-      f[0] += Num(*g.r, "nominal");
-      f[1] += Num(*g.r, "usage");
+      if (Str(q, "cohort").empty()) {
+        f[0] += Num(*g.r, "nominal");
+        f[1] += Num(*g.r, "usage");
+      }
       f[2] += Num(*g.r, "borrowed");
       f[3] += 1;
     }
@@ -1075,12 +1086,11 @@ int Top(const Common& c) {
   rows.clear();
   for (const auto& f : flavors) {
     rows.push_back({Str(f, "flavor"), Str(f, "nominal"), Str(f, "used"), Str(f, "borrowed"),
-                    fmt(std::max(0.0, Num(f, "nominal") - Num(f, "used"))), Str(f, "clusterQueues"),
-                    bar(Num(f, "used"), Num(f, "nominal"))});
+                    fmt(std::max(0.0, Num(f, "nominal") - Num(f, "used"))), bar(Num(f, "used"), Num(f, "nominal"))});
   }
   if (!rows.empty()) {
     std::cout << "\n";
-    PrintTable({"GPU-FLAVOR", "NOMINAL", "USED", "BORROWED", "IDLE", "CLUSTERQUEUES", "USED/NOMINAL"}, rows);
+    PrintTable({"GPU-FLAVOR", "NOMINAL", "USED", "BORROWED", "IDLE", "USED/NOMINAL"}, rows);
   }
   return kExitOk;
 }
