@@ -94,7 +94,7 @@ _artel() {
   done
   case "$prev" in
     -n|--namespace)
-      COMPREPLY=($(compgen -W "$(_artel_ask whoami -o json | sed -n 's/^ *"\([a-z0-9-]*\)",\{0,1\}$/\1/p')" -- "$cur")); return ;;
+      COMPREPLY=($(compgen -W "$(_artel_ask get lq -A -o 'jsonpath={range .items[*]}{.namespace}{"\n"}{end}' | sort -u)" -- "$cur")); return ;;
     -o|--output)
       COMPREPLY=($(compgen -W "wide json yaml name jsonpath= custom-columns=" -- "$cur")); return ;;
     -q|--queue)

@@ -113,7 +113,7 @@ bool ParsePath(const std::string& in, std::vector<Step>* steps, std::string* err
         return fail("unions [a,b] are not supported");
       } else {
         size_t k = inner[0] == '-' ? 1 : 0;
-        if (k >= inner.size() || !std::all_of(inner.begin() + static_cast<long>(k), inner.end(),
+        if (k >= inner.size() || inner.size() > 12 || !std::all_of(inner.begin() + static_cast<long>(k), inner.end(),
                                               [](char d) { return std::isdigit(static_cast<unsigned char>(d)); })) {
           return fail("[" + inner + "] is not an index, [*] or ['field']");
         }

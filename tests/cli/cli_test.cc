@@ -371,6 +371,7 @@ TEST_F(CliTest, BashCompletion) {
   EXPECT_EQ(complete("artel get flavors ''", 3), "a100\n");
   EXPECT_EQ(complete("artel run -q ''", 3), "team-a/default\nteam-b/default\n");
   EXPECT_EQ(complete("artel get wl -o j", 4), "json\njsonpath=\n");
+  EXPECT_EQ(complete("artel get wl -n ''", 4), "team-a\nteam-b\n");
   r = Cli({"completion", "zsh"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_NE(r.out.find("bashcompinit"), std::string::npos);
