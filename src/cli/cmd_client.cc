@@ -15,6 +15,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -324,8 +325,107 @@ std::string ShortReason(const Json& st) {
   return "-";
 }
 
+std::vector<std::string> WorkloadHeader(const Common& c) {
+  std::vector<std::string> header = {"NAME", "QUEUE", "PHASE", "CLUSTERQUEUE", "AGE"};
+  if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
+  if (c.output == "wide") {
+    for (const char* h : {"PRIORITY", "GPUS", "EVICTIONS"}) header.push_back(h);
+  }
+  header.push_back("REASON");
+  return header;
+}
+
+std::vector<std::string> WorkloadRow(const Common& c, const Json& w) {
+  const Json& md = w["metadata"];
+  const Json& st = w.value("status", Json::object());
+  std::vector<std::string> row = {Str(md, "name"), Str(w["spec"], "queueName"), Str(st, "phase"),
+                                  Str(st, "clusterQueue", "-"), Age(md.value("creationTimestamp", int64_t{0}))};
+  if (c.all_namespaces) row.insert(row.begin(), Str(md, "namespace"));
+  if (c.output == "wide") {
+    double gpus = 0;
+    for (const auto& ps : w["spec"].value("podSets", Json::array())) {
+      auto req = ps.value("requests", Json::object());
+      std::string g = req.value("nvidia.com/gpu", "0");
+      gpus += std::atof(g.c_str()) * ps.value("count", 1);
+    }
+    std::ostringstream gs;
+    gs << gpus;
+    row.push_back(Str(st, "priority", "0"));
+    row.push_back(gs.str());
+    row.push_back(Str(st, "evictions", "0"));
+  }
+  row.push_back(ShortReason(st));
+  return row;
+}
+
+// `get wl -w`: after the list, one line per change of a listed workload
+// (or, without names, of any workload in scope), as kubectl's watch prints
+// them; it follows the API's event log (GET /api/v1/watch) until
+// interrupted. `cursor` is the event sequence number taken before the list,
+// so that no change between the list and the watch is missed.
+int WatchWorkloads(const Common& c, const std::vector<std::string>& names, const std::vector<Requirement>& sel,
+                   uint64_t cursor, std::vector<size_t> widths) {
+  std::string scope = c.all_namespaces ? "" : "&namespace=" + UrlEncode(c.client.ns);
+  std::set<std::string> wanted;
+  for (const auto& n : names) {
+    std::string ns, name;
+    SplitRef(n, c.client.ns, &ns, &name);
+    wanted.insert(ns + "/" + name);
+  }
+  while (true) {
+    Response r = Request(c.client, "GET", "/api/v1/watch?follow=false&since=" + std::to_string(cursor) + scope);
+    if (int rc = Report(r); rc != kExitOk) return rc;
+    Json list = r.json();
+    std::vector<std::string> changed;
+    for (const auto& e : list.value("items", Json::array())) {
+      std::string key = Str(e, "workload");
+      if (key.empty() || (!wanted.empty() && !wanted.count(key))) continue;
+      if (std::find(changed.begin(), changed.end(), key) == changed.end()) changed.push_back(key);
+    }
+    cursor = list.value("next", cursor);
+    for (const auto& key : changed) {
+      size_t slash = key.find('/');
+      Response w = Request(c.client, "GET", WorkloadPath(key.substr(0, slash), key.substr(slash + 1)));
+      if (w.status != 200) continue;
+      Json obj = w.json();
+      if (!Filter(Json::array({obj}), sel).size()) continue;
+      if (c.output == "json") {
+        TimesToRfc3339(&obj);
+        std::cout << obj.dump() << "\n";
+      } else if (c.output == "yaml") {
+        std::cout << "---\n";
+        PrintStructured(obj, "yaml");
+      } else if (c.output == "name") {
+        std::cout << "workload/" << Str(obj["metadata"], "name") << "\n";
+      } else if (c.output.rfind("jsonpath=", 0) == 0 || c.output.rfind("custom-columns=", 0) == 0) {
+        Common one = c;
+        one.no_headers = true;
+        if (int rc = PrintMachine(one, "wl", Json::array({obj}), true); rc > 0) return rc;
+      } else {
+        std::vector<std::string> row = WorkloadRow(c, obj);
+        std::string line;
+        for (size_t i = 0; i < row.size(); ++i) {
+          if (i < widths.size()) widths[i] = std::max(widths[i], row[i].size());
+          line += row[i];
+          if (i + 1 < row.size()) line += std::string((i < widths.size() ? widths[i] : row[i].size()) - row[i].size() + 3, ' ');
+        }
+        std::cout << line << "\n";
+      }
+      std::cout << std::flush;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 int GetWorkloads(const Common& c, const std::vector<std::string>& names, const std::vector<Requirement>& sel,
-                 const std::string& fields) {
+                 const std::string& fields, bool watch = false) {
+  uint64_t cursor = 0;
+  if (watch) {
+    std::string scope = c.all_namespaces ? "" : "&namespace=" + UrlEncode(c.client.ns);
+    Response r = Request(c.client, "GET", "/api/v1/watch?follow=false" + scope);
+    if (int rc = Report(r); rc != kExitOk) return rc;
+    cursor = r.json().value("next", uint64_t{0});
+  }
   Json items = Json::array();
   if (!names.empty()) {
     for (const auto& n : names) {
@@ -345,43 +445,27 @@ int GetWorkloads(const Common& c, const std::vector<std::string>& names, const s
     items = r.json().value("items", Json::array());
   }
   items = Filter(items, sel);
-  if (int rc = PrintMachine(c, "wl", items, names.size() == 1); rc >= 0) return rc;
-  std::vector<std::string> header = {"NAME", "QUEUE", "PHASE", "CLUSTERQUEUE", "AGE"};
-  if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
-  if (c.output == "wide") {
-    for (const char* h : {"PRIORITY", "GPUS", "EVICTIONS"}) header.push_back(h);
-  }
-  header.push_back("REASON");
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& w : items) {
-    const Json& md = w["metadata"];
-    const Json& st = w.value("status", Json::object());
-    std::vector<std::string> row = {Str(md, "name"), Str(w["spec"], "queueName"), Str(st, "phase"),
-                                    Str(st, "clusterQueue", "-"),
-                                    Age(md.value("creationTimestamp", int64_t{0}))};
-    if (c.all_namespaces) row.insert(row.begin(), Str(md, "namespace"));
-    if (c.output == "wide") {
-      double gpus = 0;
-      for (const auto& ps : w["spec"].value("podSets", Json::array())) {
-        auto req = ps.value("requests", Json::object());
-        std::string g = req.value("nvidia.com/gpu", "0");
-        gpus += std::atof(g.c_str()) * ps.value("count", 1);
-      }
-      std::ostringstream gs;
-      gs << gpus;
-      row.push_back(Str(st, "priority", "0"));
-      row.push_back(gs.str());
-      row.push_back(Str(st, "evictions", "0"));
+  std::vector<std::string> header = WorkloadHeader(c);
+  std::vector<size_t> widths;
+  for (const auto& h : header) widths.push_back(h.size());
+  if (int rc = PrintMachine(c, "wl", items, names.size() == 1 && !watch); rc >= 0) {
+    if (rc != kExitOk || !watch) return rc;
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& w : items) rows.push_back(WorkloadRow(c, w));
+    for (const auto& r : rows) {
+      for (size_t i = 0; i < r.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
     }
-    row.push_back(ShortReason(st));
-    rows.push_back(std::move(row));
+    if (rows.empty()) {
+      std::cerr << "No workloads found" << (c.all_namespaces ? "" : " in namespace " + c.client.ns) << ".\n";
+      if (watch && !c.no_headers) PrintTable(header, {});
+    } else {
+      PrintTable(header, rows, c.no_headers);
+    }
   }
-  if (rows.empty()) {
-    std::cerr << "No workloads found" << (c.all_namespaces ? "" : " in namespace " + c.client.ns) << ".\n";
-    return kExitOk;
-  }
-  PrintTable(header, rows, c.no_headers);
-  return kExitOk;
+  if (!watch) return kExitOk;
+  std::cout << std::flush;
+  return WatchWorkloads(c, names, sel, cursor, widths);
 }
 
 // Flavors and their node labels: names from GET /api/v1/config (every
@@ -1105,6 +1189,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     auto names = std::make_shared<std::vector<std::string>>();
     auto labels = std::make_shared<std::string>();
     auto fields = std::make_shared<std::string>();
+    auto watch = std::make_shared<bool>(false);
     CLI::App* cmd = app.add_subcommand("get", "List objects: cq, lq, cohorts, wl, nodes, gpus, flavors");
     cmd->add_option("kind", *kind, "cq|lq|cohorts|wl|nodes|gpus|flavors")->required();
     cmd->add_option("names", *names, "Names (for wl: NAME or NAMESPACE/NAME)");
@@ -1113,6 +1198,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("--field-selector", *fields,
                     "status.phase=..., spec.queueName=..., status.clusterQueue=...");
     cmd->add_flag("--no-headers", c->no_headers, "Print tables without their header line");
+    cmd->add_flag("-w,--watch", *watch, "Workloads: after the list, print each change until interrupted");
     AddCommon(cmd, c.get(), kGetOutputs);
     cmd->callback([=] {
       std::string k = NormalizeKind(*kind);
@@ -1128,7 +1214,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         return;
       }
       ResolveClientOptions(&c->client, (k == "wl" || k == "lq") && !c->all_namespaces);
-      *exit_code = k == "wl" ? GetWorkloads(*c, *names, *sel, *fields) : GetSimple(*c, k, *names, *sel);
+      if (*watch && k != "wl") {
+        std::cerr << "error: --watch is for workloads (get wl -w); artel top -w follows quota use\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      *exit_code = k == "wl" ? GetWorkloads(*c, *names, *sel, *fields, *watch) : GetSimple(*c, k, *names, *sel);
     });
   }
   // describe

@@ -5,8 +5,11 @@
 // with contexts, a tenant's default namespace, Slurm-like views (REASON,
 // nodes, top per flavor) and shell completion in a real bash.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <regex>
@@ -313,6 +316,44 @@ TEST_F(CliTest, TenantDefaultsToItsFirstNamespace) {
   EXPECT_EQ(r.out.find("bob"), std::string::npos) << r.out;
   auto raw = d_->Get("/api/v1/whoami", kTeamAToken);
   EXPECT_EQ(raw.body.find("team-b"), std::string::npos) << raw.body;
+}
+
+// `get wl -w`: the list, then one line per change, until interrupted.
+TEST_F(CliTest, GetWatchPrintsEachChange) {
+  Submit("team-a", "w-1", 1);
+  std::string out = dir_ + "/watch.out";
+  std::vector<std::string> args = {"/usr/bin/env",
+                                   "-i",
+                                   "HOME=" + dir_,
+                                   "ARTEL_SERVER=" + d_->url(),
+                                   "ARTEL_TOKEN=" + std::string(kTeamAToken),
+                                   ARTEL_BIN,
+                                   "get",
+                                   "wl",
+                                   "-w"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  auto has = [&](const std::string& re) {
+    return WaitFor([&] { return std::regex_search(ReadFile(out), std::regex(re)); }, 10000);
+  };
+  EXPECT_TRUE(has("NAME +QUEUE +PHASE +CLUSTERQUEUE +AGE +REASON\nw-1 +default")) << ReadFile(out);
+  Submit("team-a", "w-2", 1);
+  EXPECT_TRUE(has("\nw-2 +default +(Pending|Admitted|Running) ")) << ReadFile(out);
+  auto r = d_->Post("/api/v1/namespaces/team-a/workloads/w-1/cancel", "");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(has("\nw-1 +default +(Terminating|Cancelled) ")) << ReadFile(out);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(Cli({"get", "cq", "-w"}).rc, 2);
 }
 
 // sinfo-like nodes (product, flavors, allocation, MIG slices) and top per
