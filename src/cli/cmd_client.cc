@@ -834,9 +834,10 @@ int Describe(const Common& c, const std::string& kind, const std::string& ref) {
   }
   if (kind != "wl") {
     Common c2 = c;
-    c2.output = "yaml";
+    if (c2.output.empty()) c2.output = "yaml";
     return GetSimple(c2, kind, {ref});
   }
+  if (!c.output.empty()) return GetWorkloads(c, {ref}, {}, "");
   std::string ns, name;
   SplitRef(ref, c.client.ns, &ns, &name);
   Response r = Request(c.client, "GET", WorkloadPath(ns, name));
@@ -1228,9 +1229,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     auto kind = std::make_shared<std::string>();
     auto name = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail (wl NAME, cq NAME, ...)");
-    cmd->add_option("kind", *kind, "wl|cq|lq|cohorts|nodes|gpus")->required();
+    cmd->add_option("kind", *kind, "wl|cq|lq|cohorts|nodes|gpus|flavors")->required();
     cmd->add_option("name", *name, "Name")->required();
-    AddCommon(cmd, c.get(), kNone);
+    AddCommon(cmd, c.get(), kDataOnly);
     cmd->callback([=] {
       std::string k = NormalizeKind(*kind);
       if (k.empty()) {

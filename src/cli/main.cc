@@ -205,6 +205,11 @@ int main(int argc, char** argv) {
   artel::cli::AddCompletionCommand(app, &exit_code);
   artel::cli::AddVersionCommand(app, &exit_code);
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `artel help [VERB...]` is `artel [VERB...] --help`.
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    args.push_back("--help");
+  }
   if (int rc = ExtractGlobalFlags(&args); rc != 0) return rc;
   if (int rc = CheckNames(&app, args); rc != 0) return rc;
   try {

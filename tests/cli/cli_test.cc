@@ -115,6 +115,14 @@ TEST_F(CliTest, GlobalFlagsAnywhereAndUnknownFlagsNamed) {
   r = Cli({"get", "wrkloads"});
   EXPECT_EQ(r.rc, 2) << Dump(r);
   EXPECT_NE(r.err.find("did you mean workloads?"), std::string::npos) << Dump(r);
+  r = Run({"get", "wl", "-n", "team-a", "--server", d_->url()});  // no token
+  EXPECT_EQ(r.rc, 5) << Dump(r);
+  EXPECT_NE(r.err.find("hint: give a token with --token, --token-file, ARTEL_TOKEN"), std::string::npos) << Dump(r);
+  r = Cli({"help", "get"});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  EXPECT_NE(r.out.find("--selector"), std::string::npos) << Dump(r);
+  r = Cli({"describe", "wl", "team-a/a-1", "-o", "json"});
+  EXPECT_EQ(Json::parse(r.out, nullptr, false)["metadata"].value("name", ""), "a-1") << Dump(r);
   r = Cli({"--version"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_NE(r.out.find("artel "), std::string::npos) << Dump(r);
@@ -268,6 +276,9 @@ TEST_F(CliTest, ConfigContexts) {
   EXPECT_NE(r.out.find("user:       bob"), std::string::npos) << Dump(r);
   r = Run({"get", "wl", "--server", "http://127.0.0.1:1"}, env);
   EXPECT_EQ(r.rc, 3) << Dump(r);
+  EXPECT_NE(r.err.find("cannot reach arteld at http://127.0.0.1:1: connection refused or timed out"),
+            std::string::npos)
+      << Dump(r);
   // The environment sits between the flags and the context.
   env["ARTEL_SERVER"] = "http://127.0.0.1:1";
   EXPECT_EQ(Run({"whoami"}, env).rc, 3);
