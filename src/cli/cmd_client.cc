@@ -37,6 +37,7 @@ struct Common {
   std::string output;  // "", wide, json, yaml, name, jsonpath=..., custom-columns=...
   bool all_namespaces = false;
   bool no_headers = false;
+  std::string sort_by;  // get --sort-by JSONPATH
 };
 
 // The -o values a verb accepts: kTable (wide), kData (json, yaml), kGet (all).
@@ -247,6 +248,42 @@ std::map<std::string, std::string> LabelsOf(const Json& it) {
   return out;
 }
 
+// `--sort-by JSONPATH`: a stable sort on the first value the path gives
+// each object (times as RFC 3339, so they sort in time order); numbers
+// numerically, strings as text, objects without the field first.
+bool SortItems(const std::string& path, Json* items) {
+  if (path.empty() || !items->is_array()) return true;
+  std::string err;
+  if (!JsonPathValues(path, Json::object(), &err)) {
+    std::cerr << "error: --sort-by: " << err << "\n";
+    return false;
+  }
+  std::vector<std::pair<Json, Json>> keyed;
+  for (const auto& it : *items) {
+    Json t = it;
+    TimesToRfc3339(&t);
+    auto v = JsonPathValues(path, t, &err);
+    keyed.emplace_back(v && !v->empty() ? (*v)[0] : Json(), it);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    const Json &x = a.first, &y = b.first;
+    if (x.is_null() || y.is_null()) return x.is_null() && !y.is_null();
+    if (x.is_number() && y.is_number()) return x.get<double>() < y.get<double>();
+    auto text = [](const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+    // Quantities ("4", "500m") sort as numbers when both parse whole.
+    std::string tx = text(x), ty = text(y);
+    char* ex = nullptr;
+    char* ey = nullptr;
+    double dx = std::strtod(tx.c_str(), &ex), dy = std::strtod(ty.c_str(), &ey);
+    if (!tx.empty() && !ty.empty() && *ex == 0 && *ey == 0) return dx < dy;
+    return tx < ty;
+  });
+  Json out = Json::array();
+  for (auto& [k, v] : keyed) out.push_back(std::move(v));
+  *items = std::move(out);
+  return true;
+}
+
 Json Filter(const Json& items, const std::vector<Requirement>& sel) {
   if (sel.empty()) return items;
   Json kept = Json::array();
@@ -445,6 +482,7 @@ int GetWorkloads(const Common& c, const std::vector<std::string>& names, const s
     items = r.json().value("items", Json::array());
   }
   items = Filter(items, sel);
+  if (!SortItems(c.sort_by, &items)) return kExitUsage;
   std::vector<std::string> header = WorkloadHeader(c);
   std::vector<size_t> widths;
   for (const auto& h : header) widths.push_back(h.size());
@@ -561,6 +599,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
     }
   }
   items = Filter(items, sel);
+  if (!SortItems(c.sort_by, &items)) return kExitUsage;
   if (!names.empty()) {
     Json kept = Json::array();
     for (const auto& it : items) {
@@ -1200,6 +1239,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
                     "status.phase=..., spec.queueName=..., status.clusterQueue=...");
     cmd->add_flag("--no-headers", c->no_headers, "Print tables without their header line");
     cmd->add_flag("-w,--watch", *watch, "Workloads: after the list, print each change until interrupted");
+    cmd->add_option("--sort-by", c->sort_by, "Sort by a JSONPath, e.g. .metadata.creationTimestamp");
     AddCommon(cmd, c.get(), kGetOutputs);
     cmd->callback([=] {
       std::string k = NormalizeKind(*kind);

@@ -174,6 +174,10 @@ TEST_F(CliTest, OutputFormatsAndRfc3339Times) {
   r = Cli({"get", "wl", "-n", "team-a", "-o", "custom-columns=NAME:.metadata.name,TIER:.metadata.labels.tier,X:.nope"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_TRUE(std::regex_search(r.out, std::regex("NAME +TIER +X\no-1 +prod +<none>\no-2 +dev +<none>\n"))) << r.out;
+  r = Cli({"get", "wl", "-n", "team-a", "--sort-by", "{.metadata.labels.tier}", "-o", "name"});
+  EXPECT_EQ(r.out, "workload/o-2\nworkload/o-1\n") << Dump(r);  // dev < prod
+  r = Cli({"get", "wl", "-n", "team-a", "--sort-by", ".metadata.name[", "-o", "name"});
+  EXPECT_EQ(r.rc, 2) << Dump(r);
   r = Cli({"get", "cq", "-o", "name"});
   EXPECT_EQ(r.out, "clusterqueue/team-a\nclusterqueue/team-b\n") << Dump(r);
   r = Cli({"get", "flavors", "-o", "name"});
