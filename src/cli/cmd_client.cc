@@ -614,6 +614,11 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
     items = kept;
   }
   if (int rc = PrintMachine(c, kind, items, names.size() == 1); rc >= 0) return rc;
+  if (items.empty()) {
+    std::cerr << "No " << KindName(kind) << " found"
+              << (kind == "lq" && !c.all_namespaces ? " in namespace " + c.client.ns : "") << ".\n";
+    return kExitOk;
+  }
   std::vector<std::vector<std::string>> rows;
   if (kind == "cq") {
     // One row per GPU flavor with quota (GPUs of unlike flavors are not added up).

@@ -179,6 +179,7 @@ int CheckNames(CLI::App* root, const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   CLI::App app{"artel: a multi-tenant GPU cluster scheduler"};
+  app.name("artel");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("artel ") + ARTEL_VERSION);
   // The global flags, for --help: main() takes them out of the command line

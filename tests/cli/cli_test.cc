@@ -216,7 +216,12 @@ TEST_F(CliTest, LabelSelectors) {
   EXPECT_EQ(names("tier"), "l-1 l-2");
   EXPECT_EQ(names("!tier"), "l-3");
   EXPECT_EQ(names("tier,owner=ann"), "l-1");
-  CliResult r = Cli({"get", "wl", "-n", "team-a", "-l", "tier in prod"});
+  // An empty result says so on stderr, for every kind (no bare header).
+  CliResult r = Cli({"get", "cq", "-l", "tier=prod"});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  EXPECT_EQ(r.out, "") << Dump(r);
+  EXPECT_NE(r.err.find("No clusterqueue found."), std::string::npos) << Dump(r);
+  r = Cli({"get", "wl", "-n", "team-a", "-l", "tier in prod"});
   EXPECT_EQ(r.rc, 2) << Dump(r);
   EXPECT_NE(r.err.find("label selector"), std::string::npos) << Dump(r);
 }
