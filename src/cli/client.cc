@@ -60,7 +60,8 @@ void ResolveClientOptions(ClientOptions* o, bool need_namespace) {
     if (o->token.empty() && o->token_file.empty()) {
       if (!ctx->token.empty()) {
         o->token = ctx->token;
-        if (std::string w = PermissionWarning(cfg.path, "configuration file"); !w.empty()) std::cerr << w << "\n";
+        if (std::string w = PermissionWarning(cfg.path, "configuration file"); !w.empty())
+          std::cerr << w << "\n";
       } else {
         o->token_file = ctx->token_file;
       }
@@ -124,19 +125,17 @@ Response Request(const ClientOptions& o, const std::string& method, const std::s
     switch (res.error()) {
       case httplib::Error::Connection:
       case httplib::Error::ConnectionTimeout:
-        why = "connection refused or timed out (is arteld running there? --server, ARTEL_SERVER or the context "
-              "choose the address)";
+        why =
+            "connection refused or timed out (is arteld running there? --server, ARTEL_SERVER or the context "
+            "choose the address)";
         break;
       case httplib::Error::Read:
-      case httplib::Error::Write:
-        why = "the connection was closed while talking to it";
-        break;
+      case httplib::Error::Write: why = "the connection was closed while talking to it"; break;
       case httplib::Error::SSLConnection:
       case httplib::Error::SSLServerVerification:
         why = "TLS handshake failed (--cacert FILE, or --insecure-skip-tls-verify for a test server)";
         break;
-      default:
-        why = httplib::to_string(res.error());
+      default: why = httplib::to_string(res.error());
     }
     out.error = "cannot reach arteld at " + o.server + ": " + why;
     return out;

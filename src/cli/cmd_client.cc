@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -51,9 +51,10 @@ std::string CheckOutput(const std::string& v, OutputSet set) {
   if (set == kTableAndData && (data || table)) return "";
   if (set == kGetOutputs && (data || table || get)) return "";
   if (v == "jsonpath" || v == "custom-columns") return "-o " + v + " wants a value: -o " + v + "=...";
-  std::string allowed = set == kDataOnly       ? "json or yaml"
-                        : set == kTableAndData ? "wide, json or yaml"
-                                               : "wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC";
+  std::string allowed = set == kDataOnly ? "json or yaml"
+                        : set == kTableAndData
+                            ? "wide, json or yaml"
+                            : "wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC";
   return "unsupported output format \"" + v + "\" (want " + allowed + ")";
 }
 
@@ -61,11 +62,12 @@ std::string CheckOutput(const std::string& v, OutputSet set) {
 void AddCommon(CLI::App* cmd, Common* c, OutputSet outputs = kTableAndData, bool with_ns = true) {
   if (with_ns) cmd->add_flag("-A,--all-namespaces", c->all_namespaces, "Every namespace you may see");
   if (outputs != kNone) {
-    std::string help = outputs == kGetOutputs ? "wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC"
+    std::string help = outputs == kGetOutputs
+                           ? "wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC"
                        : outputs == kDataOnly ? "json or yaml"
                                               : "wide, json or yaml";
-    cmd->add_option("-o,--output", c->output, help)->check(CLI::Validator(
-        [outputs](std::string& v) { return CheckOutput(v, outputs); }, "FORMAT"));
+    cmd->add_option("-o,--output", c->output, help)
+        ->check(CLI::Validator([outputs](std::string& v) { return CheckOutput(v, outputs); }, "FORMAT"));
   }
 }
 
@@ -130,7 +132,8 @@ void PrintTable(const std::vector<std::string>& header, std::vector<std::vector<
 }
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -168,7 +171,9 @@ struct GpuRow {
   std::string label;
   const Json* r;
 };
-bool IsGpuResource(const std::string& res) { return res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0; }
+bool IsGpuResource(const std::string& res) {
+  return res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0;
+}
 bool NonZero(const Json& r, const char* field) {
   std::string v = r.value(field, "0");
   return !v.empty() && std::atof(v.c_str()) != 0;
@@ -356,7 +361,8 @@ std::string ShortReason(const Json& st) {
     if (r.empty() && st.contains("lastEviction")) r = "evicted:" + Str(st["lastEviction"], "reason");
     return r.empty() ? "-" : r;
   }
-  if (phase == "Evicting" && st.contains("lastEviction")) return "evicted:" + Str(st["lastEviction"], "reason");
+  if (phase == "Evicting" && st.contains("lastEviction"))
+    return "evicted:" + Str(st["lastEviction"], "reason");
   if (phase == "Terminating") return "Cancelled";
   if (phase == "Failed" && st.contains("exitCode")) return "exit:" + Str(st, "exitCode");
   return "-";
@@ -376,7 +382,8 @@ std::vector<std::string> WorkloadRow(const Common& c, const Json& w) {
   const Json& md = w["metadata"];
   const Json& st = w.value("status", Json::object());
   std::vector<std::string> row = {Str(md, "name"), Str(w["spec"], "queueName"), Str(st, "phase"),
-                                  Str(st, "clusterQueue", "-"), Age(md.value("creationTimestamp", int64_t{0}))};
+                                  Str(st, "clusterQueue", "-"),
+                                  Age(md.value("creationTimestamp", int64_t{0}))};
   if (c.all_namespaces) row.insert(row.begin(), Str(md, "namespace"));
   if (c.output == "wide") {
     double gpus = 0;
@@ -400,8 +407,8 @@ std::vector<std::string> WorkloadRow(const Common& c, const Json& w) {
 // them; it follows the API's event log (GET /api/v1/watch) until
 // interrupted. `cursor` is the event sequence number taken before the list,
 // so that no change between the list and the watch is missed.
-int WatchWorkloads(const Common& c, const std::vector<std::string>& names, const std::vector<Requirement>& sel,
-                   uint64_t cursor, std::vector<size_t> widths) {
+int WatchWorkloads(const Common& c, const std::vector<std::string>& names,
+                   const std::vector<Requirement>& sel, uint64_t cursor, std::vector<size_t> widths) {
   std::string scope = c.all_namespaces ? "" : "&namespace=" + UrlEncode(c.client.ns);
   std::set<std::string> wanted;
   for (const auto& n : names) {
@@ -410,7 +417,8 @@ int WatchWorkloads(const Common& c, const std::vector<std::string>& names, const
     wanted.insert(ns + "/" + name);
   }
   while (true) {
-    Response r = Request(c.client, "GET", "/api/v1/watch?follow=false&since=" + std::to_string(cursor) + scope);
+    Response r =
+        Request(c.client, "GET", "/api/v1/watch?follow=false&since=" + std::to_string(cursor) + scope);
     if (int rc = Report(r); rc != kExitOk) return rc;
     Json list = r.json();
     std::vector<std::string> changed;
@@ -444,7 +452,8 @@ int WatchWorkloads(const Common& c, const std::vector<std::string>& names, const
         for (size_t i = 0; i < row.size(); ++i) {
           if (i < widths.size()) widths[i] = std::max(widths[i], row[i].size());
           line += row[i];
-          if (i + 1 < row.size()) line += std::string((i < widths.size() ? widths[i] : row[i].size()) - row[i].size() + 3, ' ');
+          if (i + 1 < row.size())
+            line += std::string((i < widths.size() ? widths[i] : row[i].size()) - row[i].size() + 3, ' ');
         }
         std::cout << line << "\n";
       }
@@ -533,7 +542,8 @@ int Flavors(const Common& c, std::vector<FlavorInfo>* out) {
       f.labels_known = true;
       const Json spec = body->value("spec", Json::object());
       Json nl = spec.value("nodeLabels", Json::object());
-      for (auto e = nl.begin(); e != nl.end(); ++e) f.node_labels[e.key()] = e->is_string() ? e->get<std::string>() : e->dump();
+      for (auto e = nl.begin(); e != nl.end(); ++e)
+        f.node_labels[e.key()] = e->is_string() ? e->get<std::string>() : e->dump();
     }
   }
   return kExitOk;
@@ -622,8 +632,8 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
   std::vector<std::vector<std::string>> rows;
   if (kind == "cq") {
     // One row per GPU flavor with quota (GPUs of unlike flavors are not added up).
-    std::vector<std::string> header = {"NAME", "COHORT", "PENDING", "ADMITTED", "GPU-FLAVOR", "GPU-USAGE",
-                                       "GPU-NOMINAL"};
+    std::vector<std::string> header = {"NAME",       "COHORT",    "PENDING",    "ADMITTED",
+                                       "GPU-FLAVOR", "GPU-USAGE", "GPU-NOMINAL"};
     if (c.output == "wide") {
       header.push_back("GPU-BORROWED");
       header.push_back("GPU-BORROWING-LIMIT");
@@ -681,12 +691,14 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
         rows.push_back(row);
       }
     }
-    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-FLAVOR", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows, c.no_headers);
+    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-FLAVOR", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows,
+               c.no_headers);
   } else if (kind == "flavors") {
     for (const auto& f : items) {
       std::string labels;
       Json nl = f.value("nodeLabels", Json::object());
-      for (auto e = nl.begin(); e != nl.end(); ++e) labels += (labels.empty() ? "" : ",") + e.key() + "=" + Str(nl, e.key().c_str());
+      for (auto e = nl.begin(); e != nl.end(); ++e)
+        labels += (labels.empty() ? "" : ",") + e.key() + "=" + Str(nl, e.key().c_str());
       std::string cqs;
       for (const auto& q : f["clusterQueues"]) cqs += (cqs.empty() ? "" : ",") + q.get<std::string>();
       rows.push_back({Str(f, "name"), cqs, f.contains("nodeLabels") ? labels : "?"});
@@ -695,7 +707,8 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
   } else if (kind == "nodes") {
     // Like sinfo: one row per node pool, its GPU product, the flavors that
     // select it, GPUs allocated and idle, MIG compute slices, and a state.
-    std::vector<std::string> header = {"NAME", "PRODUCT", "FLAVORS", "GPUS", "ALLOC", "IDLE", "MIG-SLICES", "STATE"};
+    std::vector<std::string> header = {"NAME",  "PRODUCT", "FLAVORS",    "GPUS",
+                                       "ALLOC", "IDLE",    "MIG-SLICES", "STATE"};
     if (c.output == "wide") {
       header.push_back("GPU-MODE");
       header.push_back("TAINTS");
@@ -705,7 +718,8 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
       std::string product = labels.count("nvidia.com/gpu.product") ? labels["nvidia.com/gpu.product"] : "";
       if (product.empty()) {
         Json models = n.value("models", Json::object());
-        for (auto m = models.begin(); m != models.end(); ++m) product += (product.empty() ? "" : ",") + m.key();
+        for (auto m = models.begin(); m != models.end(); ++m)
+          product += (product.empty() ? "" : ",") + m.key();
       }
       std::string fl;
       if (n.contains("flavors")) {
@@ -720,27 +734,33 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
         mig_used += g["migSlices"].value("used", int64_t{0});
         mig_total += g["migSlices"].value("total", int64_t{0});
       }
-      std::string state = !n.value("ready", true) ? "down" : used == 0 ? "idle" : used >= total ? "alloc" : "mix";
-      std::vector<std::string> row = {Str(n, "name"),
-                                      product,
-                                      fl,
-                                      std::to_string(total),
-                                      std::to_string(used),
-                                      std::to_string(std::max<int64_t>(0, total - used)),
-                                      mig_total > 0 ? std::to_string(mig_used) + "/" + std::to_string(mig_total) : "-",
-                                      state};
+      std::string state = !n.value("ready", true) ? "down"
+                          : used == 0             ? "idle"
+                          : used >= total         ? "alloc"
+                                                  : "mix";
+      std::vector<std::string> row = {
+          Str(n, "name"),
+          product,
+          fl,
+          std::to_string(total),
+          std::to_string(used),
+          std::to_string(std::max<int64_t>(0, total - used)),
+          mig_total > 0 ? std::to_string(mig_used) + "/" + std::to_string(mig_total) : "-",
+          state};
       if (c.output == "wide") {
         row.push_back(Str(n, "gpuMode"));
         std::string taints;
         for (const auto& t : n.value("taints", Json::array()))
-          taints += (taints.empty() ? "" : ",") + Str(t, "key") + "=" + Str(t, "value") + ":" + Str(t, "effect");
+          taints +=
+              (taints.empty() ? "" : ",") + Str(t, "key") + "=" + Str(t, "value") + ":" + Str(t, "effect");
         row.push_back(taints);
       }
       rows.push_back(row);
     }
     PrintTable(header, rows, c.no_headers);
   } else {
-    std::vector<std::string> header = {"INDEX", "NODE", "MODEL", "UTIL", "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
+    std::vector<std::string> header = {"INDEX",  "NODE",       "MODEL",    "UTIL",
+                                       "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
     if (c.output == "wide") header.push_back("UUID");
     for (const auto& g : items) {
       int64_t used = g.value("memoryUsedBytes", int64_t{0}), total = g.value("memoryBytes", int64_t{0});
@@ -794,7 +814,8 @@ std::string NormalizeKind(const std::string& k) {
   if (k == "wl" || k == "workload" || k == "workloads") return "wl";
   if (k == "node" || k == "nodes" || k == "no") return "nodes";
   if (k == "gpu" || k == "gpus") return "gpus";
-  if (k == "rf" || k == "flavor" || k == "flavors" || k == "resourceflavor" || k == "resourceflavors") return "flavors";
+  if (k == "rf" || k == "flavor" || k == "flavors" || k == "resourceflavor" || k == "resourceflavors")
+    return "flavors";
   return "";
 }
 
@@ -861,13 +882,14 @@ int DescribeQuota(const Common& c, const std::string& kind, const std::string& n
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : q->value("resources", Json::array())) {
     const char* quota = kind == "cq" ? "nominal" : "subtreeQuota";
-    if (!NonZero(e, quota) && !NonZero(e, "usage") && !e.contains("borrowingLimit") && !e.contains("lendingLimit"))
+    if (!NonZero(e, quota) && !NonZero(e, "usage") && !e.contains("borrowingLimit") &&
+        !e.contains("lendingLimit"))
       continue;
     rows.push_back({"  " + Str(e, "flavor"), Str(e, "resource"), Str(e, quota), Str(e, "borrowingLimit", "-"),
                     Str(e, "lendingLimit", "-"), Str(e, "usage"), Str(e, "borrowed")});
   }
-  PrintTable({"  FLAVOR", "RESOURCE", kind == "cq" ? "NOMINAL" : "QUOTA", "BORROWING-LIMIT", "LENDING-LIMIT", "USED",
-              "BORROWED"},
+  PrintTable({"  FLAVOR", "RESOURCE", kind == "cq" ? "NOMINAL" : "QUOTA", "BORROWING-LIMIT", "LENDING-LIMIT",
+              "USED", "BORROWED"},
              rows);
   return kExitOk;
 }
@@ -1210,12 +1232,14 @@ int Top(const Common& c) {
                     Str(t, "borrowed", "-"), cq ? Str(t, "admitted") : "-", cq ? Str(t, "pending") : "-",
                     bar(Num(t, "used"), Num(t, "guaranteed"))});
   }
-  PrintTable({"TEAM", "GPU-FLAVOR", "GUARANTEED", "USED", "BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
-             rows);
+  PrintTable(
+      {"TEAM", "GPU-FLAVOR", "GUARANTEED", "USED", "BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
+      rows);
   rows.clear();
   for (const auto& f : flavors) {
     rows.push_back({Str(f, "flavor"), Str(f, "nominal"), Str(f, "used"), Str(f, "borrowed"),
-                    fmt(std::max(0.0, Num(f, "nominal") - Num(f, "used"))), bar(Num(f, "used"), Num(f, "nominal"))});
+                    fmt(std::max(0.0, Num(f, "nominal") - Num(f, "used"))),
+                    bar(Num(f, "used"), Num(f, "nominal"))});
   }
   if (!rows.empty()) {
     std::cout << "\n";
@@ -1265,7 +1289,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         *exit_code = kExitUsage;
         return;
       }
-      *exit_code = k == "wl" ? GetWorkloads(*c, *names, *sel, *fields, *watch) : GetSimple(*c, k, *names, *sel);
+      *exit_code =
+          k == "wl" ? GetWorkloads(*c, *names, *sel, *fields, *watch) : GetSimple(*c, k, *names, *sel);
     });
   }
   // describe
@@ -1315,14 +1340,17 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     auto names = std::make_shared<std::vector<std::string>>();
     auto ignore_not_found = std::make_shared<bool>(false);
     CLI::App* cmd =
-        is_delete ? app.add_subcommand("delete",
-                                       "Delete (cancel) workloads: delete wl NAME... or delete wl/NAME; the record "
-                                       "stays listed as Cancelled")
-                  : app.add_subcommand("cancel", "Cancel workloads (stops their pods); the same as delete wl");
-    cmd->add_option(is_delete ? "args" : "workloads", *names,
-                    is_delete ? "wl NAME... (NAME or NAMESPACE/NAME), or wl/NAME..." : "NAME or NAMESPACE/NAME")
+        is_delete
+            ? app.add_subcommand("delete",
+                                 "Delete (cancel) workloads: delete wl NAME... or delete wl/NAME; the record "
+                                 "stays listed as Cancelled")
+            : app.add_subcommand("cancel", "Cancel workloads (stops their pods); the same as delete wl");
+    cmd->add_option(
+           is_delete ? "args" : "workloads", *names,
+           is_delete ? "wl NAME... (NAME or NAMESPACE/NAME), or wl/NAME..." : "NAME or NAMESPACE/NAME")
         ->required();
-    if (is_delete) cmd->add_flag("--ignore-not-found", *ignore_not_found, "A missing workload is not an error");
+    if (is_delete)
+      cmd->add_flag("--ignore-not-found", *ignore_not_found, "A missing workload is not an error");
     AddCommon(cmd, c.get(), kNone);
     cmd->callback([=] {
       std::vector<std::string> refs;
@@ -1359,7 +1387,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       } else {
         refs = *names;
       }
-      bool need_ns = std::any_of(refs.begin(), refs.end(), [](const std::string& r) { return r.find('/') == std::string::npos; });
+      bool need_ns = std::any_of(refs.begin(), refs.end(),
+                                 [](const std::string& r) { return r.find('/') == std::string::npos; });
       ResolveClientOptions(&c->client, need_ns);
       *exit_code = kExitOk;
       for (const auto& ref : refs) {
@@ -1378,7 +1407,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
           }
         }
         int rc = Report(r);
-        if (rc == kExitOk) std::cout << "workload/" << ns << "/" << n << (is_delete ? " deleted\n" : " cancelled\n");
+        if (rc == kExitOk)
+          std::cout << "workload/" << ns << "/" << n << (is_delete ? " deleted\n" : " cancelled\n");
         if (rc != kExitOk) *exit_code = rc;
       }
     });
@@ -1521,8 +1551,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         for (const char* k : {"clusterQueue", "reason", "preemptor", "exitCode", "user", "changed"}) {
           if (e.contains(k)) detail += std::string(" ") + k + "=" + Str(e, k);
         }
-        std::cout << std::right << std::setw(6) << ts << "  " << std::left << std::setw(14) << Str(e, "type") << std::setw(32)
-                  << Str(e, "workload", "-") << detail << "\n"
+        std::cout << std::right << std::setw(6) << ts << "  " << std::left << std::setw(14) << Str(e, "type")
+                  << std::setw(32) << Str(e, "workload", "-") << detail << "\n"
                   << std::flush;
       };
       Response r =
@@ -1558,10 +1588,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
           return;
         }
         std::string ns;
-        for (const auto& n : j.value("namespaces", Json::array())) ns += (ns.empty() ? "" : ", ") + n.get<std::string>();
+        for (const auto& n : j.value("namespaces", Json::array()))
+          ns += (ns.empty() ? "" : ", ") + n.get<std::string>();
         if (Str(j, "role") == "admin") ns = "all";
         std::cout << "user:       " << Str(j, "user") << "\nrole:       " << Str(j, "role")
-                  << "\nnamespaces: " << (ns.empty() ? "none" : ns) << "\nserver:     " << c->client.server << "\n";
+                  << "\nnamespaces: " << (ns.empty() ? "none" : ns) << "\nserver:     " << c->client.server
+                  << "\n";
       }
     });
   }

@@ -17,7 +17,8 @@ namespace {
 
 std::vector<CLI::App*> Named(CLI::App* app) {
   std::vector<CLI::App*> out;
-  for (CLI::App* s : app->get_subcommands([](CLI::App* a) { return !a->get_name().empty(); })) out.push_back(s);
+  for (CLI::App* s : app->get_subcommands([](CLI::App* a) { return !a->get_name().empty(); }))
+    out.push_back(s);
   return out;
 }
 
@@ -25,7 +26,8 @@ std::string Flags(CLI::App* app) {
   std::set<std::string> names;
   std::vector<CLI::App*> apps = {app};
   // Option groups are nameless subcommands.
-  for (CLI::App* g : app->get_subcommands([](CLI::App* a) { return a->get_name().empty(); })) apps.push_back(g);
+  for (CLI::App* g : app->get_subcommands([](CLI::App* a) { return a->get_name().empty(); }))
+    apps.push_back(g);
   for (CLI::App* a : apps) {
     for (const CLI::Option* o : a->get_options()) {
       for (const auto& l : o->get_lnames()) names.insert("--" + l);
@@ -67,7 +69,8 @@ _artel_names() {
 
 _artel() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local verbs=")BASH" << verbs.str() << R"BASH("
+  local verbs=")BASH"
+    << verbs.str() << R"BASH("
   local kinds="wl cq lq cohorts nodes gpus flavors workloads clusterqueues localqueues resourceflavors"
   local globals="--server --token --token-file --cacert --insecure-skip-tls-verify -n --namespace --context"
   _artel_globals=()
@@ -107,7 +110,8 @@ _artel() {
   esac
   local flags="" subverbs=""
   case "$verb" in
-)BASH" << cases.str() << R"BASH(  esac
+)BASH"
+    << cases.str() << R"BASH(  esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$flags $globals" -- "$cur")); return
   fi

@@ -74,12 +74,15 @@ void AddConfigCommand(CLI::App& app, int* exit_code) {
       size_t w[3] = {4, 6, 9};
       for (const auto& c : cfg.contexts) {
         std::vector<std::string> r = {c.name, c.server.empty() ? "-" : c.server, c.ns.empty() ? "-" : c.ns,
-                                      !c.token.empty() ? "token" : !c.token_file.empty() ? c.token_file : "-"};
+                                      !c.token.empty()        ? "token"
+                                      : !c.token_file.empty() ? c.token_file
+                                                              : "-"};
         for (size_t i = 0; i < 3; ++i) w[i] = std::max(w[i], r[i].size());
         rows.push_back(r);
       }
       auto pad = [](const std::string& s, size_t n) { return s + std::string(n - s.size() + 3, ' '); };
-      std::cout << "CURRENT   " << pad("NAME", w[0]) << pad("SERVER", w[1]) << pad("NAMESPACE", w[2]) << "TOKEN\n";
+      std::cout << "CURRENT   " << pad("NAME", w[0]) << pad("SERVER", w[1]) << pad("NAMESPACE", w[2])
+                << "TOKEN\n";
       for (const auto& r : rows) {
         std::cout << (r[0] == current ? "*         " : "          ") << pad(r[0], w[0]) << pad(r[1], w[1])
                   << pad(r[2], w[2]) << r[3] << "\n";
@@ -177,7 +180,8 @@ void AddConfigCommand(CLI::App& app, int* exit_code) {
         std::filesystem::path p = std::filesystem::absolute(a->token_file, ec);
         c->token_file = ec ? a->token_file : p.lexically_normal().string();
         c->token.clear();
-        if (std::string w = PermissionWarning(c->token_file, "token file"); !w.empty()) std::cerr << w << "\n";
+        if (std::string w = PermissionWarning(c->token_file, "token file"); !w.empty())
+          std::cerr << w << "\n";
       }
       if (!a->ca_file.empty()) c->ca_file = a->ca_file;
       if (!a->ns.empty()) c->ns = a->ns;

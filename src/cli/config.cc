@@ -64,8 +64,8 @@ bool ReadString(const std::string& path, const YAML::Node& map, const std::strin
 
 bool ReadContext(const std::string& path, const YAML::Node& n, const std::string& prefix, Context* c,
                  bool top_level, std::string* err) {
-  static const char* kKeys[] = {"name", "server", "token", "tokenFile", "caFile", "namespace",
-                                "insecureSkipTlsVerify"};
+  static const char* kKeys[] = {
+      "name", "server", "token", "tokenFile", "caFile", "namespace", "insecureSkipTlsVerify"};
   for (auto it = n.begin(); it != n.end(); ++it) {
     std::string k = it->first.as<std::string>();
     bool known = false;
@@ -78,7 +78,8 @@ bool ReadContext(const std::string& path, const YAML::Node& n, const std::string
       return false;
     }
   }
-  if (!ReadString(path, n, prefix, "name", &c->name, err) || !ReadString(path, n, prefix, "server", &c->server, err) ||
+  if (!ReadString(path, n, prefix, "name", &c->name, err) ||
+      !ReadString(path, n, prefix, "server", &c->server, err) ||
       !ReadString(path, n, prefix, "token", &c->token, err) ||
       !ReadString(path, n, prefix, "tokenFile", &c->token_file, err) ||
       !ReadString(path, n, prefix, "caFile", &c->ca_file, err) ||

@@ -113,8 +113,9 @@ bool ParsePath(const std::string& in, std::vector<Step>* steps, std::string* err
         return fail("unions [a,b] are not supported");
       } else {
         size_t k = inner[0] == '-' ? 1 : 0;
-        if (k >= inner.size() || inner.size() > 12 || !std::all_of(inner.begin() + static_cast<long>(k), inner.end(),
-                                              [](char d) { return std::isdigit(static_cast<unsigned char>(d)); })) {
+        if (k >= inner.size() || inner.size() > 12 ||
+            !std::all_of(inner.begin() + static_cast<long>(k), inner.end(),
+                         [](char d) { return std::isdigit(static_cast<unsigned char>(d)); })) {
           return fail("[" + inner + "] is not an index, [*] or ['field']");
         }
         steps->push_back({Step::Kind::kIndex, "", std::stoll(inner)});
@@ -182,7 +183,8 @@ struct Node {
   std::vector<Node> body;   // kRange
 };
 
-bool ParseTemplate(const std::string& t, size_t* pos, std::vector<Node>* out, bool in_range, std::string* err) {
+bool ParseTemplate(const std::string& t, size_t* pos, std::vector<Node>* out, bool in_range,
+                   std::string* err) {
   std::string lit;
   auto flush = [&] {
     if (!lit.empty()) out->push_back({Node::Kind::kText, lit, {}, {}});
@@ -382,8 +384,8 @@ std::optional<std::vector<Requirement>> ParseLabelSelector(const std::string& s,
     if (p[0] == '!') {
       r.key = Trim(p.substr(1));
       r.op = Requirement::Op::kNotExists;
-    } else if (size_t sp = p.find_first_of(" \t("); sp != std::string::npos &&
-                                                      p.find_first_of("=!") == std::string::npos) {
+    } else if (size_t sp = p.find_first_of(" \t(");
+               sp != std::string::npos && p.find_first_of("=!") == std::string::npos) {
       r.key = p.substr(0, sp);
       std::string rest = Trim(p.substr(sp));
       std::string op;
@@ -397,12 +399,14 @@ std::optional<std::vector<Requirement>> ParseLabelSelector(const std::string& s,
         return fail("unknown operator");
       }
       rest = Trim(rest.substr(op.size()));
-      if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') return fail("the values of " + op + " go in parentheses");
+      if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')')
+        return fail("the values of " + op + " go in parentheses");
       std::string list = rest.substr(1, rest.size() - 2);
       size_t start = 0;
       while (true) {
         size_t comma = list.find(',', start);
-        std::string v = Trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        std::string v =
+            Trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
         if (!ValidValue(v)) return fail("bad value \"" + v + "\"");
         r.values.push_back(v);
         if (comma == std::string::npos) break;
@@ -434,23 +438,17 @@ bool MatchesLabels(const std::vector<Requirement>& sel, const std::map<std::stri
   for (const auto& r : sel) {
     auto it = labels.find(r.key);
     bool has = it != labels.end();
-    auto in = [&] { return has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end(); };
+    auto in = [&] {
+      return has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    };
     bool ok = true;
     switch (r.op) {
       case Requirement::Op::kEquals:
-      case Requirement::Op::kIn:
-        ok = in();
-        break;
+      case Requirement::Op::kIn: ok = in(); break;
       case Requirement::Op::kNotEquals:
-      case Requirement::Op::kNotIn:
-        ok = !in();
-        break;
-      case Requirement::Op::kExists:
-        ok = has;
-        break;
-      case Requirement::Op::kNotExists:
-        ok = !has;
-        break;
+      case Requirement::Op::kNotIn: ok = !in(); break;
+      case Requirement::Op::kExists: ok = has; break;
+      case Requirement::Op::kNotExists: ok = !has; break;
     }
     if (!ok) return false;
   }
@@ -483,7 +481,8 @@ std::string Suggest(const std::string& word, const std::vector<std::string>& can
   for (const auto& c : candidates) {
     size_t d = EditDistance(word, c);
     // A prefix of a longer name (--gpu for --gpus) is a likely typo too.
-    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0 && word.size() >= 3) d = std::min<size_t>(d, 1);
+    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0 && word.size() >= 3)
+      d = std::min<size_t>(d, 1);
     if (d < best_d) {
       best_d = d;
       best = c;

@@ -32,17 +32,15 @@ struct GlobalFlag {
 };
 
 const GlobalFlag kGlobalFlags[] = {
-    {"--server", "", true, &ClientOptions::server},
-    {"--token", "", true, &ClientOptions::token},
-    {"--token-file", "", true, &ClientOptions::token_file},
-    {"--cacert", "", true, &ClientOptions::ca_file},
-    {"--namespace", "-n", true, &ClientOptions::ns},
-    {"--context", "", true, &ClientOptions::context},
+    {"--server", "", true, &ClientOptions::server},         {"--token", "", true, &ClientOptions::token},
+    {"--token-file", "", true, &ClientOptions::token_file}, {"--cacert", "", true, &ClientOptions::ca_file},
+    {"--namespace", "-n", true, &ClientOptions::ns},        {"--context", "", true, &ClientOptions::context},
     {"--insecure-skip-tls-verify", "", false, nullptr},
 };
 
 int UsageError(const std::string& msg, const std::string& verb) {
-  std::cerr << "error: " << msg << "\nSee 'artel " << (verb.empty() ? "" : verb + " ") << "--help' for usage.\n";
+  std::cerr << "error: " << msg << "\nSee 'artel " << (verb.empty() ? "" : verb + " ")
+            << "--help' for usage.\n";
   return artel::cli::kExitUsage;
 }
 
@@ -87,7 +85,8 @@ int ExtractGlobalFlags(std::vector<std::string>* args) {
       }
       if (!has_value) {
         if (i + 1 >= args->size() || (*args)[i + 1] == "--") {
-          return UsageError("flag needs an argument: " + std::string(is_long ? f.long_name : f.short_name), verb);
+          return UsageError("flag needs an argument: " + std::string(is_long ? f.long_name : f.short_name),
+                            verb);
         }
         value = (*args)[++i];
       }
@@ -142,7 +141,8 @@ int CheckNames(CLI::App* root, const std::vector<std::string>& args) {
         }
         for (const GlobalFlag& f : kGlobalFlags) known.push_back(f.long_name);
         std::string hint = artel::cli::Suggest(name, known);
-        return UsageError("unknown flag " + name + (hint.empty() ? "" : "; did you mean " + hint + "?"), path);
+        return UsageError("unknown flag " + name + (hint.empty() ? "" : "; did you mean " + hint + "?"),
+                          path);
       }
       // A flag that takes a value takes the next word, unless it is attached.
       if (opt->get_expected_max() > 0 && t.find('=') == std::string::npos && (is_long || t.size() == 2)) ++i;
@@ -167,7 +167,8 @@ int CheckNames(CLI::App* root, const std::vector<std::string>& args) {
           verbs.push_back(s->get_name());
           for (const auto& a : s->get_aliases()) verbs.push_back(a);
         }
-        if (std::string hint = artel::cli::Suggest(t, verbs); !hint.empty()) msg += "; did you mean " + hint + "?";
+        if (std::string hint = artel::cli::Suggest(t, verbs); !hint.empty())
+          msg += "; did you mean " + hint + "?";
       }
       return UsageError(msg, "");
     }

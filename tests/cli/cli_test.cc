@@ -31,8 +31,8 @@ class CliTest : public ::testing::Test {
     WriteFile(dir_ + "/tokens.yaml", kTokensYaml);
     d_ = std::make_unique<Arteld>(dir_);
     std::string err;
-    ASSERT_TRUE(d_->Start({"--tokens", dir_ + "/tokens.yaml", "--grace-period", "1", "--stop-workloads-on-exit",
-                           "--fake-gpus", "4xA100-80GB,1xA100-80GB:mig"},
+    ASSERT_TRUE(d_->Start({"--tokens", dir_ + "/tokens.yaml", "--grace-period", "1",
+                           "--stop-workloads-on-exit", "--fake-gpus", "4xA100-80GB,1xA100-80GB:mig"},
                           &err))
         << err;
     auto r = d_->Post("/api/v1/apply", kTwoTeamsManifests, kAdminToken, "application/yaml");
@@ -117,7 +117,8 @@ TEST_F(CliTest, GlobalFlagsAnywhereAndUnknownFlagsNamed) {
   EXPECT_NE(r.err.find("did you mean workloads?"), std::string::npos) << Dump(r);
   r = Run({"get", "wl", "-n", "team-a", "--server", d_->url()});  // no token
   EXPECT_EQ(r.rc, 5) << Dump(r);
-  EXPECT_NE(r.err.find("hint: give a token with --token, --token-file, ARTEL_TOKEN"), std::string::npos) << Dump(r);
+  EXPECT_NE(r.err.find("hint: give a token with --token, --token-file, ARTEL_TOKEN"), std::string::npos)
+      << Dump(r);
   r = Cli({"help", "get"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_NE(r.out.find("--selector"), std::string::npos) << Dump(r);
@@ -127,8 +128,8 @@ TEST_F(CliTest, GlobalFlagsAnywhereAndUnknownFlagsNamed) {
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_NE(r.out.find("artel "), std::string::npos) << Dump(r);
   // Flags after `--` belong to the command, also after a flag without a value (--wait).
-  r = Cli({"run", "-q", "team-a/default", "--name", "dashes", "--wait", "--", "sh", "-c", "exit 0", "--server", "x",
-           "-n", "y"},
+  r = Cli({"run", "-q", "team-a/default", "--name", "dashes", "--wait", "--", "sh", "-c", "exit 0",
+           "--server", "x", "-n", "y"},
           kTeamAToken);
   EXPECT_EQ(r.rc, 0) << Dump(r);
   auto w = d_->Get("/api/v1/namespaces/team-a/workloads/dashes").json();
@@ -169,11 +170,14 @@ TEST_F(CliTest, OutputFormatsAndRfc3339Times) {
   r = Cli({"get", "wl", "-n", "team-a", "-o",
            R"(jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.tier}{"\n"}{end})"});
   EXPECT_EQ(r.out, "o-1=prod\no-2=dev\n") << Dump(r);
-  r = Cli({"get", "wl", "o-2", "-n", "team-a", "-o", "jsonpath={.spec.podSets[0].requests['nvidia.com/gpu']}"});
+  r = Cli(
+      {"get", "wl", "o-2", "-n", "team-a", "-o", "jsonpath={.spec.podSets[0].requests['nvidia.com/gpu']}"});
   EXPECT_EQ(r.out, "1") << Dump(r);
-  r = Cli({"get", "wl", "-n", "team-a", "-o", "custom-columns=NAME:.metadata.name,TIER:.metadata.labels.tier,X:.nope"});
+  r = Cli({"get", "wl", "-n", "team-a", "-o",
+           "custom-columns=NAME:.metadata.name,TIER:.metadata.labels.tier,X:.nope"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("NAME +TIER +X\no-1 +prod +<none>\no-2 +dev +<none>\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("NAME +TIER +X\no-1 +prod +<none>\no-2 +dev +<none>\n")))
+      << r.out;
   r = Cli({"get", "wl", "-n", "team-a", "--sort-by", "{.metadata.labels.tier}", "-o", "name"});
   EXPECT_EQ(r.out, "workload/o-2\nworkload/o-1\n") << Dump(r);  // dev < prod
   r = Cli({"get", "wl", "-n", "team-a", "--sort-by", ".metadata.name[", "-o", "name"});
@@ -230,18 +234,24 @@ TEST_F(CliTest, LabelSelectors) {
 TEST_F(CliTest, WorkloadTableHasReasonAndAge) {
   Submit("team-a", "fits", 1);
   Submit("team-a", "too-big", 8);
-  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "fits") == "Admitted" || d_->Phase("team-a", "fits") == "Running"; }, 10000));
+  ASSERT_TRUE(WaitFor(
+      [&] { return d_->Phase("team-a", "fits") == "Admitted" || d_->Phase("team-a", "fits") == "Running"; },
+      10000));
   std::string reason;
   ASSERT_TRUE(WaitFor(
       [&] {
-        reason = d_->Get("/api/v1/namespaces/team-a/workloads/too-big").json()["status"]["pending"].value("reason", "");
+        reason = d_->Get("/api/v1/namespaces/team-a/workloads/too-big")
+                     .json()["status"]["pending"]
+                     .value("reason", "");
         return !reason.empty() && reason != "NotYetTried";
       },
       10000));
   CliResult r = Cli({"get", "wl", "-n", "team-a"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("NAME +QUEUE +PHASE +CLUSTERQUEUE +AGE +REASON\n"))) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("too-big +default +Pending +team-a +[0-9]+s +" + reason + "\n")))
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("NAME +QUEUE +PHASE +CLUSTERQUEUE +AGE +REASON\n")))
+      << r.out;
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex("too-big +default +Pending +team-a +[0-9]+s +" + reason + "\n")))
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("fits +default +(Admitted|Running) +team-a +[0-9]+s +-\n")))
       << r.out;
@@ -257,7 +267,8 @@ TEST_F(CliTest, ConfigContexts) {
   WriteFile(tok, std::string(kTeamAToken) + "\n", 0600);
   Submit("team-a", "c-1", 0);
   std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", dir_ + "/xdg"}};
-  CliResult r = Run({"config", "set-context", "dev", "--server", d_->url(), "--token-file", tok, "-n", "team-a"}, env);
+  CliResult r =
+      Run({"config", "set-context", "dev", "--server", d_->url(), "--token-file", tok, "-n", "team-a"}, env);
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_NE(r.out.find("Context \"dev\" created"), std::string::npos) << Dump(r);
   struct stat st {};
@@ -271,7 +282,8 @@ TEST_F(CliTest, ConfigContexts) {
   EXPECT_NE(r.out.find("c-1"), std::string::npos) << Dump(r);
   EXPECT_EQ(r.err, "") << "a 0600 token file gives no warning";
   r = Run({"config", "get-contexts"}, env);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\* +dev +http://127.0.0.1:[0-9]+ +team-a +" + tok))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\* +dev +http://127.0.0.1:[0-9]+ +team-a +" + tok)))
+      << r.out;
   r = Run({"config", "view"}, env);
   EXPECT_EQ(r.out.find(kAdminToken), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("REDACTED"), std::string::npos) << r.out;
@@ -303,7 +315,8 @@ TEST_F(CliTest, ConfigContexts) {
   chmod(tok.c_str(), 0644);
   r = Run({"get", "wl", "--context", "dev"}, env);
   EXPECT_EQ(r.rc, 0) << Dump(r);
-  EXPECT_NE(r.err.find("warning: token file " + tok + " is readable by others (mode 0644)"), std::string::npos)
+  EXPECT_NE(r.err.find("warning: token file " + tok + " is readable by others (mode 0644)"),
+            std::string::npos)
       << Dump(r);
   // ARTEL_CONFIG names another file; a malformed one is an error with its line.
   WriteFile(dir_ + "/bad", "contexts:\n  - name: x\n    sever: y\n");
@@ -380,10 +393,13 @@ TEST_F(CliTest, GetWatchPrintsEachChange) {
 // flavor.
 TEST_F(CliTest, NodesAndTopPerFlavor) {
   Submit("team-a", "t-1", 3);  // borrows one of team-b's GPUs
-  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "t-1") == "Admitted" || d_->Phase("team-a", "t-1") == "Running"; }, 10000));
+  ASSERT_TRUE(WaitFor(
+      [&] { return d_->Phase("team-a", "t-1") == "Admitted" || d_->Phase("team-a", "t-1") == "Running"; },
+      10000));
   CliResult r = Cli({"get", "nodes"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("NAME +PRODUCT +FLAVORS +GPUS +ALLOC +IDLE +MIG-SLICES +STATE\n")))
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex("NAME +PRODUCT +FLAVORS +GPUS +ALLOC +IDLE +MIG-SLICES +STATE\n")))
       << r.out;
   EXPECT_NE(r.out.find("a100"), std::string::npos) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(" 0/7 +"))) << r.out;  // the MIG GPU's slices
@@ -393,7 +409,8 @@ TEST_F(CliTest, NodesAndTopPerFlavor) {
   r = Cli({"top"});
   EXPECT_EQ(r.rc, 0) << Dump(r);
   EXPECT_TRUE(std::regex_search(r.out, std::regex("cq/team-a +a100 +2 +3 +1 "))) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("GPU-FLAVOR +NOMINAL +USED +BORROWED +IDLE +USED/NOMINAL"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("GPU-FLAVOR +NOMINAL +USED +BORROWED +IDLE +USED/NOMINAL")))
+      << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\na100 +4 +3 +1 +1 +\\["))) << r.out;
   r = Cli({"top", "-o", "json"});
   Json top = Json::parse(r.out, nullptr, false);
@@ -411,8 +428,9 @@ TEST_F(CliTest, BashCompletion) {
   WriteFile(dir_ + "/artel.bash", r.out);
   std::string bin_dir = std::filesystem::path(ARTEL_BIN).parent_path().string();
   auto complete = [&](const std::string& words, int cword) {
-    std::string script = "source " + dir_ + "/artel.bash; COMP_WORDS=(" + words + "); COMP_CWORD=" +
-                         std::to_string(cword) + "; _artel; printf '%s\\n' \"${COMPREPLY[@]}\" | sort";
+    std::string script = "source " + dir_ + "/artel.bash; COMP_WORDS=(" + words +
+                         "); COMP_CWORD=" + std::to_string(cword) +
+                         "; _artel; printf '%s\\n' \"${COMPREPLY[@]}\" | sort";
     std::string out, err;
     int rc = RunCommand({"/usr/bin/env", "-i", "HOME=" + dir_, "PATH=" + bin_dir + ":/usr/bin:/bin",
                          "ARTEL_SERVER=" + d_->url(), "ARTEL_TOKEN=" + std::string(kAdminToken), "/bin/bash",

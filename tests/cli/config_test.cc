@@ -22,8 +22,9 @@ class ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::random_device rd;
-    dir_ = (fs::temp_directory_path() / ("artel-cfg-" + std::to_string(getpid()) + "-" + std::to_string(rd())))
-               .string();
+    dir_ =
+        (fs::temp_directory_path() / ("artel-cfg-" + std::to_string(getpid()) + "-" + std::to_string(rd())))
+            .string();
     fs::create_directories(dir_);
     for (const char* v : {"ARTEL_CONFIG", "XDG_CONFIG_HOME", "HOME"}) {
       const char* old = std::getenv(v);

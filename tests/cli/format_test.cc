@@ -77,8 +77,8 @@ TEST(JsonPathTest, Range) {
 }
 
 TEST(JsonPathTest, UnsupportedIsAClearError) {
-  for (const char* bad : {"{.items[?(@.x==1)]}", "{..name}", "{.items[0:2]}", "{.items[0,1]}", "{.items[x]}", "{.items[99999999999999999999999]}",
-                          "{.items", "{range .items[*]}{.x}", "{end}"}) {
+  for (const char* bad : {"{.items[?(@.x==1)]}", "{..name}", "{.items[0:2]}", "{.items[0,1]}", "{.items[x]}",
+                          "{.items[99999999999999999999999]}", "{.items", "{range .items[*]}{.x}", "{end}"}) {
     std::string err;
     EXPECT_FALSE(JsonPath(bad, kList, &err).has_value()) << bad;
     EXPECT_NE(err.find("jsonpath"), std::string::npos) << bad << ": " << err;
