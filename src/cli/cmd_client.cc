@@ -1,7 +1,9 @@
 // The client verbs of `artel` (docs/cli.md): apply, get, describe, why,
-// cancel, logs, run, top, whoami. Each is a thin HTTP call to arteld
-// (cli/client.h) plus a kubectl-like rendering: aligned tables by default,
-// `-o wide`, `-o json` or `-o yaml` on request.
+// delete/cancel, logs, run, top, events, whoami. Each is a thin HTTP call to
+// arteld (cli/client.h) plus a kubectl-like rendering: aligned tables by
+// default (ages, squeue's REASON, sinfo-like nodes), `-o wide|json|yaml`, and
+// for `get` also `-o name|jsonpath=...|custom-columns=...`, `-l` selectors,
+// `--sort-by` and `-w` (cli/format.h). JSON and YAML carry RFC 3339 times.
 
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
