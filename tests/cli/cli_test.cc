@@ -432,10 +432,18 @@ TEST_F(CliTest, BashCompletion) {
                          "); COMP_CWORD=" + std::to_string(cword) +
                          "; _artel; printf '%s\\n' \"${COMPREPLY[@]}\" | sort";
     std::string out, err;
-    int rc = RunCommand({"/usr/bin/env", "-i", "HOME=" + dir_, "PATH=" + bin_dir + ":/usr/bin:/bin",
-                         "ARTEL_SERVER=" + d_->url(), "ARTEL_TOKEN=" + std::string(kAdminToken), "/bin/bash",
-                         "--norc", "-c", script},
-                        {}, &out, &err);
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "-i",
+                                     "HOME=" + dir_,
+                                     "PATH=" + bin_dir + ":/usr/bin:/bin",
+                                     "ARTEL_SERVER=" + d_->url(),
+                                     "ARTEL_TOKEN=" + std::string(kAdminToken)};
+    for (const char* keep : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"}) {
+      if (const char* v = std::getenv(keep)) argv.push_back(std::string(keep) + "=" + v);
+    }
+    for (const char* a : {"/bin/bash", "--norc", "-c"}) argv.push_back(a);
+    argv.push_back(script);
+    int rc = RunCommand(argv, {}, &out, &err);
     EXPECT_EQ(rc, 0) << words << ": " << err;
     return out;
   };
