@@ -355,15 +355,12 @@ TEST_F(CliTest, TenantDefaultsToItsFirstNamespace) {
 TEST_F(CliTest, GetWatchPrintsEachChange) {
   Submit("team-a", "w-1", 1);
   std::string out = dir_ + "/watch.out";
-  std::vector<std::string> args = {"/usr/bin/env",
-                                   "-i",
-                                   "HOME=" + dir_,
-                                   "ARTEL_SERVER=" + d_->url(),
-                                   "ARTEL_TOKEN=" + std::string(kTeamAToken),
-                                   ARTEL_BIN,
-                                   "get",
-                                   "wl",
-                                   "-w"};
+  std::vector<std::string> args = {"/usr/bin/env", "-i", "HOME=" + dir_, "ARTEL_SERVER=" + d_->url(),
+                                   "ARTEL_TOKEN=" + std::string(kTeamAToken)};
+  for (const char* keep : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"}) {
+    if (const char* v = std::getenv(keep)) args.push_back(std::string(keep) + "=" + v);
+  }
+  for (const char* a : {ARTEL_BIN, "get", "wl", "-w"}) args.push_back(a);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
