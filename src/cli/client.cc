@@ -8,39 +8,85 @@
 #include <iostream>
 #include <sstream>
 
-#include "manifest/yaml_util.h"
+#include "cli/config.h"
 
 namespace artel::cli {
 
-void ResolveClientOptions(ClientOptions* o) {
+ClientOptions& GlobalFlags() {
+  static ClientOptions flags;
+  return flags;
+}
+
+void ResolveClientOptions(ClientOptions* o, bool need_namespace) {
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);
     return v ? v : "";
   };
-  if (o->server.empty()) o->server = env("ARTEL_SERVER");
-  if (o->token.empty()) o->token = env("ARTEL_TOKEN");
-  if (o->ns.empty()) o->ns = env("ARTEL_NAMESPACE");
-  std::string home = env("HOME");
-  std::string cfg = env("ARTEL_CONFIG");
-  if (cfg.empty() && !home.empty()) cfg = home + "/.config/artel/config.yaml";
-  if (!cfg.empty() && (o->server.empty() || o->token.empty() || o->ns.empty())) {
-    try {
-      std::ifstream in(cfg, std::ios::binary);
-      std::stringstream text;
-      if (in) text << in.rdbuf();
-      // Bounded like every YAML text Artel reads (manifest/yaml_util.h).
-      auto docs = manifest::yaml::LoadDocuments(text.str(), cfg, manifest::yaml::kLocalFileLimits);
-      const YAML::Node n = docs.ok() && !docs->empty() ? docs->front() : YAML::Node();
-      if (o->server.empty() && n["server"]) o->server = n["server"].as<std::string>();
-      if (o->token.empty() && n["token"]) o->token = n["token"].as<std::string>();
-      if (o->ns.empty() && n["namespace"]) o->ns = n["namespace"].as<std::string>();
-      if (o->ca_file.empty() && n["caFile"]) o->ca_file = n["caFile"].as<std::string>();
-    } catch (const YAML::Exception&) {
-      // A missing or unreadable config file is the same as none.
-    }
+  auto fail = [](const std::string& msg) {
+    std::cerr << "error: " << msg << "\n";
+    std::exit(kExitUsage);
+  };
+  const ClientOptions& f = GlobalFlags();
+  auto pick = [](std::string* dst, const std::string& v) {
+    if (dst->empty()) *dst = v;
+  };
+  // 1. flags (a verb's own flag, if it has one, is already in *o).
+  pick(&o->server, f.server);
+  pick(&o->token, f.token);
+  pick(&o->token_file, f.token_file);
+  pick(&o->ns, f.ns);
+  pick(&o->ca_file, f.ca_file);
+  pick(&o->context, f.context);
+  o->insecure = o->insecure || f.insecure;
+  // 2. environment.
+  pick(&o->server, env("ARTEL_SERVER"));
+  if (o->token.empty() && o->token_file.empty()) {
+    pick(&o->token, env("ARTEL_TOKEN"));
+    if (o->token.empty()) pick(&o->token_file, env("ARTEL_TOKEN_FILE"));
   }
+  pick(&o->ns, env("ARTEL_NAMESPACE"));
+  pick(&o->context, env("ARTEL_CONTEXT"));
+  // 3. the context of the configuration file.
+  ConfigFile cfg;
+  std::string err;
+  if (!LoadConfig(ConfigPath(), &cfg, &err)) fail(err);
+  std::string ctx_name = o->context.empty() ? cfg.current : o->context;
+  if (!ctx_name.empty()) {
+    const Context* ctx = cfg.Find(ctx_name);
+    if (ctx == nullptr) {
+      fail("no context named " + ctx_name + " in " + cfg.path + " (artel config get-contexts lists them)");
+    }
+    pick(&o->server, ctx->server);
+    if (o->token.empty() && o->token_file.empty()) {
+      if (!ctx->token.empty()) {
+        o->token = ctx->token;
+        if (std::string w = PermissionWarning(cfg.path, "configuration file"); !w.empty())
+          std::cerr << w << "\n";
+      } else {
+        o->token_file = ctx->token_file;
+      }
+    }
+    pick(&o->ns, ctx->ns);
+    pick(&o->ca_file, ctx->ca_file);
+    o->insecure = o->insecure || ctx->insecure;
+  }
+  if (o->token.empty() && !o->token_file.empty()) {
+    std::string warning;
+    if (!ReadTokenFile(o->token_file, &o->token, &warning, &err)) fail(err);
+    if (!warning.empty()) std::cerr << warning << "\n";
+  }
+  // 4. defaults.
   if (o->server.empty()) o->server = "http://127.0.0.1:7433";
   if (o->server.find("://") == std::string::npos) o->server = "http://" + o->server;
+  if (o->ns.empty() && need_namespace && !o->token.empty()) {
+    // A tenant may act only in its namespaces: its first one, not "default".
+    Response r = Request(*o, "GET", "/api/v1/whoami");
+    nlohmann::json j = r.status == 200 ? r.json() : nlohmann::json();
+    if (j.is_object() && j.value("role", "") == "tenant" && j["namespaces"].is_array() &&
+        !j["namespaces"].empty() && j["namespaces"][0].is_string()) {
+      o->ns = j["namespaces"][0].get<std::string>();
+    }
+  }
   if (o->ns.empty()) o->ns = "default";
 }
 
@@ -75,7 +121,23 @@ Response Request(const ClientOptions& o, const std::string& method, const std::s
     res = cli.Delete(path, headers);
   }
   if (!res) {
-    out.error = "cannot reach arteld at " + o.server + ": " + httplib::to_string(res.error());
+    std::string why;
+    switch (res.error()) {
+      case httplib::Error::Connection:
+      case httplib::Error::ConnectionTimeout:
+        why =
+            "connection refused or timed out (is arteld running there? --server, ARTEL_SERVER or the context "
+            "choose the address)";
+        break;
+      case httplib::Error::Read:
+      case httplib::Error::Write: why = "the connection was closed while talking to it"; break;
+      case httplib::Error::SSLConnection:
+      case httplib::Error::SSLServerVerification:
+        why = "TLS handshake failed (--cacert FILE, or --insecure-skip-tls-verify for a test server)";
+        break;
+      default: why = httplib::to_string(res.error());
+    }
+    out.error = "cannot reach arteld at " + o.server + ": " + why;
     return out;
   }
   out.status = res->status;
@@ -95,6 +157,10 @@ int Report(const Response& r) {
   std::cerr << "error: " << (code.empty() ? "HTTP " + std::to_string(r.status) : code) << ": " << msg;
   if (j.is_object() && j.contains("field")) std::cerr << " (field " << j["field"].get<std::string>() << ")";
   std::cerr << "\n";
+  if (r.status == 401) {
+    std::cerr << "hint: give a token with --token, --token-file, ARTEL_TOKEN, or a context "
+                 "(artel config set-context NAME --token-file FILE)\n";
+  }
   if (r.status == 404) return kExitNotFound;
   if (r.status == 401 || r.status == 403) return kExitDenied;
   return kExitFailed;

@@ -1,11 +1,15 @@
 // The HTTP client side of `artel`: where the server is, who we are, and
 // how a response becomes output and an exit status.
 //
-// The server address and bearer token come, in order of precedence, from
-// the `--server`/`--token` flags, the ARTEL_SERVER/ARTEL_TOKEN environment
-// variables, and `~/.config/artel/config.yaml` (`server:`, `token:`,
-// `namespace:`); the default server is http://127.0.0.1:7433. Exit statuses
-// are documented in docs/cli.md (`ExitCode`).
+// The server address, bearer token, CA bundle and namespace come, in order
+// of precedence, from the global flags (`--server`, `--token`,
+// `--token-file`, `--cacert`, `-n`; before or after the verb), the
+// environment (ARTEL_SERVER, ARTEL_TOKEN, ARTEL_TOKEN_FILE, ARTEL_NAMESPACE),
+// the current context of the configuration file (cli/config.h; `--context`
+// or ARTEL_CONTEXT choose another), and the defaults: http://127.0.0.1:7433
+// and, for a tenant's token, the tenant's first namespace (asked of
+// GET /api/v1/whoami), else "default". Exit statuses are documented in
+// docs/cli.md (`ExitCode`).
 //
 // Thread-safety: used from main() only.
 #pragma once
@@ -28,13 +32,23 @@ enum ExitCode {
 struct ClientOptions {
   std::string server;
   std::string token;
-  std::string ns;         // default namespace
-  std::string ca_file;    // HTTPS: CA bundle
-  bool insecure = false;  // HTTPS: skip verification
+  std::string token_file;  // read when `token` is unset
+  std::string ns;          // default namespace
+  std::string ca_file;     // HTTPS: CA bundle
+  bool insecure = false;   // HTTPS: skip verification
+  std::string context;     // a context of the configuration file
 };
 
-// Fills the unset fields from the environment and the config file.
-void ResolveClientOptions(ClientOptions* o);
+// The global flags, filled by the root command (main.cc) wherever they
+// stand on the command line.
+ClientOptions& GlobalFlags();
+
+// Fills *o from the global flags, the environment, the configuration file
+// and the defaults (see above). With `need_namespace` and no namespace given
+// anywhere, a tenant's token defaults to its first namespace (whoami). A
+// configuration error (a malformed file, an unknown --context) is printed
+// and exits with kExitUsage.
+void ResolveClientOptions(ClientOptions* o, bool need_namespace = false);
 
 struct Response {
   int status = 0;  // 0 = no connection

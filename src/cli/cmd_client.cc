@@ -1,17 +1,23 @@
 // The client verbs of `artel` (docs/cli.md): apply, get, describe, why,
-// cancel, logs, run, top, whoami. Each is a thin HTTP call to arteld
-// (cli/client.h) plus a kubectl-like rendering: aligned tables by default,
-// `-o wide`, `-o json` or `-o yaml` on request.
+// delete/cancel, logs, run, top, events, whoami. Each is a thin HTTP call to
+// arteld (cli/client.h) plus a kubectl-like rendering: aligned tables by
+// default (ages, squeue's REASON, sinfo-like nodes), `-o wide|json|yaml`, and
+// for `get` also `-o name|jsonpath=...|custom-columns=...`, `-l` selectors,
+// `--sort-by` and `-w` (cli/format.h). JSON and YAML carry RFC 3339 times.
 
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +25,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/format.h"
 #include "server/codec.h"
 #include "server/manifest_files.h"
 
@@ -29,22 +36,40 @@ using Json = nlohmann::json;
 
 struct Common {
   ClientOptions client;
-  std::string output;  // "", wide, json, yaml
+  std::string output;  // "", wide, json, yaml, name, jsonpath=..., custom-columns=...
   bool all_namespaces = false;
+  bool no_headers = false;
+  std::string sort_by;  // get --sort-by JSONPATH
 };
 
-void AddCommon(CLI::App* cmd, Common* c, bool with_output = true, bool with_ns = true) {
-  cmd->add_option("--server", c->client.server, "arteld URL (env ARTEL_SERVER)");
-  cmd->add_option("--token", c->client.token, "Bearer token (env ARTEL_TOKEN)");
-  cmd->add_option("--cacert", c->client.ca_file, "CA bundle for an HTTPS server");
-  cmd->add_flag("--insecure-skip-tls-verify", c->client.insecure, "Do not verify the server certificate");
-  if (with_ns) {
-    cmd->add_option("-n,--namespace", c->client.ns, "Namespace (default from config, else \"default\")");
-    cmd->add_flag("-A,--all-namespaces", c->all_namespaces, "Every namespace you may see");
-  }
-  if (with_output) {
-    cmd->add_option("-o,--output", c->output, "wide, json or yaml")
-        ->check(CLI::IsMember({"wide", "json", "yaml"}));
+// The -o values a verb accepts: kTable (wide), kData (json, yaml), kGet (all).
+enum OutputSet { kNone = 0, kTableAndData = 1, kGetOutputs = 2, kDataOnly = 3 };
+
+std::string CheckOutput(const std::string& v, OutputSet set) {
+  bool data = v == "json" || v == "yaml";
+  bool table = v == "wide";
+  bool get = v == "name" || v.rfind("jsonpath=", 0) == 0 || v.rfind("custom-columns=", 0) == 0;
+  if (set == kDataOnly && data) return "";
+  if (set == kTableAndData && (data || table)) return "";
+  if (set == kGetOutputs && (data || table || get)) return "";
+  if (v == "jsonpath" || v == "custom-columns") return "-o " + v + " wants a value: -o " + v + "=...";
+  std::string allowed = set == kDataOnly ? "json or yaml"
+                        : set == kTableAndData
+                            ? "wide, json or yaml"
+                            : "wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC";
+  return "unsupported output format \"" + v + "\" (want " + allowed + ")";
+}
+
+// The client flags are global (main.cc); a verb adds -A and -o.
+void AddCommon(CLI::App* cmd, Common* c, OutputSet outputs = kTableAndData, bool with_ns = true) {
+  if (with_ns) cmd->add_flag("-A,--all-namespaces", c->all_namespaces, "Every namespace you may see");
+  if (outputs != kNone) {
+    std::string help = outputs == kGetOutputs
+                           ? "wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC"
+                       : outputs == kDataOnly ? "json or yaml"
+                                              : "wide, json or yaml";
+    cmd->add_option("-o,--output", c->output, help)
+        ->check(CLI::Validator([outputs](std::string& v) { return CheckOutput(v, outputs); }, "FORMAT"));
   }
 }
 
@@ -69,7 +94,8 @@ void EmitYaml(YAML::Emitter& out, const Json& j) {
   }
 }
 
-void PrintStructured(const Json& j, const std::string& format) {
+void PrintStructured(Json j, const std::string& format) {
+  TimesToRfc3339(&j);
   if (format == "json") {
     std::cout << j.dump(2) << "\n";
   } else {
@@ -79,8 +105,15 @@ void PrintStructured(const Json& j, const std::string& format) {
   }
 }
 
-// Prints rows with every column padded to its widest cell.
-void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+// Prints rows with every column padded to its widest cell; an empty cell
+// is printed as "-" so that columns never shift (awk '{print $4}').
+void PrintTable(const std::vector<std::string>& header, std::vector<std::vector<std::string>> rows,
+                bool no_headers = false) {
+  for (auto& r : rows) {
+    for (auto& cell : r) {
+      if (cell.empty()) cell = "-";
+    }
+  }
   std::vector<size_t> width(header.size());
   for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
   for (const auto& r : rows) {
@@ -89,27 +122,27 @@ void PrintTable(const std::vector<std::string>& header, const std::vector<std::v
   auto line = [&](const std::vector<std::string>& r) {
     std::string s;
     for (size_t i = 0; i < header.size(); ++i) {
-      std::string cell = i < r.size() ? r[i] : "";
+      std::string cell = i < r.size() ? r[i] : "-";
       s += cell;
-      if (i + 1 < header.size()) s += std::string(width[i] - cell.size() + 3, ' ');
+      if (i + 1 < header.size()) s += std::string(width[i] - std::min(width[i], cell.size()) + 3, ' ');
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     std::cout << s << "\n";
   };
-  line(header);
+  if (!no_headers) line(header);
   for (const auto& r : rows) line(r);
 }
 
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A table age ("5m", "2h10m", "3d") of a time in Unix milliseconds.
 std::string Age(int64_t since_ms) {
   if (since_ms <= 0) return "-";
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  int64_t s = std::max<int64_t>(0, (now - since_ms) / 1000);
-  if (s < 120) return std::to_string(s) + "s";
-  if (s < 7200) return std::to_string(s / 60) + "m";
-  if (s < 172800) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
+  return HumanAge(std::max<int64_t>(0, (NowMs() - since_ms) / 1000));
 }
 
 std::string Str(const Json& j, const char* key, const std::string& dflt = "") {
@@ -140,7 +173,9 @@ struct GpuRow {
   std::string label;
   const Json* r;
 };
-bool IsGpuResource(const std::string& res) { return res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0; }
+bool IsGpuResource(const std::string& res) {
+  return res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0;
+}
 bool NonZero(const Json& r, const char* field) {
   std::string v = r.value(field, "0");
   return !v.empty() && std::atof(v.c_str()) != 0;
@@ -174,8 +209,271 @@ std::string WorkloadPath(const std::string& ns, const std::string& name) {
 
 // ---- get ---------------------------------------------------------------------
 
-int GetWorkloads(const Common& c, const std::vector<std::string>& names, const std::string& labels,
-                 const std::string& fields) {
+// ---- machine output (-o json|yaml|name|jsonpath|custom-columns) --------------
+
+std::string KindName(const std::string& kind) {
+  if (kind == "wl") return "workload";
+  if (kind == "cq") return "clusterqueue";
+  if (kind == "lq") return "localqueue";
+  if (kind == "cohorts") return "cohort";
+  if (kind == "nodes") return "node";
+  if (kind == "gpus") return "gpu";
+  if (kind == "flavors") return "resourceflavor";
+  return kind;
+}
+
+std::string ListKind(const std::string& kind) {
+  if (kind == "wl") return "WorkloadList";
+  if (kind == "cq") return "ClusterQueueList";
+  if (kind == "lq") return "LocalQueueList";
+  if (kind == "cohorts") return "CohortList";
+  if (kind == "nodes") return "NodeList";
+  if (kind == "gpus") return "GpuList";
+  if (kind == "flavors") return "ResourceFlavorList";
+  return "List";
+}
+
+std::string ObjectName(const std::string& kind, const Json& it) {
+  if (kind == "wl") return Str(it["metadata"], "name");
+  if (kind == "gpus") return Str(it, "index");
+  return Str(it, "name");
+}
+
+std::map<std::string, std::string> LabelsOf(const Json& it) {
+  std::map<std::string, std::string> out;
+  const Json* l = nullptr;
+  if (it.contains("metadata") && it["metadata"].is_object() && it["metadata"].contains("labels")) {
+    l = &it["metadata"]["labels"];
+  } else if (it.contains("labels")) {
+    l = &it["labels"];
+  }
+  if (l != nullptr && l->is_object()) {
+    for (auto e = l->begin(); e != l->end(); ++e) {
+      if (e->is_string()) out[e.key()] = e->get<std::string>();
+    }
+  }
+  return out;
+}
+
+// `--sort-by JSONPATH`: a stable sort on the first value the path gives
+// each object (times as RFC 3339, so they sort in time order); numbers
+// numerically, strings as text, objects without the field first.
+bool SortItems(const std::string& path, Json* items) {
+  if (path.empty() || !items->is_array()) return true;
+  std::string err;
+  if (!JsonPathValues(path, Json::object(), &err)) {
+    std::cerr << "error: --sort-by: " << err << "\n";
+    return false;
+  }
+  std::vector<std::pair<Json, Json>> keyed;
+  for (const auto& it : *items) {
+    Json t = it;
+    TimesToRfc3339(&t);
+    auto v = JsonPathValues(path, t, &err);
+    keyed.emplace_back(v && !v->empty() ? (*v)[0] : Json(), it);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    const Json &x = a.first, &y = b.first;
+    if (x.is_null() || y.is_null()) return x.is_null() && !y.is_null();
+    if (x.is_number() && y.is_number()) return x.get<double>() < y.get<double>();
+    auto text = [](const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+    // Quantities ("4", "500m") sort as numbers when both parse whole.
+    std::string tx = text(x), ty = text(y);
+    char* ex = nullptr;
+    char* ey = nullptr;
+    double dx = std::strtod(tx.c_str(), &ex), dy = std::strtod(ty.c_str(), &ey);
+    if (!tx.empty() && !ty.empty() && *ex == 0 && *ey == 0) return dx < dy;
+    return tx < ty;
+  });
+  Json out = Json::array();
+  for (auto& [k, v] : keyed) out.push_back(std::move(v));
+  *items = std::move(out);
+  return true;
+}
+
+Json Filter(const Json& items, const std::vector<Requirement>& sel) {
+  if (sel.empty()) return items;
+  Json kept = Json::array();
+  for (const auto& it : items) {
+    if (MatchesLabels(sel, LabelsOf(it))) kept.push_back(it);
+  }
+  return kept;
+}
+
+// Prints `items` in a machine format; returns -1 for the table formats.
+int PrintMachine(const Common& c, const std::string& kind, const Json& items, bool single) {
+  const std::string& o = c.output;
+  Json doc = single && !items.empty()
+                 ? items[0]
+                 : Json{{"apiVersion", "artel.dev/v1alpha1"}, {"kind", ListKind(kind)}, {"items", items}};
+  if (o == "json" || o == "yaml") {
+    PrintStructured(doc, o);
+    return kExitOk;
+  }
+  if (o == "name") {
+    for (const auto& it : items) std::cout << KindName(kind) << "/" << ObjectName(kind, it) << "\n";
+    return kExitOk;
+  }
+  if (o.rfind("jsonpath=", 0) == 0) {
+    TimesToRfc3339(&doc);
+    std::string err;
+    auto text = JsonPath(o.substr(9), doc, &err);
+    if (!text) {
+      std::cerr << "error: " << err << "\n";
+      return kExitUsage;
+    }
+    std::cout << *text;
+    return kExitOk;
+  }
+  if (o.rfind("custom-columns=", 0) == 0) {
+    std::string err;
+    auto cols = ParseCustomColumns(o.substr(15), &err);
+    if (!cols) {
+      std::cerr << "error: " << err << "\n";
+      return kExitUsage;
+    }
+    std::vector<std::string> header;
+    for (const auto& col : *cols) header.push_back(col.header);
+    std::vector<std::vector<std::string>> rows;
+    for (Json it : items) {
+      TimesToRfc3339(&it);
+      std::vector<std::string> row;
+      for (const auto& col : *cols) {
+        auto vals = JsonPathValues(col.path, it, &err);
+        std::string cell;
+        for (size_t i = 0; vals && i < vals->size(); ++i) {
+          const Json& v = (*vals)[i];
+          cell += (i ? "," : "") + (v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump());
+        }
+        row.push_back(cell.empty() ? "<none>" : cell);
+      }
+      rows.push_back(row);
+    }
+    PrintTable(header, rows, c.no_headers);
+    return kExitOk;
+  }
+  return -1;
+}
+
+// The REASON column (squeue's): why a workload waits, or what happens to it.
+std::string ShortReason(const Json& st) {
+  std::string phase = Str(st, "phase");
+  if (phase == "Pending") {
+    std::string r = st.contains("pending") ? Str(st["pending"], "reason") : "";
+    if (r.empty() && st.contains("lastEviction")) r = "evicted:" + Str(st["lastEviction"], "reason");
+    return r.empty() ? "-" : r;
+  }
+  if (phase == "Evicting" && st.contains("lastEviction"))
+    return "evicted:" + Str(st["lastEviction"], "reason");
+  if (phase == "Terminating") return "Cancelled";
+  if (phase == "Failed" && st.contains("exitCode")) return "exit:" + Str(st, "exitCode");
+  return "-";
+}
+
+std::vector<std::string> WorkloadHeader(const Common& c) {
+  std::vector<std::string> header = {"NAME", "QUEUE", "PHASE", "CLUSTERQUEUE", "AGE"};
+  if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
+  if (c.output == "wide") {
+    for (const char* h : {"PRIORITY", "GPUS", "EVICTIONS"}) header.push_back(h);
+  }
+  header.push_back("REASON");
+  return header;
+}
+
+std::vector<std::string> WorkloadRow(const Common& c, const Json& w) {
+  const Json& md = w["metadata"];
+  const Json& st = w.value("status", Json::object());
+  std::vector<std::string> row = {Str(md, "name"), Str(w["spec"], "queueName"), Str(st, "phase"),
+                                  Str(st, "clusterQueue", "-"),
+                                  Age(md.value("creationTimestamp", int64_t{0}))};
+  if (c.all_namespaces) row.insert(row.begin(), Str(md, "namespace"));
+  if (c.output == "wide") {
+    double gpus = 0;
+    for (const auto& ps : w["spec"].value("podSets", Json::array())) {
+      auto req = ps.value("requests", Json::object());
+      std::string g = req.value("nvidia.com/gpu", "0");
+      gpus += std::atof(g.c_str()) * ps.value("count", 1);
+    }
+    std::ostringstream gs;
+    gs << gpus;
+    row.push_back(Str(st, "priority", "0"));
+    row.push_back(gs.str());
+    row.push_back(Str(st, "evictions", "0"));
+  }
+  row.push_back(ShortReason(st));
+  return row;
+}
+
+// `get wl -w`: after the list, one line per change of a listed workload
+// (or, without names, of any workload in scope), as kubectl's watch prints
+// them; it follows the API's event log (GET /api/v1/watch) until
+// interrupted. `cursor` is the event sequence number taken before the list,
+// so that no change between the list and the watch is missed.
+int WatchWorkloads(const Common& c, const std::vector<std::string>& names,
+                   const std::vector<Requirement>& sel, uint64_t cursor, std::vector<size_t> widths) {
+  std::string scope = c.all_namespaces ? "" : "&namespace=" + UrlEncode(c.client.ns);
+  std::set<std::string> wanted;
+  for (const auto& n : names) {
+    std::string ns, name;
+    SplitRef(n, c.client.ns, &ns, &name);
+    wanted.insert(ns + "/" + name);
+  }
+  while (true) {
+    Response r =
+        Request(c.client, "GET", "/api/v1/watch?follow=false&since=" + std::to_string(cursor) + scope);
+    if (int rc = Report(r); rc != kExitOk) return rc;
+    Json list = r.json();
+    std::vector<std::string> changed;
+    for (const auto& e : list.value("items", Json::array())) {
+      std::string key = Str(e, "workload");
+      if (key.empty() || (!wanted.empty() && !wanted.count(key))) continue;
+      if (std::find(changed.begin(), changed.end(), key) == changed.end()) changed.push_back(key);
+    }
+    cursor = list.value("next", cursor);
+    for (const auto& key : changed) {
+      size_t slash = key.find('/');
+      Response w = Request(c.client, "GET", WorkloadPath(key.substr(0, slash), key.substr(slash + 1)));
+      if (w.status != 200) continue;
+      Json obj = w.json();
+      if (!Filter(Json::array({obj}), sel).size()) continue;
+      if (c.output == "json") {
+        TimesToRfc3339(&obj);
+        std::cout << obj.dump() << "\n";
+      } else if (c.output == "yaml") {
+        std::cout << "---\n";
+        PrintStructured(obj, "yaml");
+      } else if (c.output == "name") {
+        std::cout << "workload/" << Str(obj["metadata"], "name") << "\n";
+      } else if (c.output.rfind("jsonpath=", 0) == 0 || c.output.rfind("custom-columns=", 0) == 0) {
+        Common one = c;
+        one.no_headers = true;
+        if (int rc = PrintMachine(one, "wl", Json::array({obj}), true); rc > 0) return rc;
+      } else {
+        std::vector<std::string> row = WorkloadRow(c, obj);
+        std::string line;
+        for (size_t i = 0; i < row.size(); ++i) {
+          if (i < widths.size()) widths[i] = std::max(widths[i], row[i].size());
+          line += row[i];
+          if (i + 1 < row.size())
+            line += std::string((i < widths.size() ? widths[i] : row[i].size()) - row[i].size() + 3, ' ');
+        }
+        std::cout << line << "\n";
+      }
+      std::cout << std::flush;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+int GetWorkloads(const Common& c, const std::vector<std::string>& names, const std::vector<Requirement>& sel,
+                 const std::string& fields, bool watch = false) {
+  uint64_t cursor = 0;
+  if (watch) {
+    std::string scope = c.all_namespaces ? "" : "&namespace=" + UrlEncode(c.client.ns);
+    Response r = Request(c.client, "GET", "/api/v1/watch?follow=false" + scope);
+    if (int rc = Report(r); rc != kExitOk) return rc;
+    cursor = r.json().value("next", uint64_t{0});
+  }
   Json items = Json::array();
   if (!names.empty()) {
     for (const auto& n : names) {
@@ -188,58 +486,82 @@ int GetWorkloads(const Common& c, const std::vector<std::string>& names, const s
   } else {
     std::string path =
         c.all_namespaces ? "/api/v1/workloads?x=1" : "/api/v1/namespaces/" + c.client.ns + "/workloads?x=1";
-    if (!labels.empty()) path += "&labelSelector=" + UrlEncode(labels);
+    // Label selectors are matched here (the API's takes k=v and k only).
     if (!fields.empty()) path += "&fieldSelector=" + UrlEncode(fields);
     Response r = Request(c.client, "GET", path);
     if (int rc = Report(r); rc != kExitOk) return rc;
     items = r.json().value("items", Json::array());
   }
-  if (c.output == "json" || c.output == "yaml") {
-    PrintStructured(names.size() == 1 ? items[0] : Json{{"kind", "WorkloadList"}, {"items", items}},
-                    c.output);
-    return kExitOk;
-  }
-  std::vector<std::string> header = {"NAME", "QUEUE", "PHASE", "CLUSTERQUEUE", "AGE"};
-  if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
-  if (c.output == "wide") {
-    for (const char* h : {"PRIORITY", "GPUS", "EVICTIONS", "REASON"}) header.push_back(h);
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& w : items) {
-    const Json& md = w["metadata"];
-    const Json& st = w.value("status", Json::object());
-    std::vector<std::string> row = {Str(md, "name"), Str(w["spec"], "queueName"), Str(st, "phase"),
-                                    Str(st, "clusterQueue", "-"),
-                                    Age(md.value("creationTimestamp", int64_t{0}))};
-    if (c.all_namespaces) row.insert(row.begin(), Str(md, "namespace"));
-    if (c.output == "wide") {
-      double gpus = 0;
-      for (const auto& ps : w["spec"].value("podSets", Json::array())) {
-        auto req = ps.value("requests", Json::object());
-        std::string g = req.value("nvidia.com/gpu", "0");
-        gpus += std::atof(g.c_str()) * ps.value("count", 1);
-      }
-      std::ostringstream gs;
-      gs << gpus;
-      row.push_back(Str(st, "priority", "0"));
-      row.push_back(gs.str());
-      row.push_back(Str(st, "evictions", "0"));
-      std::string reason = st.contains("pending") ? Str(st["pending"], "reason") : "";
-      if (st.contains("lastEviction") && reason.empty())
-        reason = "evicted: " + Str(st["lastEviction"], "reason");
-      row.push_back(reason.empty() ? "-" : reason);
+  items = Filter(items, sel);
+  if (!SortItems(c.sort_by, &items)) return kExitUsage;
+  std::vector<std::string> header = WorkloadHeader(c);
+  std::vector<size_t> widths;
+  for (const auto& h : header) widths.push_back(h.size());
+  if (int rc = PrintMachine(c, "wl", items, names.size() == 1 && !watch); rc >= 0) {
+    if (rc != kExitOk || !watch) return rc;
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& w : items) rows.push_back(WorkloadRow(c, w));
+    for (const auto& r : rows) {
+      for (size_t i = 0; i < r.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
     }
-    rows.push_back(std::move(row));
+    if (rows.empty()) {
+      std::cerr << "No workloads found" << (c.all_namespaces ? "" : " in namespace " + c.client.ns) << ".\n";
+      if (watch && !c.no_headers) PrintTable(header, {});
+    } else {
+      PrintTable(header, rows, c.no_headers);
+    }
   }
-  if (rows.empty()) {
-    std::cerr << "No workloads found" << (c.all_namespaces ? "" : " in namespace " + c.client.ns) << ".\n";
-    return kExitOk;
+  if (!watch) return kExitOk;
+  std::cout << std::flush;
+  return WatchWorkloads(c, names, sel, cursor, widths);
+}
+
+// Flavors and their node labels: names from GET /api/v1/config (every
+// caller); node labels from its `manifests` (admins only).
+struct FlavorInfo {
+  std::string name;
+  std::map<std::string, std::string> node_labels;
+  bool labels_known = false;
+};
+int Flavors(const Common& c, std::vector<FlavorInfo>* out) {
+  Response r = Request(c.client, "GET", "/api/v1/config");
+  if (int rc = Report(r); rc != kExitOk) return rc;
+  Json cfg = r.json();
+  for (const auto& o : cfg.value("objects", Json::array())) {
+    if (Str(o, "kind") == "ResourceFlavor") out->push_back({Str(o, "name"), {}, false});
   }
-  PrintTable(header, rows);
+  if (!cfg.contains("manifests")) return kExitOk;
+  auto docs = server::SplitDocuments(Str(cfg, "manifests"));
+  if (!docs.ok()) return kExitOk;
+  for (const auto& d : *docs) {
+    if (d.kind != "ResourceFlavor") continue;
+    auto body = server::YamlToJson(d.text);
+    if (!body.ok()) continue;
+    std::string name = Str((*body)["metadata"], "name");
+    for (auto& f : *out) {
+      if (f.name != name) continue;
+      f.labels_known = true;
+      const Json spec = body->value("spec", Json::object());
+      Json nl = spec.value("nodeLabels", Json::object());
+      for (auto e = nl.begin(); e != nl.end(); ++e)
+        f.node_labels[e.key()] = e->is_string() ? e->get<std::string>() : e->dump();
+    }
+  }
   return kExitOk;
 }
 
-int GetSimple(const Common& c, const std::string& kind, const std::vector<std::string>& names) {
+bool FlavorMatches(const FlavorInfo& f, const Json& node) {
+  auto labels = LabelsOf(node);
+  for (const auto& [k, v] : f.node_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+int GetSimple(const Common& c, const std::string& kind, const std::vector<std::string>& names,
+              const std::vector<Requirement>& sel = {}) {
   std::string path;
   if (kind == "cq") path = "/api/v1/clusterqueues";
   if (kind == "lq")
@@ -247,9 +569,49 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
   if (kind == "cohorts") path = "/api/v1/cohorts";
   if (kind == "nodes") path = "/api/v1/nodes";
   if (kind == "gpus") path = "/api/v1/gpus";
-  Response r = Request(c.client, "GET", path);
-  if (int rc = Report(r); rc != kExitOk) return rc;
-  Json items = r.json().value("items", Json::array());
+  Json items = Json::array();
+  std::vector<FlavorInfo> flavors;
+  if (kind == "flavors" || (kind == "nodes" && c.output != "name")) {
+    if (int rc = Flavors(c, &flavors); rc != kExitOk) return rc;
+  }
+  if (kind == "flavors") {
+    Response q = Request(c.client, "GET", "/api/v1/clusterqueues");
+    if (int rc = Report(q); rc != kExitOk) return rc;
+    for (const auto& f : flavors) {
+      Json it = {{"name", f.name}};
+      if (f.labels_known) it["nodeLabels"] = f.node_labels;
+      Json cqs = Json::array();
+      for (const auto& cq : q.json().value("items", Json::array())) {
+        for (const auto& e : cq.value("resources", Json::array())) {
+          if (Str(e, "flavor") == f.name) {
+            if (cqs.empty() || cqs.back() != Str(cq, "name")) cqs.push_back(Str(cq, "name"));
+          }
+        }
+      }
+      it["clusterQueues"] = cqs;
+      items.push_back(it);
+    }
+  } else {
+    Response r = Request(c.client, "GET", path);
+    if (int rc = Report(r); rc != kExitOk) return rc;
+    items = r.json().value("items", Json::array());
+  }
+  Json gpus;  // for the nodes' MIG slices
+  if (kind == "nodes" && c.output.find('=') == std::string::npos && c.output != "name") {
+    Response g = Request(c.client, "GET", "/api/v1/gpus");
+    if (int rc = Report(g); rc != kExitOk) return rc;
+    gpus = g.json().value("items", Json::array());
+    // Each node with the flavors whose node labels it carries (admins).
+    for (auto& n : items) {
+      Json fl = Json::array();
+      for (const auto& f : flavors) {
+        if (f.labels_known && FlavorMatches(f, n)) fl.push_back(f.name);
+      }
+      if (!flavors.empty() && flavors.front().labels_known) n["flavors"] = fl;
+    }
+  }
+  items = Filter(items, sel);
+  if (!SortItems(c.sort_by, &items)) return kExitUsage;
   if (!names.empty()) {
     Json kept = Json::array();
     for (const auto& it : items) {
@@ -263,15 +625,17 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
     }
     items = kept;
   }
-  if (c.output == "json" || c.output == "yaml") {
-    PrintStructured(names.size() == 1 ? items[0] : Json{{"items", items}}, c.output);
+  if (int rc = PrintMachine(c, kind, items, names.size() == 1); rc >= 0) return rc;
+  if (items.empty()) {
+    std::cerr << "No " << KindName(kind) << " found"
+              << (kind == "lq" && !c.all_namespaces ? " in namespace " + c.client.ns : "") << ".\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
   if (kind == "cq") {
     // One row per GPU flavor with quota (GPUs of unlike flavors are not added up).
-    std::vector<std::string> header = {"NAME", "COHORT", "PENDING", "ADMITTED", "GPU-FLAVOR", "GPU-USAGE",
-                                       "GPU-NOMINAL"};
+    std::vector<std::string> header = {"NAME",       "COHORT",    "PENDING",    "ADMITTED",
+                                       "GPU-FLAVOR", "GPU-USAGE", "GPU-NOMINAL"};
     if (c.output == "wide") {
       header.push_back("GPU-BORROWED");
       header.push_back("GPU-BORROWING-LIMIT");
@@ -298,7 +662,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
         rows.push_back(row);
       }
     }
-    PrintTable(header, rows);
+    PrintTable(header, rows, c.no_headers);
   } else if (kind == "lq") {
     std::vector<std::string> header = {"NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
     if (c.all_namespaces) header.insert(header.begin(), "NAMESPACE");
@@ -308,7 +672,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
       if (c.all_namespaces) row.insert(row.begin(), Str(q, "namespace"));
       rows.push_back(row);
     }
-    PrintTable(header, rows);
+    PrintTable(header, rows, c.no_headers);
   } else if (kind == "cohorts") {
     for (const auto& q : items) {
       std::string parent = Str(q, "parent");
@@ -329,15 +693,76 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
         rows.push_back(row);
       }
     }
-    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-FLAVOR", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows);
-  } else if (kind == "nodes") {
-    for (const auto& n : items) {
-      rows.push_back({Str(n, "name"), Str(n, "gpuMode"), Str(n, "gpus"), Str(n, "gpusInUse"),
-                      n.value("ready", false) ? "True" : "False"});
+    PrintTable({"NAME", "PARENT", "MEMBERS", "GPU-FLAVOR", "GPU-QUOTA", "GPU-USAGE", "GPU-BORROWED"}, rows,
+               c.no_headers);
+  } else if (kind == "flavors") {
+    for (const auto& f : items) {
+      std::string labels;
+      Json nl = f.value("nodeLabels", Json::object());
+      for (auto e = nl.begin(); e != nl.end(); ++e)
+        labels += (labels.empty() ? "" : ",") + e.key() + "=" + Str(nl, e.key().c_str());
+      std::string cqs;
+      for (const auto& q : f["clusterQueues"]) cqs += (cqs.empty() ? "" : ",") + q.get<std::string>();
+      rows.push_back({Str(f, "name"), cqs, f.contains("nodeLabels") ? labels : "?"});
     }
-    PrintTable({"NAME", "GPU-MODE", "GPUS", "IN-USE", "READY"}, rows);
+    PrintTable({"NAME", "CLUSTERQUEUES", "NODE-LABELS"}, rows, c.no_headers);
+  } else if (kind == "nodes") {
+    // Like sinfo: one row per node pool, its GPU product, the flavors that
+    // select it, GPUs allocated and idle, MIG compute slices, and a state.
+    std::vector<std::string> header = {"NAME",  "PRODUCT", "FLAVORS",    "GPUS",
+                                       "ALLOC", "IDLE",    "MIG-SLICES", "STATE"};
+    if (c.output == "wide") {
+      header.push_back("GPU-MODE");
+      header.push_back("TAINTS");
+    }
+    for (const auto& n : items) {
+      auto labels = LabelsOf(n);
+      std::string product = labels.count("nvidia.com/gpu.product") ? labels["nvidia.com/gpu.product"] : "";
+      if (product.empty()) {
+        Json models = n.value("models", Json::object());
+        for (auto m = models.begin(); m != models.end(); ++m)
+          product += (product.empty() ? "" : ",") + m.key();
+      }
+      std::string fl;
+      if (n.contains("flavors")) {
+        for (const auto& f : n["flavors"]) fl += (fl.empty() ? "" : ",") + f.get<std::string>();
+      } else {
+        fl = "?";  // tenants do not see the flavors' node labels
+      }
+      int64_t total = n.value("gpus", int64_t{0}), used = n.value("gpusInUse", int64_t{0});
+      int64_t mig_used = 0, mig_total = 0;
+      for (const auto& g : gpus) {
+        if (Str(g, "node") != Str(n, "name") || !g.contains("migSlices")) continue;
+        mig_used += g["migSlices"].value("used", int64_t{0});
+        mig_total += g["migSlices"].value("total", int64_t{0});
+      }
+      std::string state = !n.value("ready", true) ? "down"
+                          : used == 0             ? "idle"
+                          : used >= total         ? "alloc"
+                                                  : "mix";
+      std::vector<std::string> row = {
+          Str(n, "name"),
+          product,
+          fl,
+          std::to_string(total),
+          std::to_string(used),
+          std::to_string(std::max<int64_t>(0, total - used)),
+          mig_total > 0 ? std::to_string(mig_used) + "/" + std::to_string(mig_total) : "-",
+          state};
+      if (c.output == "wide") {
+        row.push_back(Str(n, "gpuMode"));
+        std::string taints;
+        for (const auto& t : n.value("taints", Json::array()))
+          taints +=
+              (taints.empty() ? "" : ",") + Str(t, "key") + "=" + Str(t, "value") + ":" + Str(t, "effect");
+        row.push_back(taints);
+      }
+      rows.push_back(row);
+    }
+    PrintTable(header, rows, c.no_headers);
   } else {
-    std::vector<std::string> header = {"INDEX", "MODEL", "UTIL", "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
+    std::vector<std::string> header = {"INDEX",  "NODE",       "MODEL",    "UTIL",
+                                       "MEMORY", "MIG-SLICES", "WORKLOAD", "POD"};
     if (c.output == "wide") header.push_back("UUID");
     for (const auto& g : items) {
       int64_t used = g.value("memoryUsedBytes", int64_t{0}), total = g.value("memoryBytes", int64_t{0});
@@ -369,6 +794,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
       if (!pods.empty()) pod = join(pods);
       if (g.contains("migSlices") && wls.empty()) wl = pod = "-";
       std::vector<std::string> row = {Str(g, "index"),
+                                      Str(g, "node"),
                                       Str(g, "model"),
                                       Str(g, "utilizationPercent") + "%",
                                       std::to_string(used >> 30) + "/" + std::to_string(total >> 30) + "Gi",
@@ -378,7 +804,7 @@ int GetSimple(const Common& c, const std::string& kind, const std::vector<std::s
       if (c.output == "wide") row.push_back(Str(g, "uuid"));
       rows.push_back(row);
     }
-    PrintTable(header, rows);
+    PrintTable(header, rows, c.no_headers);
   }
   return kExitOk;
 }
@@ -390,7 +816,17 @@ std::string NormalizeKind(const std::string& k) {
   if (k == "wl" || k == "workload" || k == "workloads") return "wl";
   if (k == "node" || k == "nodes" || k == "no") return "nodes";
   if (k == "gpu" || k == "gpus") return "gpus";
+  if (k == "rf" || k == "flavor" || k == "flavors" || k == "resourceflavor" || k == "resourceflavors")
+    return "flavors";
   return "";
+}
+
+int UnknownKind(const std::string& k) {
+  std::string hint = Suggest(k, {"cq", "lq", "wl", "cohorts", "nodes", "gpus", "flavors", "clusterqueues",
+                                 "localqueues", "workloads", "resourceflavors"});
+  std::cerr << "error: unknown kind " << k << (hint.empty() ? "" : "; did you mean " + hint + "?")
+            << " (want cq, lq, cohorts, wl, nodes, gpus or flavors)\n";
+  return kExitUsage;
 }
 
 // ---- describe / why ------------------------------------------------------------
@@ -448,13 +884,14 @@ int DescribeQuota(const Common& c, const std::string& kind, const std::string& n
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : q->value("resources", Json::array())) {
     const char* quota = kind == "cq" ? "nominal" : "subtreeQuota";
-    if (!NonZero(e, quota) && !NonZero(e, "usage") && !e.contains("borrowingLimit") && !e.contains("lendingLimit"))
+    if (!NonZero(e, quota) && !NonZero(e, "usage") && !e.contains("borrowingLimit") &&
+        !e.contains("lendingLimit"))
       continue;
     rows.push_back({"  " + Str(e, "flavor"), Str(e, "resource"), Str(e, quota), Str(e, "borrowingLimit", "-"),
                     Str(e, "lendingLimit", "-"), Str(e, "usage"), Str(e, "borrowed")});
   }
-  PrintTable({"  FLAVOR", "RESOURCE", kind == "cq" ? "NOMINAL" : "QUOTA", "BORROWING-LIMIT", "LENDING-LIMIT", "USED",
-              "BORROWED"},
+  PrintTable({"  FLAVOR", "RESOURCE", kind == "cq" ? "NOMINAL" : "QUOTA", "BORROWING-LIMIT", "LENDING-LIMIT",
+              "USED", "BORROWED"},
              rows);
   return kExitOk;
 }
@@ -465,9 +902,10 @@ int Describe(const Common& c, const std::string& kind, const std::string& ref) {
   }
   if (kind != "wl") {
     Common c2 = c;
-    c2.output = "yaml";
+    if (c2.output.empty()) c2.output = "yaml";
     return GetSimple(c2, kind, {ref});
   }
+  if (!c.output.empty()) return GetWorkloads(c, {ref}, {}, "");
   std::string ns, name;
   SplitRef(ref, c.client.ns, &ns, &name);
   Response r = Request(c.client, "GET", WorkloadPath(ns, name));
@@ -719,35 +1157,96 @@ int Top(const Common& c) {
   if (int rc = Report(r); rc != kExitOk) return rc;
   Response co = Request(c.client, "GET", "/api/v1/cohorts");
   if (int rc = Report(co); rc != kExitOk) return rc;
-  std::vector<std::vector<std::string>> rows;
   auto bar = [](double used, double quota) {
     int width = 20;
     int fill =
         quota > 0 ? static_cast<int>(std::min(1.0, used / quota) * width + 0.5) : (used > 0 ? width : 0);
     return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "]";
   };
-  // One row per team (cohort) or queue and GPU flavor: GPUs of unlike
-  // flavors (and MIG instances) are never added up.
+  auto fmt = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  // Per team (cohort) or queue and GPU flavor: GPUs of unlike flavors (and
+  // MIG instances) are never added up.
+  Json teams = Json::array();
   for (const auto& q : co.json().value("items", Json::array())) {
     for (const GpuRow& g : GpuRows(q["resources"], "subtreeQuota")) {
-      rows.push_back({"cohort/" + Str(q, "name"), g.label, Str(*g.r, "subtreeQuota"), Str(*g.r, "usage"),
-                      Str(*g.r, "borrowed"), "-", "-", bar(Num(*g.r, "usage"), Num(*g.r, "subtreeQuota"))});
+      teams.push_back({{"team", "cohort/" + Str(q, "name")},
+                       {"flavor", g.label},
+                       {"guaranteed", Str(*g.r, "subtreeQuota")},
+                       {"used", Str(*g.r, "usage")},
+                       {"borrowed", Str(*g.r, "borrowed")}});
+    }
+  }
+  // Per flavor (like GPUs of one flavor only): the quota of the whole
+  // tree (every root cohort's subtree quota, plus the queues in no cohort),
+  // what is used of it, and what queues use beyond their own nominal quota.
+  std::map<std::string, std::array<double, 4>> per_flavor;  // nominal, used, borrowed, queues
+  for (const auto& q : co.json().value("items", Json::array())) {
+    if (!Str(q, "parent").empty()) continue;
+    for (const GpuRow& g : GpuRows(q["resources"], "subtreeQuota")) {
+      per_flavor[g.label][0] += Num(*g.r, "subtreeQuota");
+      per_flavor[g.label][1] += Num(*g.r, "usage");
     }
   }
   for (const auto& q : r.json().value("items", Json::array())) {
     std::vector<GpuRow> gr = GpuRows(q["resources"], "subtreeQuota");
     if (gr.empty()) {
-      rows.push_back({"cq/" + Str(q, "name"), "-", "-", "-", "-", Str(q, "admittedWorkloads"),
-                      Str(q, "pendingWorkloads"), bar(0, 0)});
+      teams.push_back({{"team", "cq/" + Str(q, "name")},
+                       {"admitted", q.value("admittedWorkloads", 0)},
+                       {"pending", q.value("pendingWorkloads", 0)}});
     }
     for (const GpuRow& g : gr) {
-      rows.push_back({"cq/" + Str(q, "name"), g.label, Str(*g.r, "subtreeQuota"), Str(*g.r, "usage"),
-                      Str(*g.r, "borrowed"), Str(q, "admittedWorkloads"), Str(q, "pendingWorkloads"),
-                      bar(Num(*g.r, "usage"), Num(*g.r, "subtreeQuota"))});
+      teams.push_back({{"team", "cq/" + Str(q, "name")},
+                       {"flavor", g.label},
+                       {"guaranteed", Str(*g.r, "subtreeQuota")},
+                       {"used", Str(*g.r, "usage")},
+                       {"borrowed", Str(*g.r, "borrowed")},
+                       {"admitted", q.value("admittedWorkloads", 0)},
+                       {"pending", q.value("pendingWorkloads", 0)}});
+      auto& f = per_flavor[g.label];
+      if (Str(q, "cohort").empty()) {
+        f[0] += Num(*g.r, "nominal");
+        f[1] += Num(*g.r, "usage");
+      }
+      f[2] += Num(*g.r, "borrowed");
+      f[3] += 1;
     }
   }
-  PrintTable({"TEAM", "GPU-FLAVOR", "GUARANTEED", "USED", "BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
-             rows);
+  Json flavors = Json::array();
+  for (const auto& [label, f] : per_flavor) {
+    flavors.push_back({{"flavor", label},
+                       {"nominal", fmt(f[0])},
+                       {"used", fmt(f[1])},
+                       {"borrowed", fmt(f[2])},
+                       {"clusterQueues", static_cast<int>(f[3])}});
+  }
+  if (c.output == "json" || c.output == "yaml") {
+    PrintStructured(Json{{"teams", teams}, {"flavors", flavors}}, c.output);
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& t : teams) {
+    bool cq = Str(t, "team").rfind("cq/", 0) == 0;
+    rows.push_back({Str(t, "team"), Str(t, "flavor", "-"), Str(t, "guaranteed", "-"), Str(t, "used", "-"),
+                    Str(t, "borrowed", "-"), cq ? Str(t, "admitted") : "-", cq ? Str(t, "pending") : "-",
+                    bar(Num(t, "used"), Num(t, "guaranteed"))});
+  }
+  PrintTable(
+      {"TEAM", "GPU-FLAVOR", "GUARANTEED", "USED", "BORROWED", "ADMITTED", "PENDING", "USED/GUARANTEED"},
+      rows);
+  rows.clear();
+  for (const auto& f : flavors) {
+    rows.push_back({Str(f, "flavor"), Str(f, "nominal"), Str(f, "used"), Str(f, "borrowed"),
+                    fmt(std::max(0.0, Num(f, "nominal") - Num(f, "used"))),
+                    bar(Num(f, "used"), Num(f, "nominal"))});
+  }
+  if (!rows.empty()) {
+    std::cout << "\n";
+    PrintTable({"GPU-FLAVOR", "NOMINAL", "USED", "BORROWED", "IDLE", "USED/NOMINAL"}, rows);
+  }
   return kExitOk;
 }
 
@@ -761,22 +1260,39 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     auto names = std::make_shared<std::vector<std::string>>();
     auto labels = std::make_shared<std::string>();
     auto fields = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("get", "List objects: cq, lq, cohorts, wl, nodes, gpus");
-    cmd->add_option("kind", *kind, "cq|lq|cohorts|wl|nodes|gpus")->required();
+    auto watch = std::make_shared<bool>(false);
+    CLI::App* cmd = app.add_subcommand("get", "List objects: cq, lq, cohorts, wl, nodes, gpus, flavors");
+    cmd->add_option("kind", *kind, "cq|lq|cohorts|wl|nodes|gpus|flavors")->required();
     cmd->add_option("names", *names, "Names (for wl: NAME or NAMESPACE/NAME)");
-    cmd->add_option("-l,--selector", *labels, "Label selector k=v,...");
+    cmd->add_option("-l,--selector", *labels,
+                    "Label selector: k=v, k!=v, k in (a,b), k notin (a,b), k, !k; comma = and");
     cmd->add_option("--field-selector", *fields,
                     "status.phase=..., spec.queueName=..., status.clusterQueue=...");
-    AddCommon(cmd, c.get());
+    cmd->add_flag("--no-headers", c->no_headers, "Print tables without their header line");
+    cmd->add_flag("-w,--watch", *watch, "Workloads: after the list, print each change until interrupted");
+    cmd->add_option("--sort-by", c->sort_by, "Sort by a JSONPath, e.g. .metadata.creationTimestamp");
+    AddCommon(cmd, c.get(), kGetOutputs);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
       std::string k = NormalizeKind(*kind);
       if (k.empty()) {
-        std::cerr << "error: unknown kind " << *kind << " (want cq, lq, cohorts, wl, nodes or gpus)\n";
+        *exit_code = UnknownKind(*kind);
+        return;
+      }
+      std::string err;
+      auto sel = ParseLabelSelector(*labels, &err);
+      if (!sel) {
+        std::cerr << "error: " << err << "\n";
         *exit_code = kExitUsage;
         return;
       }
-      *exit_code = k == "wl" ? GetWorkloads(*c, *names, *labels, *fields) : GetSimple(*c, k, *names);
+      ResolveClientOptions(&c->client, (k == "wl" || k == "lq") && !c->all_namespaces);
+      if (*watch && k != "wl") {
+        std::cerr << "error: --watch is for workloads (get wl -w); artel top -w follows quota use\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      *exit_code =
+          k == "wl" ? GetWorkloads(*c, *names, *sel, *fields, *watch) : GetSimple(*c, k, *names, *sel);
     });
   }
   // describe
@@ -785,17 +1301,16 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     auto kind = std::make_shared<std::string>();
     auto name = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("describe", "Show one object in detail (wl NAME, cq NAME, ...)");
-    cmd->add_option("kind", *kind, "wl|cq|lq|cohorts|nodes|gpus")->required();
+    cmd->add_option("kind", *kind, "wl|cq|lq|cohorts|nodes|gpus|flavors")->required();
     cmd->add_option("name", *name, "Name")->required();
-    AddCommon(cmd, c.get(), false);
+    AddCommon(cmd, c.get(), kDataOnly);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
       std::string k = NormalizeKind(*kind);
       if (k.empty()) {
-        std::cerr << "error: unknown kind " << *kind << "\n";
-        *exit_code = kExitUsage;
+        *exit_code = UnknownKind(*kind);
         return;
       }
+      ResolveClientOptions(&c->client, k == "wl" && name->find('/') == std::string::npos);
       *exit_code = Describe(*c, k, *name);
     });
   }
@@ -807,7 +1322,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("workload", *name, "NAME or NAMESPACE/NAME")->required();
     AddCommon(cmd, c.get());
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
+      ResolveClientOptions(&c->client, name->find('/') == std::string::npos);
       std::string ns, n;
       SplitRef(*name, c->client.ns, &ns, &n);
       Response r = Request(c->client, "GET", WorkloadPath(ns, n) + "/why");
@@ -821,22 +1336,81 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       }
     });
   }
-  // cancel
-  {
+  // cancel, and delete (kubectl's verb: `delete wl NAME...`)
+  for (const bool is_delete : {false, true}) {
     auto c = std::make_shared<Common>();
     auto names = std::make_shared<std::vector<std::string>>();
-    CLI::App* cmd = app.add_subcommand("cancel", "Cancel workloads (stops their pods)");
-    cmd->add_option("workloads", *names, "NAME or NAMESPACE/NAME")->required();
-    AddCommon(cmd, c.get(), false);
+    auto ignore_not_found = std::make_shared<bool>(false);
+    CLI::App* cmd =
+        is_delete
+            ? app.add_subcommand("delete",
+                                 "Delete (cancel) workloads: delete wl NAME... or delete wl/NAME; the record "
+                                 "stays listed as Cancelled")
+            : app.add_subcommand("cancel", "Cancel workloads (stops their pods); the same as delete wl");
+    cmd->add_option(
+           is_delete ? "args" : "workloads", *names,
+           is_delete ? "wl NAME... (NAME or NAMESPACE/NAME), or wl/NAME..." : "NAME or NAMESPACE/NAME")
+        ->required();
+    if (is_delete)
+      cmd->add_flag("--ignore-not-found", *ignore_not_found, "A missing workload is not an error");
+    AddCommon(cmd, c.get(), kNone);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
+      std::vector<std::string> refs;
+      if (is_delete) {
+        // `wl a b`, `wl/a wl/b` or `workload/a`.
+        size_t first = 0;
+        if (NormalizeKind((*names)[0]) == "wl") {
+          first = 1;
+        } else if (size_t slash = (*names)[0].find('/');
+                   slash == std::string::npos || NormalizeKind((*names)[0].substr(0, slash)).empty()) {
+          std::cerr << "error: give the kind: artel delete wl NAME... (only workloads can be deleted; "
+                       "configuration changes go through artel apply)\n";
+          *exit_code = kExitUsage;
+          return;
+        }
+        for (size_t i = first; i < names->size(); ++i) {
+          std::string ref = (*names)[i];
+          if (first == 0) {
+            size_t slash = ref.find('/');
+            if (slash == std::string::npos || NormalizeKind(ref.substr(0, slash)) != "wl") {
+              std::cerr << "error: " << ref << ": only workloads can be deleted (wl/NAME)\n";
+              *exit_code = kExitUsage;
+              return;
+            }
+            ref = ref.substr(slash + 1);
+          }
+          refs.push_back(ref);
+        }
+        if (refs.empty()) {
+          std::cerr << "error: give the workloads to delete: artel delete wl NAME...\n";
+          *exit_code = kExitUsage;
+          return;
+        }
+      } else {
+        refs = *names;
+      }
+      bool need_ns = std::any_of(refs.begin(), refs.end(),
+                                 [](const std::string& r) { return r.find('/') == std::string::npos; });
+      ResolveClientOptions(&c->client, need_ns);
       *exit_code = kExitOk;
-      for (const auto& ref : *names) {
+      for (const auto& ref : refs) {
         std::string ns, n;
         SplitRef(ref, c->client.ns, &ns, &n);
-        Response r = Request(c->client, "POST", WorkloadPath(ns, n) + "/cancel", "");
+        Response r = is_delete ? Request(c->client, "DELETE", WorkloadPath(ns, n))
+                               : Request(c->client, "POST", WorkloadPath(ns, n) + "/cancel", "");
+        if (is_delete && r.status == 404 && *ignore_not_found) continue;
+        if (is_delete && r.status == 409) {
+          // Deleting what has already ended is done (kubectl's delete is idempotent too).
+          Json w;
+          std::string phase = PhaseOf(*c, ns, n, &w);
+          if (phase == "Succeeded" || phase == "Failed" || phase == "Cancelled") {
+            std::cout << "workload/" << ns << "/" << n << " already ended (" << phase << ")\n";
+            continue;
+          }
+        }
         int rc = Report(r);
-        if (rc == kExitOk) std::cout << "workload/" << ns << "/" << n << " cancelled\n";
+        if (rc == kExitOk)
+          std::cout << "workload/" << ns << "/" << n << (is_delete ? " deleted\n" : " cancelled\n");
         if (rc != kExitOk) *exit_code = rc;
       }
     });
@@ -851,9 +1425,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     cmd->add_option("workload", *name, "NAME or NAMESPACE/NAME")->required();
     cmd->add_option("--pod", *pod, "One pod (e.g. main-0)");
     cmd->add_flag("-f,--follow", *follow, "Keep printing until the workload ends");
-    AddCommon(cmd, c.get(), false);
+    AddCommon(cmd, c.get(), kNone);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
+      ResolveClientOptions(&c->client, name->find('/') == std::string::npos);
       std::string ns, n;
       SplitRef(*name, c->client.ns, &ns, &n);
       std::string path = WorkloadPath(ns, n) + "/logs" + (pod->empty() ? "" : "?pod=" + UrlEncode(*pod));
@@ -884,9 +1458,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     CLI::App* cmd = app.add_subcommand("apply", "Apply manifests (config kinds) and submit Workloads/Jobs");
     cmd->add_option("-f,--filename", *files, "File or directory (- = stdin)");
     cmd->add_option("-k,--kustomize", *kdir, "Directory with kustomization.yaml");
-    AddCommon(cmd, c.get(), false);
+    AddCommon(cmd, c.get(), kNone);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
+      ResolveClientOptions(&c->client, true);
       if (files->empty() && kdir->empty()) {
         std::cerr << "error: give -f FILE|DIR or -k DIR\n";
         *exit_code = kExitUsage;
@@ -925,9 +1499,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         "and enter it). Default: the workload's own directory");
     cmd->add_flag("--wait,-w", a->wait, "Wait for the end, print the logs, exit with the workload's status");
     cmd->add_option("command", a->command, "The command, after --")->expected(-1);
-    AddCommon(cmd, c.get(), false);
+    AddCommon(cmd, c.get(), kNone);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
+      ResolveClientOptions(&c->client, a->queue.find('/') == std::string::npos);
       *exit_code = Run(*c, *a);
     });
   }
@@ -937,12 +1511,15 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     auto watch = std::make_shared<bool>(false);
     CLI::App* cmd = app.add_subcommand("top", "GPU usage against guarantees, per team (cohort) and queue");
     cmd->add_flag("-w,--watch", *watch, "Refresh every 2 seconds until interrupted");
-    AddCommon(cmd, c.get(), false, false);
+    AddCommon(cmd, c.get(), kDataOnly, false);
     cmd->callback([=] {
       ResolveClientOptions(&c->client);
+      const bool tty = ::isatty(STDOUT_FILENO) == 1;
       do {
-        if (*watch) std::cout << "\033[H\033[2J";
+        // A terminal is redrawn; a pipe gets one report after another.
+        if (*watch && tty) std::cout << "\033[H\033[2J";
         *exit_code = Top(*c);
+        std::cout << std::flush;
         if (*watch) std::this_thread::sleep_for(std::chrono::seconds(2));
       } while (*watch && *exit_code == kExitOk);
     });
@@ -955,26 +1532,29 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     CLI::App* cmd = app.add_subcommand("events", "Print the event timeline (admissions, evictions, exits)");
     cmd->add_flag("-f,--follow", *follow, "Keep streaming new events");
     cmd->add_option("--since", *since, "Only events after this sequence number");
-    AddCommon(cmd, c.get());
+    AddCommon(cmd, c.get(), kDataOnly);
     cmd->callback([=] {
-      ResolveClientOptions(&c->client);
+      ResolveClientOptions(&c->client, !c->all_namespaces);
       std::string scope = c->all_namespaces ? "" : "&namespace=" + UrlEncode(c->client.ns);
-      auto print = [&](const Json& e) {
+      auto print = [&](Json e) {
         if (c->output == "json") {
+          TimesToRfc3339(&e);
           std::cout << e.dump() << "\n" << std::flush;
           return;
         }
-        std::time_t t = static_cast<std::time_t>(e.value("time", int64_t{0}) / 1000);
-        std::tm tm{};
-        localtime_r(&t, &tm);
-        char ts[16];
-        std::strftime(ts, sizeof ts, "%H:%M:%S", &tm);
+        if (c->output == "yaml") {
+          std::cout << "---\n";
+          PrintStructured(e, "yaml");
+          std::cout << std::flush;
+          return;
+        }
+        std::string ts = Age(e.value("time", int64_t{0}));
         std::string detail;
         for (const char* k : {"clusterQueue", "reason", "preemptor", "exitCode", "user", "changed"}) {
           if (e.contains(k)) detail += std::string(" ") + k + "=" + Str(e, k);
         }
-        std::cout << ts << "  " << std::left << std::setw(14) << Str(e, "type") << std::setw(32)
-                  << Str(e, "workload", "-") << detail << "\n"
+        std::cout << std::right << std::setw(6) << ts << "  " << std::left << std::setw(14) << Str(e, "type")
+                  << std::setw(32) << Str(e, "workload", "-") << detail << "\n"
                   << std::flush;
       };
       Response r =
@@ -998,15 +1578,24 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   {
     auto c = std::make_shared<Common>();
     CLI::App* cmd = app.add_subcommand("whoami", "Show the user, role and namespaces of the token");
-    AddCommon(cmd, c.get(), false, false);
+    AddCommon(cmd, c.get(), kDataOnly, false);
     cmd->callback([=] {
       ResolveClientOptions(&c->client);
       Response r = Request(c->client, "GET", "/api/v1/whoami");
       *exit_code = Report(r);
       if (*exit_code == kExitOk) {
         Json j = r.json();
-        std::cout << "user: " << Str(j, "user") << "\nrole: " << Str(j, "role")
-                  << "\nnamespaces: " << j["namespaces"].dump() << "\nserver: " << c->client.server << "\n";
+        if (!c->output.empty()) {
+          PrintStructured(j, c->output);
+          return;
+        }
+        std::string ns;
+        for (const auto& n : j.value("namespaces", Json::array()))
+          ns += (ns.empty() ? "" : ", ") + n.get<std::string>();
+        if (Str(j, "role") == "admin") ns = "all";
+        std::cout << "user:       " << Str(j, "user") << "\nrole:       " << Str(j, "role")
+                  << "\nnamespaces: " << (ns.empty() ? "none" : ns) << "\nserver:     " << c->client.server
+                  << "\n";
       }
     });
   }

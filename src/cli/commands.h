@@ -25,8 +25,15 @@ void AddSimCommand(CLI::App& app, int* exit_code);
 void AddValidateCommand(CLI::App& app, int* exit_code);
 
 // The client verbs (cmd_client.cc, docs/cli.md): apply, get, describe, why,
-// cancel, logs, run, top, whoami; each talks to arteld over HTTP.
+// cancel/delete, logs, run, top, events, whoami; each talks to arteld over HTTP.
 void AddClientCommands(CLI::App& app, int* exit_code);
+
+// `artel config view|get-contexts|current-context|use-context|set-context|
+// delete-context` (cmd_config.cc): the client configuration file (cli/config.h).
+void AddConfigCommand(CLI::App& app, int* exit_code);
+
+// `artel completion bash|zsh` (cmd_completion.cc): a shell completion script.
+void AddCompletionCommand(CLI::App& app, int* exit_code);
 
 // `artel version`.
 void AddVersionCommand(CLI::App& app, int* exit_code);
