@@ -349,6 +349,7 @@ void Controller::ApplyConfigLocked(core::Engine& engine, int64_t now) {
   }
   last_queue_status_ms_ = -1;  // write queue statuses on this pass
   queue_dirty_ = true;
+  queue_index_stale_ = true;  // it points into the old configuration
 }
 
 const Json& Controller::BaseStatus(const Wl& w) const {
@@ -452,6 +453,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
   done_.clear();
 
   if (!touched.empty()) queue_dirty_ = true;
+  queue_dirty_keys_.insert(touched.begin(), touched.end());
   // Reconcile each touched workload: first what frees quota, then restores
   // (in admission order), then submissions (in creation order, uid tie-break).
   std::vector<std::string> to_submit, to_restore;
@@ -666,6 +668,9 @@ bool Controller::RestoreLocked(core::Engine& engine, const std::string& key, int
 
 bool Controller::SkipEvictionLocked(const core::Eviction& e, int64_t now) {
   (void)now;
+  // Called for every eviction of a cycle, skipped or not: the victim's queues change.
+  queue_dirty_ = true;
+  queue_dirty_keys_.insert(e.victim);
   return e.reason == core::EvictionReason::kDeactivated && quiet_evictions_.erase(e.victim) > 0;
 }
 
@@ -697,6 +702,7 @@ void Controller::OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) {
   if (it == wls_.end()) return;
   Wl& w = it->second;
   queue_dirty_ = true;
+  queue_dirty_keys_.insert(info.key);
   Write wr;
   wr.type = Write::Type::kAdmit;
   wr.key = "wl/" + info.key;
@@ -801,11 +807,22 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
   if (!queue_dirty_ && !queue_throttled_ && last_queue_walk_ms_ >= 0 &&
       (options_.queue_status_full_pass_ms <= 0 || now - last_queue_walk_ms_ < options_.queue_status_full_pass_ms))
     return;
+  bool full = options_.queue_status_full_pass_ms > 0 && last_queue_walk_ms_ >= 0 &&
+              now - last_queue_walk_ms_ >= options_.queue_status_full_pass_ms;
   last_queue_status_ms_ = now;
-  last_queue_walk_ms_ = now;
+  if (full || last_queue_walk_ms_ < 0) last_queue_walk_ms_ = now;
   queue_dirty_ = false;
   queue_throttled_ = false;
-  std::optional<QueueStatusIndex> index;
+  if (!queue_index_ || queue_index_stale_ || full) {
+    queue_index_ = std::make_unique<QueueStatusIndex>(engine);
+    queue_index_stale_ = false;
+  } else if (!queue_dirty_keys_.empty()) {
+    queue_index_->Update(engine, {queue_dirty_keys_.begin(), queue_dirty_keys_.end()});
+  } else {
+    queue_index_->Update(engine, {});  // usage only
+  }
+  queue_dirty_keys_.clear();
+  const QueueStatusIndex& index = *queue_index_;
   const auto& cq_objs = config_objs_["cq"];
   const auto& lq_objs = config_objs_["lq"];
   for (const ObjectCondition& c : loop_conditions_) {
@@ -821,18 +838,17 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
       queue_throttled_ = true;
       continue;
     }
-    if (!index) index.emplace(engine);  // one walk over the workloads for every queue of this pass
     // A queue whose inputs (counts, usage, flavors, condition, object) are those of the last pass
     // that built its status gets the same status: skip building and fingerprinting it.
-    std::string inputs = QueueStatusInputs(*index, engine, cq, c.ns, c.name) + "|" + c.reason + "|" +
+    std::string inputs = QueueStatusInputs(index, engine, cq, c.ns, c.name) + "|" + c.reason + "|" +
                          (c.active ? "1" : "0") + "|" + c.message + "|" + c.field + "|" +
                          Str(obj, "metadata", "resourceVersion") + "|" + std::to_string(Generation(obj));
     auto in_it = queue_status_inputs_.find(key);
     if (in_it != queue_status_inputs_.end() && in_it->second == inputs) continue;
     queue_status_inputs_[key] = std::move(inputs);
     const Json& current = Field(obj, "status");
-    Json status = cq ? ClusterQueueStatus(*index, engine, c.name, c, current, Rfc3339(now), Generation(obj))
-                     : LocalQueueStatus(*index, c.ns, c.name, c, current, Rfc3339(now), Generation(obj));
+    Json status = cq ? ClusterQueueStatus(index, engine, c.name, c, current, Rfc3339(now), Generation(obj))
+                     : LocalQueueStatus(index, c.ns, c.name, c, current, Rfc3339(now), Generation(obj));
     std::string fp = Fingerprint(status);
     auto wr_it = queue_status_written_.find(key);
     if (wr_it != queue_status_written_.end() && wr_it->second == fp) continue;

@@ -264,6 +264,12 @@ class Controller : public server::Service, public loop::Backend {
   int64_t last_queue_walk_ms_ = -1;  // the last pass that looked at every queue
   bool queue_dirty_ = true;           // a workload, decision, write result or configuration changed since
   bool queue_throttled_ = false;      // a queue was skipped by the per-queue interval in the last pass
+  // The queue-status index, kept between passes: brought up to date with the
+  // workloads changed since (queue_dirty_keys_), rebuilt after a new
+  // configuration (queue_index_stale_) and on every full pass.
+  std::unique_ptr<QueueStatusIndex> queue_index_;
+  std::set<std::string> queue_dirty_keys_;
+  bool queue_index_stale_ = true;
   int64_t last_pending_scan_ms_ = -1;
 
   // Conditions of the current configuration (read by Conditions()).

@@ -944,12 +944,20 @@ void SetActiveCondition(Json* st, const ObjectCondition& cond, const std::string
 using FlavorResources = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
 struct QueueStatusIndex::Data {
+  // What one workload adds to the counts and usage (to take it out again).
+  struct Share {
+    std::string cq;
+    std::pair<std::string, std::string> lq;  // ns, name
+    Counts counts;
+    std::vector<std::pair<std::pair<std::string, std::string>, core::Amount>> used;  // flavor,res
+  };
   struct Lq {
     const core::LocalQueueSpec* spec = nullptr;
     Counts counts;
     std::map<std::pair<std::string, std::string>, core::Amount> used;  // flavor,res -> admitted usage
   };
   struct Cq {
+    bool configured = false;  // in the configuration (else only named by workloads)
     Counts counts;
     std::map<std::pair<std::string, std::string>, std::pair<core::Amount, core::Amount>>
         usage;  // flavor,res -> used, borrowed
@@ -957,13 +965,76 @@ struct QueueStatusIndex::Data {
   };
   std::unordered_map<std::string, Cq> cqs;
   std::map<std::pair<std::string, std::string>, Lq> lqs;  // ns,name
+  std::unordered_map<std::string, Share> shares;           // workload key -> its share
   bool fair_sharing = false;
+
+  void Add(const core::WorkloadInfo& w);
+  void Remove(const std::string& key);
+  void RefreshUsage(const core::Engine& engine);
 };
+
+void QueueStatusIndex::Data::Add(const core::WorkloadInfo& w) {
+  Share s;
+  s.cq = w.cluster_queue;
+  s.lq = {w.spec.ns, w.spec.queue};
+  Count(w, &s.counts);
+  if (w.state == core::WorkloadState::kAdmitted || w.state == core::WorkloadState::kEvicting) {
+    for (const core::PodSetAssignment& a : w.admission) {
+      for (const auto& [res, amount] : a.resource_usage) {
+        auto f = a.flavors.find(res);
+        if (f != a.flavors.end()) s.used.push_back({{f->second, res}, amount});
+      }
+    }
+  }
+  // Counted for any queue name, configured or not, as the per-queue scans did.
+  Counts& qc = cqs[s.cq].counts;
+  Lq& lq = lqs[s.lq];
+  for (Counts* c : {&qc, &lq.counts}) {
+    c->pending += s.counts.pending;
+    c->reserving += s.counts.reserving;
+    c->admitted += s.counts.admitted;
+  }
+  for (const auto& [fr, amount] : s.used) lq.used[fr] += amount;
+  shares[w.key] = std::move(s);
+}
+
+void QueueStatusIndex::Data::Remove(const std::string& key) {
+  auto it = shares.find(key);
+  if (it == shares.end()) return;
+  const Share& s = it->second;
+  Counts& qc = cqs[s.cq].counts;
+  Lq& lq = lqs[s.lq];
+  for (Counts* c : {&qc, &lq.counts}) {
+    c->pending -= s.counts.pending;
+    c->reserving -= s.counts.reserving;
+    c->admitted -= s.counts.admitted;
+  }
+  for (const auto& [fr, amount] : s.used) {
+    auto u = lq.used.find(fr);
+    if (u == lq.used.end()) continue;
+    u->second -= amount;
+    if (u->second == 0) lq.used.erase(u);  // as if never added (a fresh walk adds no zero entry)
+  }
+  // A queue known only from workloads, with none left, is gone from a fresh index too.
+  auto zero = [](const Counts& c) { return c.pending == 0 && c.reserving == 0 && c.admitted == 0; };
+  if (lq.spec == nullptr && zero(lq.counts) && lq.used.empty()) lqs.erase(s.lq);
+  auto q = cqs.find(s.cq);
+  if (q != cqs.end() && !q->second.configured && zero(q->second.counts) && q->second.usage.empty()) cqs.erase(q);
+  shares.erase(it);
+}
+
+void QueueStatusIndex::Data::RefreshUsage(const core::Engine& engine) {
+  for (auto& [name, q] : cqs) q.usage.clear();
+  for (const core::QuotaUsage& u : engine.Usage()) {
+    if (!u.is_cohort) cqs[u.node].usage[{u.flavor, u.resource}] = {u.usage, u.borrowed};
+  }
+}
 
 QueueStatusIndex::QueueStatusIndex(const core::Engine& engine) : data_(std::make_unique<Data>()) {
   Data& d = *data_;
   d.fair_sharing = engine.options().fair_sharing;
   for (const core::ClusterQueueSpec& q : engine.config().cluster_queues) {
+    d.cqs[q.name].configured = true;
     FlavorResources& out = d.cqs[q.name].flavors;
     for (const core::ResourceGroupSpec& g : q.resource_groups) {
       for (const core::FlavorQuotasSpec& f : g.flavors) {
@@ -975,22 +1046,17 @@ QueueStatusIndex::QueueStatusIndex(const core::Engine& engine) : data_(std::make
   }
   // The last spec of a (namespace, name) wins, as in LocalQueueStatus.
   for (const core::LocalQueueSpec& l : engine.config().local_queues) d.lqs[{l.ns, l.name}].spec = &l;
-  for (const core::WorkloadInfo* w : engine.Workloads()) {
-    // Counted for any queue name, configured or not, as the per-queue scans did.
-    Count(*w, &d.cqs[w->cluster_queue].counts);
-    Data::Lq& lq = d.lqs[{w->spec.ns, w->spec.queue}];
-    Count(*w, &lq.counts);
-    if (w->state != core::WorkloadState::kAdmitted && w->state != core::WorkloadState::kEvicting) continue;
-    for (const core::PodSetAssignment& a : w->admission) {
-      for (const auto& [res, amount] : a.resource_usage) {
-        auto f = a.flavors.find(res);
-        if (f != a.flavors.end()) lq.used[{f->second, res}] += amount;
-      }
-    }
+  for (const core::WorkloadInfo* w : engine.Workloads()) d.Add(*w);
+  d.RefreshUsage(engine);
+}
+
+void QueueStatusIndex::Update(const core::Engine& engine, const std::vector<std::string>& keys) {
+  Data& d = *data_;
+  for (const std::string& key : keys) {
+    d.Remove(key);
+    if (const core::WorkloadInfo* w = engine.Find(key)) d.Add(*w);
   }
-  for (const core::QuotaUsage& u : engine.Usage()) {
-    if (!u.is_cohort) d.cqs[u.node].usage[{u.flavor, u.resource}] = {u.usage, u.borrowed};
-  }
+  d.RefreshUsage(engine);
 }
 
 QueueStatusIndex::~QueueStatusIndex() = default;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -1289,6 +1290,93 @@ TEST(QueueStatusTest, OneIndexGivesEveryQueuesStatus) {
   Json lqa = LocalQueueStatus(index, "team-a", "lq-a", Cond(b, "LocalQueue", "team-a", "lq-a"), nullptr, kT0);
   EXPECT_EQ(lqa["admittedWorkloads"], 1);
   EXPECT_EQ(Usage(lqa, "flavorsUsage", "a100", "nvidia.com/gpu", "total"), "2");
+}
+
+// The controller keeps one QueueStatusIndex between passes and updates it
+// with the workloads that changed (QueueStatusIndex::Update). After any mix of
+// submissions, admissions, preemptions, evictions, finishes, deactivations and
+// forgets, it equals an index built afresh: every queue's status and inputs.
+TEST(QueueStatusTest, UpdatedIndexEqualsAFreshOne) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    Fixture f;
+    std::mt19937 rng(seed);
+    QueueStatusIndex index(f.engine);
+    std::vector<std::string> names;
+    int64_t now = 0;
+    auto pick = [&]() -> std::string { return names.empty() ? "" : names[rng() % names.size()]; };
+    for (int step = 0; step < 60; ++step) {
+      std::vector<std::string> changed;
+      now += 1000;
+      switch (rng() % 6) {
+        case 0:
+        case 1: {  // submit, to a known or an unknown LocalQueue, low or high priority
+          bool a = rng() % 2;
+          std::string ns = a ? "team-a" : "team-b";
+          std::string lq = rng() % 8 == 0 ? "lq-missing" : (a ? "lq-a" : "lq-b");
+          std::string name = "w" + std::to_string(step);
+          f.Submit(ns, name, lq, 1 + rng() % 4, rng() % 3 == 0 ? 1000 : 0, now);
+          names.push_back(ns + "/" + name);
+          changed.push_back(ns + "/" + name);
+          break;
+        }
+        case 2: {  // finish or cancel, sometimes forget
+          std::string key = pick();
+          if (key.empty()) break;
+          if (const core::WorkloadInfo* w = f.engine.Find(key)) {
+            core::WorkloadId id = w->id;
+            if (rng() % 2) (void)f.engine.Finish(key, now);
+            else (void)f.engine.Cancel(key, now);
+            if (rng() % 2) (void)f.engine.Forget(id);
+          }
+          changed.push_back(key);
+          break;
+        }
+        case 3: {  // deactivate or reactivate
+          std::string key = pick();
+          if (key.empty()) break;
+          if (const core::WorkloadInfo* w = f.engine.Find(key)) (void)f.engine.SetActive(key, !w->spec.active, now);
+          changed.push_back(key);
+          break;
+        }
+        case 4: {  // an eviction completes
+          for (const core::WorkloadInfo* w : f.engine.Workloads()) {
+            if (w->state != core::WorkloadState::kEvicting) continue;
+            (void)f.engine.CompleteEviction(w->key, now);
+            changed.push_back(w->key);
+            break;
+          }
+          break;
+        }
+        default: break;
+      }
+      core::CycleResult r = f.engine.Schedule(now);
+      for (const std::string& k : r.admitted) changed.push_back(k);
+      for (const core::Eviction& e : r.evictions) changed.push_back(e.victim);
+      index.Update(f.engine, changed);
+      QueueStatusIndex fresh(f.engine);
+      for (const char* cq : {"cq-a", "cq-b"}) {
+        ObjectCondition cond;
+        cond.kind = "ClusterQueue";
+        cond.name = cq;
+        ASSERT_EQ(QueueStatusInputs(index, f.engine, true, "", cq), QueueStatusInputs(fresh, f.engine, true, "", cq))
+            << "seed " << seed << " step " << step << " " << cq;
+        ASSERT_EQ(ClusterQueueStatus(index, f.engine, cq, cond, nullptr, kT0),
+                  ClusterQueueStatus(fresh, f.engine, cq, cond, nullptr, kT0))
+            << "seed " << seed << " step " << step << " " << cq;
+      }
+      for (auto [ns, lq] : std::vector<std::pair<std::string, std::string>>{
+               {"team-a", "lq-a"}, {"team-b", "lq-b"}, {"team-a", "lq-missing"}, {"team-b", "lq-missing"}}) {
+        ObjectCondition cond;
+        cond.kind = "LocalQueue";
+        cond.ns = ns;
+        cond.name = lq;
+        ASSERT_EQ(QueueStatusInputs(index, f.engine, false, ns, lq), QueueStatusInputs(fresh, f.engine, false, ns, lq))
+            << "seed " << seed << " step " << step << " " << ns << "/" << lq;
+        ASSERT_EQ(LocalQueueStatus(index, ns, lq, cond, nullptr, kT0), LocalQueueStatus(fresh, ns, lq, cond, nullptr, kT0))
+            << "seed " << seed << " step " << step << " " << ns << "/" << lq;
+      }
+    }
+  }
 }
 
 TEST(QueueStatusTest, FairSharingShareIsReportedWhenOn) {
