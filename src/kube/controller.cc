@@ -428,7 +428,13 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
     }
     std::string key = r.ns + "/" + r.name;
     auto it = wls_.find(key);
-    if (it == wls_.end() || it->second.uid != r.uid) continue;
+    if (it == wls_.end()) {
+      // Deleted while its write was in flight: the alias that write left goes too.
+      std::lock_guard<std::mutex> l(out_mu_);
+      rv_alias_.erase("wl/" + key);
+      continue;
+    }
+    if (it->second.uid != r.uid) continue;
     Wl& w = it->second;
     if (r.gen >= w.admit_gen) w.admit_inflight = false;
     if (r.gen >= w.write_gen) w.desired_status = Json();  // nothing newer of ours is on the way
@@ -463,6 +469,10 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
       if (it != wls_.end()) {
         if (it->second.in_engine) DropLocked(engine, key, now, false);
         wls_.erase(it);
+      }
+      {
+        std::lock_guard<std::mutex> l(out_mu_);
+        rv_alias_.erase("wl/" + key);  // bounded by the workloads that exist
       }
       continue;
     }
