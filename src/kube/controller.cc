@@ -278,7 +278,11 @@ bool Controller::Poll(int64_t now) {
     auto& objs = config_objs_[kNames[static_cast<int>(e.kind)]];
     std::string key = KeyOf(e.obj);
     // A queue's object is part of its status' inputs (its resourceVersion, a status edited by someone else).
-    if (e.kind == Kind::kClusterQueue || e.kind == Kind::kLocalQueue) queue_dirty_ = true;
+    if (e.kind == Kind::kClusterQueue || e.kind == Kind::kLocalQueue) {
+      queue_dirty_ = true;
+      queue_touched_.insert((e.kind == Kind::kClusterQueue ? "cq" : "lq") +
+                            (e.kind == Kind::kClusterQueue ? "/" + key.substr(key.find('/') + 1) : "/" + key));
+    }
     if (e.deleted) {
       objs.erase(key);
       config_dirty_ = true;
@@ -823,13 +827,18 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
   if (full || last_queue_walk_ms_ < 0) last_queue_walk_ms_ = now;
   queue_dirty_ = false;
   queue_throttled_ = false;
+  // The queues to look at: every one after a rebuild (and with fair sharing,
+  // whose shares are read from the engine), else those whose workloads, object
+  // or last write changed, or that an earlier pass left for later.
+  std::set<std::string> touched;
+  touched.swap(queue_touched_);
+  bool all = engine.options().fair_sharing;
   if (!queue_index_ || queue_index_stale_ || full) {
     queue_index_ = std::make_unique<QueueStatusIndex>(engine);
     queue_index_stale_ = false;
-  } else if (!queue_dirty_keys_.empty()) {
-    queue_index_->Update(engine, {queue_dirty_keys_.begin(), queue_dirty_keys_.end()});
+    all = true;
   } else {
-    queue_index_->Update(engine, {});  // usage only
+    queue_index_->Update(engine, {queue_dirty_keys_.begin(), queue_dirty_keys_.end()}, &touched);
   }
   queue_dirty_keys_.clear();
   const QueueStatusIndex& index = *queue_index_;
@@ -846,8 +855,11 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
     auto at = queue_status_at_.find(key);
     if (at != queue_status_at_.end() && now - at->second < options_.queue_status_interval_ms) {
       queue_throttled_ = true;
+      queue_touched_.insert(key);
       continue;
     }
+    // Untouched, and built before (a failed write forgets its inputs): the same inputs.
+    if (!all && !touched.count(key) && queue_status_inputs_.count(key)) continue;
     // A queue whose inputs (counts, usage, flavors, condition, object) are those of the last pass
     // that built its status gets the same status: skip building and fingerprinting it.
     std::string inputs = QueueStatusInputs(index, engine, cq, c.ns, c.name) + "|" + c.reason + "|" +

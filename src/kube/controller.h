@@ -269,6 +269,7 @@ class Controller : public server::Service, public loop::Backend {
   // configuration (queue_index_stale_) and on every full pass.
   std::unique_ptr<QueueStatusIndex> queue_index_;
   std::set<std::string> queue_dirty_keys_;
+  std::set<std::string> queue_touched_;  // "cq/NAME", "lq/NS/NAME": objects changed, or left for later
   bool queue_index_stale_ = true;
   int64_t last_pending_scan_ms_ = -1;
 

@@ -1050,11 +1050,23 @@ QueueStatusIndex::QueueStatusIndex(const core::Engine& engine) : data_(std::make
   d.RefreshUsage(engine);
 }
 
-void QueueStatusIndex::Update(const core::Engine& engine, const std::vector<std::string>& keys) {
+void QueueStatusIndex::Update(const core::Engine& engine, const std::vector<std::string>& keys,
+                              std::set<std::string>* queues) {
   Data& d = *data_;
+  auto mark = [&](const std::string& key) {
+    if (queues == nullptr) return;
+    auto it = d.shares.find(key);
+    if (it == d.shares.end()) return;
+    queues->insert("cq/" + it->second.cq);
+    queues->insert("lq/" + it->second.lq.first + "/" + it->second.lq.second);
+  };
   for (const std::string& key : keys) {
+    mark(key);
     d.Remove(key);
-    if (const core::WorkloadInfo* w = engine.Find(key)) d.Add(*w);
+    if (const core::WorkloadInfo* w = engine.Find(key)) {
+      d.Add(*w);
+      mark(key);
+    }
   }
   d.RefreshUsage(engine);
 }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -190,7 +191,10 @@ class QueueStatusIndex {
   // admitted, evicted, finished, forgotten, deactivated), and nothing else
   // changed but quota usage: the index then equals one built afresh. A new
   // configuration needs a new index.
-  void Update(const core::Engine& engine, const std::vector<std::string>& keys);
+  // Adds to `queues` (when given) the queues whose counts or admitted usage
+  // these workloads changed, before or after: "cq/NAME" and "lq/NS/NAME".
+  void Update(const core::Engine& engine, const std::vector<std::string>& keys,
+              std::set<std::string>* queues = nullptr);
   ~QueueStatusIndex();
   QueueStatusIndex(const QueueStatusIndex&) = delete;
   QueueStatusIndex& operator=(const QueueStatusIndex&) = delete;
