@@ -78,6 +78,14 @@ for s in "${sides[@]}"; do
     add "$cls: p90 time to admission" "$s" "$(awk -v m="$p90" 'BEGIN { printf "%.1f s", m / 1000 }')"
   done < <(awk '/^workloadClasses:/ { w = 1; next } /^[^ ]/ { w = 0 } w && /^  [^ ]/ { c = $1; sub(/:$/, "", c) }
                 w && /averageTimeToAdmissionMs:/ { print c, $2 }' "$d/summary.yaml" 2>/dev/null | sort)
+  # Kueue's checker's usage per ClusterQueue class: CPU used over nominal
+  # quota times the class's monitored time.
+  while read -r cls used quota first last; do
+    el=$(awk -v a="$(secs "$first")" -v b="$(secs "$last")" 'BEGIN { printf "%d", (b - a) * 1000 }')
+    add "$cls: quota usage (Kueue's checker)" "$s" "$(awk -v u="$used" -v q="$quota" -v e="$el" 'BEGIN { printf "%.1f%%", (q > 0 && e > 0 ? u * 100 / (q * e) : 0) }')"
+  done < <(awk '/^clusterQueueClasses:/ { w = 1; next } /^[^ ]/ { w = 0 } w && /^  [^ ]/ { if (c != "") print c, u, q, f, l; c = $1; sub(/:$/, "", c) }
+                w && /cpuUsed:/ { u = $2 } w && /nominalQuota:/ { q = $2 } w && /firstEventTime:/ { f = $2 } w && /lastEventTime:/ { l = $2 }
+                END { if (c != "") print c, u, q, f, l }' "$d/summary.yaml" 2>/dev/null | tr -d '"')
   add "evictions (summary)" "$s" "$(awk '/totalEvictions:/ { n += $2 } END { print n + 0 }' "$d/summary.yaml" 2>/dev/null)"
   add "controller CPU seconds" "$s" "$(awk -v m="$(get "$s" ctl_cpu_ms)" 'BEGIN { printf "%.1f", m / 1000 }')"
   add "controller peak RSS (VmHWM)" "$s" "$(($(get "$s" ctl_hwm_kib) / 1024)) MiB"
