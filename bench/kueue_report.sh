@@ -109,6 +109,8 @@ for l in "${labels[@]}"; do
   echo
 done
 for s in "${sides[@]}"; do
+  [[ -f $dir/$s/wlStates.csv ]] &&
+    awk -F, -v s="$s" 'NR > 1 { n++; if ($5 > 0) a++ } END { if (a < n) printf "%s: INCOMPLETE: %d of %d Workloads admitted; the means and p90s count the others as 0 (as Kueue'"'"'s summary does)\n", s, a, n }' "$dir/$s/wlStates.csv"
   [[ -f $dir/$s/checker.log ]] || continue
   if grep -q -- "--- FAIL" "$dir/$s/checker.log"; then
     echo "$s: checker: $(grep -E '^\s+checker_test.go' "$dir/$s/checker.log" | sed 's/^[[:space:]]*//' | paste -sd';' -)"

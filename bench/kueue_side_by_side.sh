@@ -4,7 +4,7 @@
 # "Side by side with real Kueue"). `make bench-kueue` runs it.
 #
 #   bench/kueue_side_by_side.sh [--config baseline|FILE] [--range FILE] [--sides kueue,artel]
-#                               [--timeout 15m] [--out DIR] [--keep]
+#                               [--timeout 30m] [--out DIR] [--keep]
 #
 # For each side: scripts/k8s-up.sh starts etcd + kube-apiserver with Kueue's
 # CRDs (no kubelet, no scheduler: the runner plays the Workloads' execution
@@ -31,6 +31,10 @@
 # generated demand allows (per cohort: sum of request x runtime over its
 # nominal quota; and the last creation plus its runtime).
 #
+# A side that has not drained after --timeout (default 30m) is stopped: the
+# runner gets SIGTERM and writes the summary of what it recorded, and the
+# report marks that side INCOMPLETE.
+#
 # Files: DIR (default a new /tmp/artel-kueue-bench-*) keeps, per side,
 # summary.yaml, wlStates.csv, cqStates.csv, the runner's and the
 # controller's logs, the checker's output and stats.yaml; the clusters are
@@ -47,7 +51,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ARTEL_K8S_BIN:-$root/build-k8s/bin}
 KBIN=${ARTEL_KUEUE_BIN:-$BIN}
 ARTELD=${ARTELD:-$root/build/bin/arteld}
-config=baseline range="" sides=kueue,artel timeout=15m out="" keep=0
+config=baseline range="" sides=kueue,artel timeout=30m out="" keep=0
 while (($#)); do
   case $1 in
     --config) config=$2; shift ;;
@@ -56,7 +60,7 @@ while (($#)); do
     --timeout) timeout=$2; shift ;;
     --out) out=$2; shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "kueue_side_by_side: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -80,6 +84,13 @@ if [[ $config != */* ]]; then
   config=$cdir/generator.yaml
 fi
 [[ -f $config ]] || die "no generator config $config"
+case $timeout in
+  *h) timeout_s=$((${timeout%h} * 3600)) ;;
+  *m) timeout_s=$((${timeout%m} * 60)) ;;
+  *s) timeout_s=${timeout%s} ;;
+  *) timeout_s=$timeout ;;
+esac
+[[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout: expected a whole number of s, m or h, got '$timeout'"
 [[ -z $range || -f $range ]] || die "no range spec $range"
 
 [[ -n $out ]] || out=$(mktemp -d "${TMPDIR:-/tmp}/artel-kueue-bench-XXXXXX")
@@ -191,13 +202,22 @@ EOF
   r0=$(ctl_requests "$kc")
   c0=$(ticks "$ctl_pid") a0=$(ticks "$api_pid") t0=$(now_ms)
   echo "kueue_side_by_side: [$side] runner started (controller pid $ctl_pid; log $sdir/runner.log)"
+  # The runner's own --timeout ends it with an error and no summary; so the
+  # script enforces the timeout itself with SIGTERM, on which the runner
+  # writes the summary of what it recorded (the report then says INCOMPLETE).
   KUBECONFIG=$kc "$KBIN/kueue-runner" --o "$sdir" --generatorConfig "$config" --qps=1000 --burst=2000 \
-    --timeout "$timeout" >"$sdir/runner.log" 2>&1 </dev/null &
+    --timeout "$((timeout_s + 3600))s" >"$sdir/runner.log" 2>&1 </dev/null &
   runner_pid=$!
   # The recorder's end is the end of the measured window: the runner then
   # writes its files and deletes what it created.
+  local deadline=$(($(date +%s) + timeout_s))
   until grep -q -e "Recorder done" -e "Recorder run" "$sdir/runner.log" 2>/dev/null; do
     kill -0 "$runner_pid" 2>/dev/null || break
+    if (($(date +%s) >= deadline)); then
+      echo "kueue_side_by_side: [$side] not drained within $timeout: stopping the runner (its summary is partial)" >&2
+      kill -TERM "$runner_pid" 2>/dev/null || true
+      deadline=$((deadline + 3600))
+    fi
     sleep 0.2
   done
   t1=$(now_ms) c1=$(ticks "$ctl_pid") a1=$(ticks "$api_pid") peak=$(hwm "$ctl_pid")
