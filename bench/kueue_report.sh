@@ -7,7 +7,8 @@
 # Mean time to admission per class is the runner's own summary
 # (averageTimeToAdmissionMs, over every Workload of the class); p90 is taken
 # from wlStates.csv over the same Workloads. Admitted counts Workloads with a
-# time to admission; admissions/s is that count over the drain time.
+# time to admission or to finish (a Workload first seen already admitted has
+# 0 ms to admission); admissions/s is that count over the drain time.
 set -euo pipefail
 config=$1 dir=$2
 shift 2
@@ -64,7 +65,7 @@ for s in "${sides[@]}"; do
   else
     drain=$(awk -v w="$(get "$s" wall_ms)" 'BEGIN { printf "%.1f", w / 1000 }')
   fi
-  read -r total admitted < <(awk -F, 'NR > 1 { n++; if ($5 > 0) a++ } END { print n + 0, a + 0 }' "$d/wlStates.csv" 2>/dev/null || echo "0 0")
+  read -r total admitted < <(awk -F, 'NR > 1 { n++; if ($5 > 0 || $6 > 0) a++ } END { print n + 0, a + 0 }' "$d/wlStates.csv" 2>/dev/null || echo "0 0")
   add "Workloads admitted / recorded" "$s" "$admitted / $total"
   add "drain time (generator start to recorder end)" "$s" "${drain} s"
   add "drain time / lower bound (${lb} s)" "$s" "$(awk -v a="$drain" -v b="$lb" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
@@ -110,7 +111,7 @@ for l in "${labels[@]}"; do
 done
 for s in "${sides[@]}"; do
   [[ -f $dir/$s/wlStates.csv ]] &&
-    awk -F, -v s="$s" 'NR > 1 { n++; if ($5 > 0) a++ } END { if (a < n) printf "%s: INCOMPLETE: %d of %d Workloads admitted; the means and p90s count the others as 0 (as Kueue'"'"'s summary does)\n", s, a, n }' "$dir/$s/wlStates.csv"
+    awk -F, -v s="$s" 'NR > 1 { n++; if ($5 > 0 || $6 > 0) a++ } END { if (a < n) printf "%s: INCOMPLETE: %d of %d Workloads admitted; the means and p90s count the others as 0 (as Kueue'"'"'s summary does)\n", s, a, n }' "$dir/$s/wlStates.csv"
   [[ -f $dir/$s/checker.log ]] || continue
   if grep -q -- "--- FAIL" "$dir/$s/checker.log"; then
     echo "$s: checker: $(grep -E '^\s+checker_test.go' "$dir/$s/checker.log" | sed 's/^[[:space:]]*//' | paste -sd';' -)"
