@@ -4,7 +4,7 @@
 # "Side by side with real Kueue"). `make bench-kueue` runs it.
 #
 #   bench/kueue_side_by_side.sh [--config baseline|FILE] [--range FILE] [--sides kueue,artel]
-#                               [--timeout 30m] [--out DIR] [--keep]
+#                               [--timeout 30m] [--cohorts N] [--out DIR] [--keep]
 #
 # For each side: scripts/k8s-up.sh starts etcd + kube-apiserver with Kueue's
 # CRDs (no kubelet, no scheduler: the runner plays the Workloads' execution
@@ -31,6 +31,10 @@
 # generated demand allows (per cohort: sum of request x runtime over its
 # nominal quota; and the last creation plus its runtime).
 #
+# --cohorts N runs the config with N cohorts in its (first) cohort set
+# instead of its own count: the same shape per cohort, so the same lower
+# bound, with fewer Workloads (baseline: 3,000 per cohort).
+#
 # A side that has not drained after --timeout (default 30m) is stopped: the
 # runner gets SIGTERM and writes the summary of what it recorded, and the
 # report marks that side INCOMPLETE.
@@ -51,16 +55,17 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ARTEL_K8S_BIN:-$root/build-k8s/bin}
 KBIN=${ARTEL_KUEUE_BIN:-$BIN}
 ARTELD=${ARTELD:-$root/build/bin/arteld}
-config=baseline range="" sides=kueue,artel timeout=30m out="" keep=0
+config=baseline range="" sides=kueue,artel timeout=30m out="" keep=0 cohorts=""
 while (($#)); do
   case $1 in
     --config) config=$2; shift ;;
     --range) range=$2; shift ;;
     --sides) sides=$2; shift ;;
+    --cohorts) cohorts=$2; shift ;;
     --timeout) timeout=$2; shift ;;
     --out) out=$2; shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "kueue_side_by_side: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -96,6 +101,14 @@ esac
 [[ -n $out ]] || out=$(mktemp -d "${TMPDIR:-/tmp}/artel-kueue-bench-XXXXXX")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+if [[ -n $cohorts ]]; then
+  [[ $cohorts =~ ^[1-9][0-9]*$ ]] || die "--cohorts: expected a positive number, got '$cohorts'"
+  # The cohort set's count is the first key "count" at the cohort set's indentation (4).
+  awk -v n="$cohorts" '!done && /^    count:[[:space:]]*[0-9]+[[:space:]]*$/ { print "    count: " n; done = 1; next } { print }
+       END { if (!done) exit 1 }' "$config" >"$out/generator.yaml" ||
+    die "--cohorts: no cohort count found in $config"
+  config=$out/generator.yaml
+fi
 echo "kueue_side_by_side: config $config; results in $out; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cluster="" ctl_pid="" runner_pid=""
