@@ -78,6 +78,19 @@ bench: build
 	  echo "==> $$b"; "$$b" --benchmark_counters_tabular=true; echo; \
 	done
 
+# Kueue's scalability harness (its runner and `baseline` config) on real
+# Kueue's minimalkueue and on arteld, one after the other on fresh control
+# planes, side by side (bench/kueue_side_by_side.sh; docs/performance.md).
+# BENCH_KUEUE_FLAGS passes options (e.g. --config NAME, --sides artel).
+.PHONY: bench-kueue
+bench-kueue:
+	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target arteld
+	@if [[ -z "$${ARTEL_K8S_BIN:-}" ]]; then tools/k8s/build.sh $(CURDIR)/build-k8s/bin; \
+	else tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin; fi
+	ARTELD=$(CURDIR)/$(BUILD_DIR)/bin/arteld ARTEL_KUEUE_BIN=$(CURDIR)/build-k8s/bin \
+	  bench/kueue_side_by_side.sh $(BENCH_KUEUE_FLAGS)
+
 demo: build
 	@scripts/demo.sh
 

@@ -2,7 +2,8 @@
 # Builds the test control plane from the Go modules pinned by this folder's
 # go.mod/go.sum: kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl (Kubernetes v1.36.3), etcd (v3.6.8, the version 1.36.3 requires) and
-# the test harness's own programs (cmd/*). Output: $1 (default
+# the test harness's own programs (cmd/*); then, with build-kueue.sh, Kueue's
+# scalability harness from the sibling module kueue/. Output: $1 (default
 # <repo>/build-k8s/bin). Go's module and build caches stay at their defaults,
 # so a second run only relinks what changed (about a minute; see
 # docs/kubernetes.md for cold times).
@@ -43,3 +44,6 @@ for d in "$here"/cmd/*/; do
   build "$(basename "$d")" "./cmd/$(basename "$d")"
 done
 echo "$K8S_VERSION" >"$out/VERSION"
+# Kueue's scalability harness (minimalkueue, runner, checker), from its own
+# module kueue/ (bench/kueue_side_by_side.sh, `make bench-kueue`).
+"$here/build-kueue.sh" "$out"
