@@ -86,8 +86,8 @@ bench: build
 bench-kueue:
 	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target arteld
-	@if [[ -z "$${ARTEL_K8S_BIN:-}" ]]; then tools/k8s/build.sh $(CURDIR)/build-k8s/bin; \
-	else tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin; fi
+	@if [[ -z "$${ARTEL_K8S_BIN:-}" ]]; then tools/k8s/build.sh $(CURDIR)/build-k8s/bin; fi
+	tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin
 	ARTELD=$(CURDIR)/$(BUILD_DIR)/bin/arteld ARTEL_KUEUE_BIN=$(CURDIR)/build-k8s/bin \
 	  bench/kueue_side_by_side.sh $(BENCH_KUEUE_FLAGS)
 

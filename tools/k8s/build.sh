@@ -2,8 +2,8 @@
 # Builds the test control plane from the Go modules pinned by this folder's
 # go.mod/go.sum: kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl (Kubernetes v1.36.3), etcd (v3.6.8, the version 1.36.3 requires) and
-# the test harness's own programs (cmd/*); then, with build-kueue.sh, Kueue's
-# scalability harness from the sibling module kueue/. Output: $1 (default
+# the test harness's own programs (cmd/*). Kueue's scalability harness is
+# built apart, by build-kueue.sh (make bench-kueue). Output: $1 (default
 # <repo>/build-k8s/bin). Go's module and build caches stay at their defaults,
 # so a second run only relinks what changed (about a minute; see
 # docs/kubernetes.md for cold times).
@@ -44,6 +44,6 @@ for d in "$here"/cmd/*/; do
   build "$(basename "$d")" "./cmd/$(basename "$d")"
 done
 echo "$K8S_VERSION" >"$out/VERSION"
-# Kueue's scalability harness (minimalkueue, runner, checker), from its own
-# module kueue/ (bench/kueue_side_by_side.sh, `make bench-kueue`).
-"$here/build-kueue.sh" "$out"
+# Kueue's scalability harness (minimalkueue, runner, checker) is built by
+# build-kueue.sh, from `make bench-kueue` only: no test needs it, and a cold
+# build of it takes about 10 minutes more.
