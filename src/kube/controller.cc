@@ -789,9 +789,14 @@ void Controller::PendingStatusesLocked(core::Engine& engine, int64_t now) {
         info->pending.kind == core::PendingReason::Kind::kNotYetTried)
       continue;
     if (info->pending.message == w.pending_msg) continue;
+    if (!w.pending_msg.empty() && w.pending_kind == static_cast<int>(info->pending.kind) &&
+        now - w.pending_at < options_.pending_rewrite_interval_ms)
+      continue;
     auto why = engine.Why(key);
     if (!why.ok()) continue;
     w.pending_msg = info->pending.message;
+    w.pending_kind = static_cast<int>(info->pending.kind);
+    w.pending_at = now;
     Write wr;
     wr.type = Write::Type::kPending;
     wr.key = "wl/" + key;
@@ -935,17 +940,20 @@ void Controller::Stage(Write w) {
     if (w.type == Write::Type::kEvent) {
       if (event_queue_.size() < kMaxQueuedEvents) event_queue_.push_back(std::move(w));
     } else {
-      auto it = desired_.find(w.key);
+      bool urgent = w.type == Write::Type::kAdmit || w.type == Write::Type::kEvict ||
+                    w.type == Write::Type::kRequeue;
+      std::string key = w.key;
+      auto it = desired_.find(key);
       if (it != desired_.end()) {
         // Coalesce: the newer status replaces the older; events of both go.
         std::vector<Json> events = std::move(it->second.events);
         for (Json& e : w.events) events.push_back(std::move(e));
         w.events = std::move(events);
         it->second = std::move(w);
+        if (urgent && !inflight_.count(key)) urgent_keys_.push_back(key);  // moved ahead
       } else {
-        std::string key = w.key;
         desired_.emplace(key, std::move(w));
-        if (!inflight_.count(key)) ready_keys_.push_back(key);
+        if (!inflight_.count(key)) (urgent ? urgent_keys_ : ready_keys_).push_back(key);
       }
     }
   }
@@ -959,13 +967,19 @@ void Controller::WriterMain(int index) {
   Client client(config_);
   std::unique_lock<std::mutex> l(out_mu_);
   for (;;) {
-    out_cv_.wait(l, [&] { return stopping_ || !ready_keys_.empty() || !event_queue_.empty(); });
+    out_cv_.wait(l, [&] {
+      return stopping_ || !urgent_keys_.empty() || !ready_keys_.empty() || !event_queue_.empty();
+    });
     if (stopping_) return;
-    // Status writes go first, so that they are not delayed by the Events of earlier writes;
-    // Events are posted when no status write is waiting, or when too many are queued.
-    if (!ready_keys_.empty() && event_queue_.size() < kMaxQueuedEvents) {
-      std::string key = std::move(ready_keys_.front());
-      ready_keys_.pop_front();
+    // Admissions, evictions and requeues first; then the other status writes, so that they are
+    // not delayed by the Events of earlier writes; Events are posted when no status write is
+    // waiting, or when too many are queued.
+    bool urgent = !urgent_keys_.empty();
+    if (urgent || (!ready_keys_.empty() && event_queue_.size() < kMaxQueuedEvents)) {
+      std::deque<std::string>& lane = urgent ? urgent_keys_ : ready_keys_;
+      std::string key = std::move(lane.front());
+      lane.pop_front();
+      if (inflight_.count(key)) continue;  // queued twice; the write in flight queues it again
       auto it = desired_.find(key);
       if (it == desired_.end()) continue;
       Write w = std::move(it->second);
@@ -975,8 +989,10 @@ void Controller::WriterMain(int index) {
       DoWrite(client, std::move(w));
       l.lock();
       inflight_.erase(key);
-      if (desired_.count(key)) {
-        ready_keys_.push_back(key);
+      if (auto next = desired_.find(key); next != desired_.end()) {
+        Write::Type t = next->second.type;
+        bool next_urgent = t == Write::Type::kAdmit || t == Write::Type::kEvict || t == Write::Type::kRequeue;
+        (next_urgent ? urgent_keys_ : ready_keys_).push_back(key);
         out_cv_.notify_one();
       }
       continue;

@@ -55,6 +55,11 @@ struct ControllerOptions {
   int writers = 4;                            // writer threads (status writes, events)
   int64_t queue_status_interval_ms = 1000;    // at most one CQ/LQ status write per object per interval
   int64_t pending_status_interval_ms = 1000;  // pending explanations refreshed at most this often
+  // A pending explanation whose reason kind is unchanged (only its details,
+  // such as amounts or preemption candidates, moved) is rewritten at most this
+  // often per Workload: with thousands pending, every admission would
+  // otherwise rewrite them all.
+  int64_t pending_rewrite_interval_ms = 30000;
   // Queue statuses are rebuilt when something they are built from changed (a
   // workload event, a decision, a queue object, the configuration) and, as a
   // safety net, every this often in any case (0: never).
@@ -197,6 +202,8 @@ class Controller : public server::Service, public loop::Backend {
     bool admit_inflight = false;
     Json desired_status;      // the latest status handed to the writers (null = none)
     std::string pending_msg;  // the pending explanation last written
+    int pending_kind = -1;    // its PendingReason::Kind
+    int64_t pending_at = 0;   // when it was written
     int64_t pending_written_ms = -1;
   };
 
@@ -283,6 +290,11 @@ class Controller : public server::Service, public loop::Backend {
   std::condition_variable out_cv_;
   std::map<std::string, Write> desired_;  // key -> latest write not yet taken
   std::deque<std::string> ready_keys_;    // keys with a desired write, not in flight
+  // The same for admissions, evictions and requeues: taken before ready_keys_
+  // and Events, so that thousands of pending explanations do not delay them.
+  // A key may be in both (moved ahead); a writer skips a key in flight or
+  // without a desired write.
+  std::deque<std::string> urgent_keys_;
   std::set<std::string> inflight_;
   std::deque<Write> event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
   bool stopping_ = false;
