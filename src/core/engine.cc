@@ -633,7 +633,7 @@ const QueueKey* EngineImpl::FirstActive(int32_t l) {
   return q.skip == q.heap.end() ? nullptr : &*q.skip;
 }
 
-// Parking in bulk (docs/semantics.md, "Inadmissible workloads"). A release
+// Parking in bulk (docs/semantics.md §3, step 5). A release
 // in a cohort tree requeues every workload parked in it, and each is then a
 // head in turn, one cycle per workload, until all have been tried: the cost
 // of an event grew with the depth of the queue. Where it is exact, the

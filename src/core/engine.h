@@ -62,8 +62,8 @@ struct EngineOptions {
   // true: at the start of a cycle, park at once the queued workloads of a
   // ClusterQueue that no cycle could admit before quota is released in its
   // cohort tree (the least any of them needs exceeds what the queue could
-  // get), instead of trying them one head per cycle (docs/semantics.md,
-  // "Inadmissible workloads"). An exact shortcut for admissions and
+  // get), instead of trying them one head per cycle (docs/semantics.md §3,
+  // step 5). An exact shortcut for admissions and
   // evictions: false is the reference the property tests compare.
   bool bulk_park = true;
   // With nodes: true matches pods to nodes by labels (the admitted flavors'

@@ -454,7 +454,7 @@ class EngineImpl {
   }
   // Parks in bulk, without examining them, the queued workloads that no
   // cycle before the next release in their cohort tree could admit
-  // (docs/semantics.md, "Inadmissible workloads"); returns how many it parked.
+  // (docs/semantics.md §3, step 5); returns how many it parked.
   int64_t BulkPark();
   // True when no workload queued in ClusterQueue `c` could be admitted or
   // preempt for in the current state, nor in any tighter one.
