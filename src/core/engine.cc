@@ -368,6 +368,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       if (!found) n.hard.emplace_back(res, amount);
     }
   }
+  any_resource_quota = !config.resource_quotas.empty();
   for (auto& n : nss) n.usage.assign(resources.size(), 0);
   for (auto& l : lqs) {
     l.current_usage.assign(resources.size(), 0);
@@ -666,25 +667,30 @@ const QueueKey* EngineImpl::FirstActive(int32_t l) {
 //    when it is read, from the state then (ReasonStale, Materialize), and
 //    `CycleResult::rounds` counts fewer cycles; `decisions` still counts one
 //    decision per workload parked.
-bool EngineImpl::AllQueuedFail(int32_t c) const {
+Amount EngineImpl::BulkCap(int32_t c, int32_t res) const {
   const CqRt& cq = cqs[c];
+  const int32_t g = GroupOf(cq, res);
+  if (g < 0) return std::numeric_limits<Amount>::max();
   const auto& node = tree.node(cq.node);
   const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
+  Amount cap = 0;
+  for (int32_t f : cq.groups[g].flavors) {
+    const int32_t fr = tree.FindFr(f, res);
+    if (fr < 0) continue;
+    Amount a = tree.Available(cq.node, fr);
+    if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
+    cap += std::max<Amount>(a, 0);
+  }
+  return cap;
+}
+
+bool EngineImpl::AllQueuedFail(int32_t c) const {
+  const CqRt& cq = cqs[c];
   for (size_t res = 0; res < cq.min_req.size(); ++res) {
     const auto& set = cq.min_req[res];
     // Some queued workload does not request it (or none is queued).
     if (set.empty() || static_cast<int32_t>(set.size()) < cq.queued) continue;
-    const int32_t g = GroupOf(cq, static_cast<int32_t>(res));
-    if (g < 0) continue;
-    Amount cap = 0;
-    for (int32_t f : cq.groups[g].flavors) {
-      const int32_t fr = tree.FindFr(f, static_cast<int32_t>(res));
-      if (fr < 0) continue;
-      Amount a = tree.Available(cq.node, fr);
-      if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
-      cap += std::max<Amount>(a, 0);
-    }
-    if (*set.begin() > cap) return true;
+    if (*set.begin() > BulkCap(c, static_cast<int32_t>(res))) return true;
   }
   return false;
 }
@@ -722,10 +728,11 @@ int64_t EngineImpl::BulkPark() {
         all_fail = false;
       }
     }
-    if (!shape_ok || !any) continue;
+    if (!shape_ok) continue;
     const uint64_t ep = root_epoch[root];
-    const uint64_t stamp = ++bulk_counter;
+    const uint64_t stamp = any ? ++bulk_counter : 0;
     for (int32_t c : members) {
+      if (!any) break;
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
       // A failing head holds back quota for its cycle unless it may reclaim.
@@ -752,6 +759,50 @@ int64_t EngineImpl::BulkPark() {
       }
       total += n;
     }
+    // One active ClusterQueue left in the tree: its heads meet no head of
+    // another queue of the tree in any cycle, so the leading heads that
+    // cannot fit are parked one by one here, each without an examination.
+    // (Queues of other trees share nothing with it but ResourceQuota, which
+    // moving its later heads to earlier cycles could make them compete for.)
+    if (any_resource_quota) continue;
+    int32_t only = -1;
+    for (int32_t c : members) {
+      if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;
+      if (only >= 0) {
+        only = -2;
+        break;
+      }
+      only = c;
+    }
+    if (only < 0) continue;
+    CqRt& cq = cqs[only];
+    if (cq.sticky != kNoWl) continue;
+    std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
+    caps.clear();
+    for (;;) {
+      const WlId h = Head(only);
+      if (h == kNoWl) break;
+      Wl& w = wls[h];
+      bool fails = false;
+      for (const auto& [res, a] : w.min_req) {
+        Amount cap = -1;
+        for (const auto& [r, v] : caps) {
+          if (r == res) cap = v;
+        }
+        if (cap < 0) {
+          cap = BulkCap(only, res);
+          caps.emplace_back(res, cap);
+        }
+        if (a > cap) {
+          fails = true;
+          break;
+        }
+      }
+      if (!fails) break;
+      SoftPark(h, root);
+      w.reason_stale = true;
+      ++total;
+    }
   }
   return total;
 }
@@ -760,7 +811,7 @@ bool EngineImpl::ReasonStale(WlId id) const {
   const Wl& w = wls[id];
   if (!w.in_heap || w.lq < 0 || lqs[w.lq].cq < 0 || w.info.state != WorkloadState::kPending) return false;
   const CqRt& cq = cqs[lqs[w.lq].cq];
-  return w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp;
+  return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp);
 }
 
 double EngineImpl::AfsUsage(int32_t lq) const {
@@ -1654,6 +1705,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     WlId h = Head(c);
     if (h == kNoWl) continue;
     wls[h].reason_stamp = bulk_counter;
+    wls[h].reason_stale = false;
     if (all_entries.size() <= n) all_entries.emplace_back();
     Entry& en = all_entries[n++];
     en.wl = h;
@@ -2513,6 +2565,7 @@ void EngineImpl::Materialize(WlId id) {
     // Parked in bulk without an examination (BulkPark): the reason a cycle
     // would have given it, from the state now.
     w.reason_stamp = bulk_counter;
+    w.reason_stale = false;
     const int32_t c = lqs[w.lq].cq;
     const CqRt& cq = cqs[c];
     const Time saved_min = protect_min;

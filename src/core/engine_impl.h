@@ -187,6 +187,7 @@ struct Wl {
   // While in a heap: (resource id, the least it can be admitted with), per
   // resource it requests in its ClusterQueue (CqRt::min_req).
   std::vector<std::pair<int32_t, Amount>> min_req;
+  bool reason_stale = false;  // parked by BulkPark's head skip without an examination
   bool forgotten = false;  // slot free for reuse (Engine::Forget)
   bool requeued = false;   // NotYetTried after an eviction (message wording)
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
@@ -382,6 +383,8 @@ class EngineImpl {
   uint64_t epoch_counter = 0;
   uint64_t enqueue_counter = 0;  // QueueKey::enq_seq
   uint64_t bulk_counter = 0;     // CqRt::bulk_stamp, Wl::reason_stamp
+  bool any_resource_quota = false;  // the configuration has ResourceQuotas
+  std::vector<std::pair<int32_t, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
   std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
@@ -459,6 +462,8 @@ class EngineImpl {
   // True when no workload queued in ClusterQueue `c` could be admitted or
   // preempt for in the current state, nor in any tighter one.
   bool AllQueuedFail(int32_t c) const;
+  // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
+  Amount BulkCap(int32_t c, int32_t res) const;
   // True when the pending reason of `id` predates a bulk park that covered it.
   bool ReasonStale(WlId id) const;
   void SoftPark(WlId id, int32_t root);
