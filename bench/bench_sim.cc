@@ -15,12 +15,16 @@
 //  - excerpt: the committed Philly excerpt under tests/data/traces.
 //  - synthetic: a generated trace (Poisson arrivals, 8 tenants), always
 //    available.
+//  - deep/N: the ITP trace at N = 256, 512, 1,024 and 4,096 GPUs (issue 17:
+//    deep queues); the committed Philly excerpt, with a message, when the
+//    shared traces are absent.
 // Queues come from `--auto-queues` (sim::BuildAutoQueues) with the given
 // cluster size (0 = the default: the 99th percentile of demand), and the
 // replay options are `artel sim`'s defaults (1 s interval, 30 s grace), so
 // the figures match the CLI's `speed:` line for the same trace.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -129,6 +133,31 @@ void BM_ReplayExcerpt(benchmark::State& state) {
 
 void BM_ReplaySynthetic(benchmark::State& state) { RunReplay(state, Synthetic(), state.range(0)); }
 
+// Deep queues (issue 17): the same trace on ever smaller clusters, so that
+// thousands of jobs wait; the cost of an event should not grow with the
+// queue. The ITP trace from the shared folder, else the committed Philly
+// excerpt (a much smaller trace: its figures are not comparable).
+void BM_ReplayDeep(benchmark::State& state) {
+  std::string why;
+  const Trace* t = Load(SharedTraces() + "/msft_itp/itp_all_clusters.csv", artel::sim::TracePreset::kItp, &why);
+  if (t == nullptr) {
+    static bool told = false;
+    if (!told) {
+      std::fprintf(stderr, "deep/*: %s; replaying the committed Philly excerpt instead\n", why.c_str());
+      told = true;
+    }
+    t = Load(SourceDir() + "/tests/data/traces/philly-excerpt.csv", artel::sim::TracePreset::kPhilly, &why);
+    if (t == nullptr) {
+      state.SkipWithError(why.c_str());
+      return;
+    }
+    state.SetLabel("philly-excerpt");
+  } else {
+    state.SetLabel("itp");
+  }
+  RunReplay(state, *t, state.range(0));
+}
+
 // 0 = default size (p99 of demand); 2490 = Philly's real size; 758 = p95
 // of demand, where thousands of jobs wait.
 BENCHMARK_CAPTURE(BM_ReplayShared, philly, std::string("philly_vc_sia/philly.csv"), artel::sim::TracePreset::kPhilly)
@@ -141,6 +170,8 @@ BENCHMARK_CAPTURE(BM_ReplayShared, itp, std::string("msft_itp/itp_all_clusters.c
     ->Arg(0)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// 256 to 4,096 GPUs; the ITP trace's default size is 1,851.
+BENCHMARK(BM_ReplayDeep)->Name("deep")->Arg(256)->Arg(512)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReplayExcerpt)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReplaySynthetic)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -198,7 +198,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   // Pending reasons refer to quota-tree nodes by id: name them before the
   // tree is rebuilt.
   for (WlId id = 0; id < wls.size(); ++id) {
-    if (wls[id].ref_dirty) Materialize(id);
+    if (wls[id].ref_dirty || ReasonStale(id)) Materialize(id);
   }
   // Take pending workloads out of the old structures.
   for (auto& q : lqs) q.heap.clear();
@@ -368,6 +368,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       if (!found) n.hard.emplace_back(res, amount);
     }
   }
+  any_resource_quota = !config.resource_quotas.empty();
   for (auto& n : nss) n.usage.assign(resources.size(), 0);
   for (auto& l : lqs) {
     l.current_usage.assign(resources.size(), 0);
@@ -511,8 +512,32 @@ void EngineImpl::Enqueue(WlId id) {
   if (w.in_heap || w.lq < 0) return;
   LqRt& lq = lqs[w.lq];
   QueueKey key{-w.info.priority, w.info.queued_at, w.info.uid, id};
+  key.enq_seq = ++enqueue_counter;
+  w.enq_seq = key.enq_seq;
   auto it = lq.heap.insert(key).first;
   w.heap_it = it;
+  // The least it can be admitted with, per resource (BulkPark's bound).
+  w.min_req.clear();
+  if (lq.cq >= 0) {
+    CqRt& cq = cqs[lq.cq];
+    for (const PodSetReq& ps : w.pod_sets) {
+      ForEachPerPod(ps, cq.pods_res, ImplicitGpuRes(cq, ps), [&](int32_t res, Amount per_pod) {
+        if (per_pod <= 0) return;
+        const Amount a = per_pod * std::max<int32_t>(ps.min_count, 0);
+        for (auto& [r, v] : w.min_req) {
+          if (r == res) {
+            v += a;
+            return;
+          }
+        }
+        w.min_req.emplace_back(res, a);
+      });
+    }
+    for (const auto& [res, a] : w.min_req) {
+      if (cq.min_req.size() <= static_cast<size_t>(res)) cq.min_req.resize(static_cast<size_t>(res) + 1);
+      cq.min_req[res].insert(a);
+    }
+  }
   // An active entry before the skip point becomes the new skip point.
   if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
   w.in_heap = true;
@@ -525,12 +550,18 @@ void EngineImpl::Dequeue(WlId id) {
   Wl& w = wls[id];
   if (!w.in_heap) return;
   LqRt& lq = lqs[w.lq];
+  const bool parked = SoftParked(w);
   auto it = w.heap_it;
   if (lq.skip_valid && lq.skip == it) ++lq.skip;
   lq.heap.erase(it);
   w.in_heap = false;
-  if (SoftParked(w)) {
-    root_parked[w.park_root]--;
+  if (lq.cq >= 0) {
+    CqRt& cq = cqs[lq.cq];
+    for (const auto& [res, a] : w.min_req) cq.min_req[res].erase(cq.min_req[res].find(a));
+  }
+  w.min_req.clear();
+  if (parked) {
+    root_parked[lq.root]--;  // parked on its own or in bulk: its ClusterQueue's root
     parked_total--;
     if (lq.cq >= 0) cqs[lq.cq].parked_n--;
   }
@@ -596,8 +627,191 @@ const QueueKey* EngineImpl::FirstActive(int32_t l) {
     q.skip_epoch = ep;
     q.skip_valid = true;
   }
-  while (q.skip != q.heap.end() && q.skip->park_epoch == ep) ++q.skip;
+  // Entries parked in bulk: those below the ClusterQueue's bulk_seq.
+  const CqRt& cq = cqs[q.cq];
+  const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;
+  while (q.skip != q.heap.end() && (q.skip->park_epoch == ep || q.skip->enq_seq < bulk_below)) ++q.skip;
   return q.skip == q.heap.end() ? nullptr : &*q.skip;
+}
+
+// Parking in bulk (docs/semantics.md §3, step 5). A release
+// in a cohort tree requeues every workload parked in it, and each is then a
+// head in turn, one cycle per workload, until all have been tried: the cost
+// of an event grew with the depth of the queue. Where it is exact, the
+// queued workloads that cannot be admitted are parked here instead, without
+// examining them, in O(1) each ClusterQueue:
+//  - the bound: a workload can be admitted only if, for every resource it
+//    requests, the least it can be admitted with (all pod sets at their
+//    minimum count) is at most what its ClusterQueue could get of that
+//    resource over all its flavors: what is available now with borrowing,
+//    or, by reclaiming within the cohort, its quota minus its usage (a
+//    reclaiming preemptor must fit without borrowing). When the smallest
+//    such request queued in the ClusterQueue exceeds that, none of its
+//    workloads can be admitted or preempt. Usage only grows within a
+//    `Schedule` call (evictions hold their quota until they complete), so
+//    the answer holds for every later cycle until the next release, which
+//    bumps the tree's epoch and ends the bulk park.
+//  - where it is exact: classical preemption with withinClusterQueue and
+//    borrowWithinCohort Never and reclaimWithinCohort Never or Any, in a
+//    ClusterQueue that is a root or a direct child of its root cohort,
+//    BestEffortFIFO, no sticky head; no fair sharing, Admission Fair
+//    Sharing, nodes, reservations or runtime protections anywhere. A head
+//    that fails then changes nothing but its own reason (with
+//    reclaimWithinCohort Never it holds back part of its request for the
+//    rest of the cycle, which only matters to heads of its tree, so such a
+//    queue is parked in bulk only when every queue of its tree is), and the
+//    cycles that would have tried them one by one change the same nothing
+//    in the same order: the admissions and evictions are those of the
+//    one-by-one cycles (the property tests compare them).
+//  - what differs: the pending reason of a workload parked in bulk is built
+//    when it is read, from the state then (ReasonStale, Materialize), and
+//    `CycleResult::rounds` counts fewer cycles; `decisions` still counts one
+//    decision per workload parked.
+Amount EngineImpl::BulkCap(int32_t c, int32_t res) const {
+  const CqRt& cq = cqs[c];
+  const int32_t g = GroupOf(cq, res);
+  if (g < 0) return std::numeric_limits<Amount>::max();
+  const auto& node = tree.node(cq.node);
+  const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
+  Amount cap = 0;
+  for (int32_t f : cq.groups[g].flavors) {
+    const int32_t fr = tree.FindFr(f, res);
+    if (fr < 0) continue;
+    Amount a = tree.Available(cq.node, fr);
+    if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
+    cap += std::max<Amount>(a, 0);
+  }
+  return cap;
+}
+
+bool EngineImpl::AllQueuedFail(int32_t c) const {
+  const CqRt& cq = cqs[c];
+  for (size_t res = 0; res < cq.min_req.size(); ++res) {
+    const auto& set = cq.min_req[res];
+    // Some queued workload does not request it (or none is queued).
+    if (set.empty() || static_cast<int32_t>(set.size()) < cq.queued) continue;
+    if (*set.begin() > BulkCap(c, static_cast<int32_t>(res))) return true;
+  }
+  return false;
+}
+
+int64_t EngineImpl::BulkPark() {
+  if (!opts.bulk_park || opts.fair_sharing || opts.admission_fair_sharing || cluster || any_reservation_config || any_protection ||
+      !reservations.empty() || static_cast<int64_t>(queued_count) == parked_total)
+    return 0;
+  int64_t total = 0;
+  for (int32_t root = 0; root < static_cast<int32_t>(root_cqs.size()); ++root) {
+    const std::vector<int32_t>& members = root_cqs[root];
+    if (members.empty()) continue;
+    // Whether the tree qualifies, some active queue fails, every one does.
+    bool shape_ok = true;
+    bool all_fail = true;
+    bool any = false;
+    for (int32_t c : members) {
+      CqRt& cq = cqs[c];
+      if (cq.held || ActiveQueued(cq) == 0) continue;
+      const PreemptionSpec& pol = cq.spec->preemption;
+      const int32_t parent = tree.node(cq.node).parent;
+      const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO && cq.sticky == kNoWl &&
+                         pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
+                         pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
+                         (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
+                          pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
+                         (parent < 0 || parent == root);
+      if (!shape) {  // a tree of another shape: left to the cycles
+        shape_ok = false;
+        break;
+      }
+      if (AllQueuedFail(c)) {
+        any = true;
+      } else {
+        all_fail = false;
+      }
+    }
+    if (!shape_ok) continue;
+    const uint64_t ep = root_epoch[root];
+    const uint64_t stamp = any ? ++bulk_counter : 0;
+    for (int32_t c : members) {
+      if (!any) break;
+      CqRt& cq = cqs[c];
+      if (cq.held || ActiveQueued(cq) == 0) continue;
+      // A failing head holds back quota for its cycle unless it may reclaim.
+      if (!all_fail && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) continue;
+      if (!AllQueuedFail(c)) continue;
+      const int32_t n = ActiveQueued(cq);
+      if (cq.parked_epoch != ep) {
+        cq.parked_epoch = ep;
+        cq.parked_n = 0;
+      }
+      cq.parked_n = cq.queued;
+      root_parked[root] += n;
+      parked_total += n;
+      cq.bulk_epoch = ep;
+      cq.bulk_seq = enqueue_counter + 1;
+      cq.bulk_stamp = stamp;
+      // Nothing before the end is active now; an entry queued later resets
+      // the skip point (Enqueue).
+      for (int32_t l : cq.lqs) {
+        LqRt& q = lqs[l];
+        q.skip = q.heap.end();
+        q.skip_epoch = ep;
+        q.skip_valid = true;
+      }
+      total += n;
+    }
+    // One active ClusterQueue left in the tree: its heads meet no head of
+    // another queue of the tree in any cycle, so the leading heads that
+    // cannot fit are parked one by one here, each without an examination.
+    // (Queues of other trees share nothing with it but ResourceQuota, which
+    // moving its later heads to earlier cycles could make them compete for.)
+    if (any_resource_quota) continue;
+    int32_t only = -1;
+    for (int32_t c : members) {
+      if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;
+      if (only >= 0) {
+        only = -2;
+        break;
+      }
+      only = c;
+    }
+    if (only < 0) continue;
+    CqRt& cq = cqs[only];
+    if (cq.sticky != kNoWl) continue;
+    std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
+    caps.clear();
+    for (;;) {
+      const WlId h = Head(only);
+      if (h == kNoWl) break;
+      Wl& w = wls[h];
+      bool fails = false;
+      for (const auto& [res, a] : w.min_req) {
+        Amount cap = -1;
+        for (const auto& [r, v] : caps) {
+          if (r == res) cap = v;
+        }
+        if (cap < 0) {
+          cap = BulkCap(only, res);
+          caps.emplace_back(res, cap);
+        }
+        if (a > cap) {
+          fails = true;
+          break;
+        }
+      }
+      if (!fails) break;
+      SoftPark(h, root);
+      w.reason_stale = true;
+      ++total;
+    }
+  }
+  return total;
+}
+
+bool EngineImpl::ReasonStale(WlId id) const {
+  const Wl& w = wls[id];
+  if (!w.in_heap || w.lq < 0 || lqs[w.lq].cq < 0 || w.info.state != WorkloadState::kPending) return false;
+  const CqRt& cq = cqs[lqs[w.lq].cq];
+  return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp);
 }
 
 double EngineImpl::AfsUsage(int32_t lq) const {
@@ -1483,10 +1697,15 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   // `n` of them are live in this round.
   std::vector<Entry>& all_entries = round_entries;
   size_t n = 0;
+  // Queues none of whose workloads can be admitted are parked at once.
+  const int64_t bulk = BulkPark();
+  result->decisions += bulk;
   for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
     WlId h = Head(c);
     if (h == kNoWl) continue;
+    wls[h].reason_stamp = bulk_counter;
+    wls[h].reason_stale = false;
     if (all_entries.size() <= n) all_entries.emplace_back();
     Entry& en = all_entries[n++];
     en.wl = h;
@@ -1498,7 +1717,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     wls[h].delay_held = protect_delay;
     if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
-  if (n == 0) return false;
+  if (n == 0) return bulk > 0;
   struct Live {
     std::vector<Entry>& v;
     size_t n;
@@ -1838,7 +2057,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   // The cycle-only usage is gone: the tree is back to the committed state.
   for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
   overlay_gen = 0;
-  return changed;
+  return changed || bulk > 0;
 }
 
 void EngineImpl::SetStrictFifoReasons() {
@@ -2342,6 +2561,40 @@ std::vector<Engine::ReservationInfo> Engine::Reservations() const {
 
 void EngineImpl::Materialize(WlId id) {
   Wl& w = wls[id];
+  if (ReasonStale(id)) {
+    // Parked in bulk without an examination (BulkPark): the reason a cycle
+    // would have given it, from the state now.
+    w.reason_stamp = bulk_counter;
+    w.reason_stale = false;
+    const int32_t c = lqs[w.lq].cq;
+    const CqRt& cq = cqs[c];
+    const Time saved_min = protect_min;
+    const bool saved_delay = protect_delay;
+    Assignment a;
+    std::vector<Target> targets;
+    Nominate(*this, id, c, &a, &targets);
+    protect_min = saved_min;
+    protect_delay = saved_delay;
+    if (a.mode != Mode::kFit && targets.empty()) {
+      const bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
+      K kind = a.kind;
+      if (preempt_mode) kind = K::kPreemptionNoCandidates;
+      if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
+      if (kind == K::kNoFlavor || kind == K::kInfeasible) {
+        w.info.pending = PendingReason{};
+        w.info.pending.kind = kind;
+        w.info.pending.cluster_queue = cq.name;
+        w.info.pending.message = w.info.key + " in ClusterQueue " + cq.name + ": " + a.message;
+      } else {
+        w.info.pending.kind = kind;
+        w.info.pending.message.clear();
+        w.info.pending.would_preempt.clear();
+      }
+      w.pending_ref = a.ref;
+      w.ref_dirty = true;
+      w.msg_dirty = true;
+    }
+  }
   // Only the kinds RunRound sets from an assignment carry a ReasonRef; any
   // other kind was written whole since.
   const K kind = w.info.pending.kind;

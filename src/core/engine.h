@@ -59,6 +59,13 @@ struct EngineOptions {
   // candidate gives up the most it could) and skip the search when it fails.
   // An exact shortcut: false is the reference the property tests compare.
   bool prune_preemption_search = true;
+  // true: at the start of a cycle, park at once the queued workloads of a
+  // ClusterQueue that no cycle could admit before quota is released in its
+  // cohort tree (the least any of them needs exceeds what the queue could
+  // get), instead of trying them one head per cycle (docs/semantics.md §3,
+  // step 5). An exact shortcut for admissions and
+  // evictions: false is the reference the property tests compare.
+  bool bulk_park = true;
   // With nodes: true matches pods to nodes by labels (the admitted flavors'
   // nodeLabels and the pod sets' nodeSelector) and taints, as in a cluster,
   // and a flavor is a candidate for a pod set only where some node could

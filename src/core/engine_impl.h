@@ -138,6 +138,9 @@ struct QueueKey {
   // under (0 = not parked); mirrors Wl::park_epoch so that scanning a heap
   // does not touch the workloads.
   mutable uint64_t park_epoch = 0;
+  // Not part of the order: EngineImpl::enqueue_counter when it entered the
+  // heap; entries below CqRt::bulk_seq are parked in bulk (see BulkPark).
+  uint64_t enq_seq = 0;
   bool operator<(const QueueKey& o) const {
     if (neg_priority != o.neg_priority) return neg_priority < o.neg_priority;
     if (queued_at != o.queued_at) return queued_at < o.queued_at;
@@ -177,6 +180,14 @@ struct Wl {
   int32_t park_root = -1;
   uint64_t park_epoch = 0;
   std::set<QueueKey>::iterator heap_it;  // valid while in_heap
+  uint64_t enq_seq = 0;  // QueueKey::enq_seq of its heap entry
+  // EngineImpl::bulk_counter when a cycle last examined it (its pending
+  // reason is from then); older than CqRt::bulk_stamp while parked in bulk.
+  uint64_t reason_stamp = 0;
+  // While in a heap: (resource id, the least it can be admitted with), per
+  // resource it requests in its ClusterQueue (CqRt::min_req).
+  std::vector<std::pair<int32_t, Amount>> min_req;
+  bool reason_stale = false;  // parked by BulkPark's head skip without an examination
   bool forgotten = false;  // slot free for reuse (Engine::Forget)
   bool requeued = false;   // NotYetTried after an eviction (message wording)
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
@@ -264,6 +275,14 @@ struct CqRt {
   bool held = false;  // Hold or HoldAndDrain
   std::vector<TargetMemo> memo;  // small ring, see GetTargets
   size_t memo_next = 0;
+  // Parking in bulk (EngineImpl::BulkPark): while bulk_epoch is the root's
+  // epoch, every heap entry with enq_seq < bulk_seq is parked in place.
+  uint64_t bulk_epoch = 0;
+  uint64_t bulk_seq = 0;
+  uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
+  // Per resource id: the least amount each queued workload can be admitted
+  // with (Wl::min_req); a queued workload missing from a set requests none.
+  std::vector<std::multiset<Amount>> min_req;
 };
 
 struct LqRt {
@@ -362,6 +381,10 @@ class EngineImpl {
   std::vector<int64_t> root_parked;   // per tree node: soft-parked workloads under the current epoch
   int64_t parked_total = 0;           // sum of root_parked
   uint64_t epoch_counter = 0;
+  uint64_t enqueue_counter = 0;  // QueueKey::enq_seq
+  uint64_t bulk_counter = 0;     // CqRt::bulk_stamp, Wl::reason_stamp
+  bool any_resource_quota = false;  // the configuration has ResourceQuotas
+  std::vector<std::pair<int32_t, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
   std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
@@ -425,7 +448,24 @@ class EngineImpl {
   void Enqueue(WlId id);
   void Dequeue(WlId id);
   void Unpark(int32_t root);
-  bool SoftParked(const Wl& w) const { return w.soft_parked && w.park_epoch == root_epoch[w.park_root]; }
+  // Parked in place: on its own (SoftPark) or in bulk (BulkPark).
+  bool SoftParked(const Wl& w) const {
+    if (w.soft_parked && w.park_epoch == root_epoch[w.park_root]) return true;
+    if (!w.in_heap || w.lq < 0 || lqs[w.lq].cq < 0) return false;
+    const CqRt& cq = cqs[lqs[w.lq].cq];
+    return cq.root >= 0 && cq.bulk_epoch == root_epoch[cq.root] && w.enq_seq < cq.bulk_seq;
+  }
+  // Parks in bulk, without examining them, the queued workloads that no
+  // cycle before the next release in their cohort tree could admit
+  // (docs/semantics.md §3, step 5); returns how many it parked.
+  int64_t BulkPark();
+  // True when no workload queued in ClusterQueue `c` could be admitted or
+  // preempt for in the current state, nor in any tighter one.
+  bool AllQueuedFail(int32_t c) const;
+  // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
+  Amount BulkCap(int32_t c, int32_t res) const;
+  // True when the pending reason of `id` predates a bulk park that covered it.
+  bool ReasonStale(WlId id) const;
   void SoftPark(WlId id, int32_t root);
   // The first entry of a LocalQueue's heap that is not soft-parked, or null.
   const QueueKey* FirstActive(int32_t lq);

@@ -271,6 +271,39 @@ RC_GTEST_PROP(PreemptionPruningProperty, EqualsFullSearch, ()) {
   RC_CLASSIFY(evictions > 0, "preempted");
 }
 
+// (g) Parking in bulk is exact: an engine that parks at once the queues none
+// of whose workloads can be admitted makes the same admissions and
+// evictions as one that tries every parked workload as a head in turn,
+// after every settle.
+RC_GTEST_PROP(BulkParkProperty, EqualsOneByOne, ()) {
+  const auto seed = *rc::gen::arbitrary<uint64_t>();
+  EngineOptions bulk;
+  bulk.multi_admission = *rc::gen::arbitrary<bool>();
+  EngineOptions one = bulk;
+  one.bulk_park = false;
+  Scenario s = GenerateScenario(seed);
+  Engine a(bulk), b(one);
+  size_t evictions = 0;
+  RC_ASSERT(a.Configure(s.config).ok());
+  RC_ASSERT(b.Configure(s.config).ok());
+  for (const Batch& batch : s.batches) {
+    std::string err = ApplyBatch({&a, &b}, batch);
+    if (!err.empty()) RC_FAIL(err + "\n" + Header(seed, s));
+    bool sa = false, sb = false;
+    auto ea = bulk.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
+    auto eb = bulk.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
+    if (!sa || !sb) RC_DISCARD(kLivelock);
+    evictions += ea.size();
+    AdmittedSet xa = Admitted(a), xb = Admitted(b);
+    if (!(xa == xb) || Keys(ea) != Keys(eb)) {
+      RC_FAIL("t=" + std::to_string(batch.at) + ": parking in bulk differs from one head at a time\n" +
+              DescribeDiff(xa, xb, "bulk", "one by one") + "evictions bulk:" + ShowEvictions(Keys(ea)) +
+              "\nevictions one by one:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
+    }
+  }
+  RC_CLASSIFY(evictions > 0, "preempted");
+}
+
 TEST(GeneratorTest, SameSeedSameScenario) {
   for (uint64_t seed : {1u, 2u, 99u}) {
     EXPECT_EQ(Describe(GenerateScenario(seed)), Describe(GenerateScenario(seed)));
