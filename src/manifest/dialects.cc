@@ -815,7 +815,7 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
 
 // batch/v1 Job with Kueue's queue label, as Kueue's Job integration maps it:
 // one pod set `main` of `parallelism` pods (the only Job reader: the HTTP
-// API's src/server/codec.cc calls ParseWorkloads too).
+// API's src/api/codec.cc calls ParseWorkloads too).
 Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   ARTEL_DIALECT_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   DialectMeta meta;

@@ -18,7 +18,7 @@
 
 #include "core/quantity.h"
 #include "manifest/manifest.h"
-#include "server/manifest_files.h"
+#include "api/manifest_files.h"
 
 namespace artel::server {
 namespace fs = std::filesystem;

@@ -46,7 +46,7 @@
 #include "manifest/manifest.h"
 #include "runtime/runtime.h"
 #include "server/auth.h"
-#include "server/codec.h"
+#include "api/codec.h"
 #include "server/inventory.h"
 #include "server/log.h"
 #include "server/pod_users.h"
