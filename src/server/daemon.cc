@@ -2495,12 +2495,6 @@ Result<std::string> Daemon::Logs(const std::string& key, const std::string& pod,
   return out;
 }
 
-size_t Daemon::RunningCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t n = 0;
-  for (const auto& [k, w] : wl_) n += w.running ? 1 : 0;
-  return n;
-}
 
 std::string Daemon::Metrics() const {
   PromWriter pw;

@@ -140,8 +140,6 @@ class Daemon : public Service, private loop::Backend {
                                 const Principal& who) const override;
   uint64_t LatestEventSeq() const override;
 
-  // Test hook: number of workloads whose pods are running.
-  size_t RunningCount() const;
   std::string gpu_mode() const { return gpu_mode_; }
 
  private:
