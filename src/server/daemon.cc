@@ -753,7 +753,10 @@ Status Daemon::Recover() {
   std::vector<store::Record> fixups;
   int64_t now = NowLocked();
   size_t adopted = 0, requeued = 0, restored = 0;
-  for (const auto& [ord, key] : order) {
+  for (const auto& entry : order) {
+    // A plain reference, not a structured binding: the lambdas below
+    // capture it, which clang accepts only from version 16.
+    const std::string& key = entry.second;
     const Persisted& p = model_[key];
     auto spec = WorkloadFromJson(p.spec);
     if (!spec.ok()) {
