@@ -1,5 +1,5 @@
-// bench_http_overload: arteld's API under connection abuse (issue 10,
-// section 5; audit D4). Runs the real `Daemon` + `ApiServer` in this process
+// bench_http_overload: arteld's API under connection abuse (docs/performance.md,
+// "HTTP under abuse"; audit D4). Runs the real `Daemon` + `ApiServer` in this process
 // on a free loopback port, with authentication on, then:
 //   - holds 200 idle keep-alive connections (each after one request) and
 //     100 slowloris connections (one header byte per second, reopened when

@@ -1,5 +1,5 @@
 // bench_placement: the placement library (src/core/placement) at the scales
-// of issue 3, item 8. Each benchmark builds its cluster and its pending
+// of docs/performance.md, "Placement". Each benchmark builds its cluster and its pending
 // workloads outside the timed region, then times one full placement pass:
 // every pending gang, in order, is `Place`d and, when placed, `Commit`ted
 // (manual time, one thread).

@@ -3,7 +3,7 @@
 //
 // Every benchmark builds its engine state outside the timed region and times
 // only `Engine::Schedule` (manual time), so the figures are the core's own
-// cost, on one thread. The shapes and targets are those of issue 2, item 9,
+// cost, on one thread. The shapes and targets are those of docs/performance.md,
 // and the Kueue figures they are compared with are in
 // ../shared/reference/kueue-semantics.md ("Scale anchors"):
 //

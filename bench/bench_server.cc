@@ -1,5 +1,5 @@
 // bench_server: durable submissions per second through arteld's HTTP API
-// over loopback, with p50/p99 latency (issue 4, acceptance).
+// over loopback, with p50/p99 latency (docs/performance.md, "Daemon").
 //
 // Runs the real `Daemon` + `ApiServer` in this process on a free loopback
 // port with a temporary data dir (SQLite journal, synchronous=FULL, group

@@ -1,4 +1,4 @@
-// Simulator speed (issue 5): simulated events per second of `sim::Replay`,
+// Simulator speed (docs/performance.md, "Simulator"): simulated events per second of `sim::Replay`,
 // the discrete-event loop behind `artel sim`, driving the production engine.
 //
 // An event is an arrival, an admission, a completion, an eviction or an

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/codec.h"
+#include "api/codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);

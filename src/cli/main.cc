@@ -202,7 +202,16 @@ int main(int argc, char** argv) {
   artel::cli::AddCheckCommand(app, &exit_code);
   artel::cli::AddSimCommand(app, &exit_code);
   artel::cli::AddValidateCommand(app, &exit_code);
-  artel::cli::AddClientCommands(app, &exit_code);
+  artel::cli::AddGetCommand(app, &exit_code);
+  artel::cli::AddDescribeCommand(app, &exit_code);
+  artel::cli::AddWhyCommand(app, &exit_code);
+  artel::cli::AddDeleteCommands(app, &exit_code);
+  artel::cli::AddLogsCommand(app, &exit_code);
+  artel::cli::AddApplyCommand(app, &exit_code);
+  artel::cli::AddRunCommand(app, &exit_code);
+  artel::cli::AddTopCommand(app, &exit_code);
+  artel::cli::AddEventsCommand(app, &exit_code);
+  artel::cli::AddWhoamiCommand(app, &exit_code);
   artel::cli::AddConfigCommand(app, &exit_code);
   artel::cli::AddCompletionCommand(app, &exit_code);
   artel::cli::AddVersionCommand(app, &exit_code);

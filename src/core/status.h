@@ -103,3 +103,25 @@ class Result {
 };
 
 }  // namespace artel
+
+// Early return: evaluates `expr` (a Status) once and returns it from the
+// enclosing function (which returns Status or Result<T>) when it is not ok.
+#define ARTEL_RETURN_IF_ERROR(expr)                                   \
+  do {                                                                \
+    if (::artel::Status artel_status_ = (expr); !artel_status_.ok()) { \
+      return artel_status_;                                           \
+    }                                                                 \
+  } while (0)
+
+// Evaluates `expr` (a Result<T>) once; assigns its value to `lhs` (which may
+// declare a variable: `ARTEL_ASSIGN_OR_RETURN(auto x, F())`) or returns its
+// status from the enclosing function. Expands to more than one statement:
+// not for the body of an unbraced if/for.
+#define ARTEL_ASSIGN_OR_RETURN(lhs, expr) \
+  ARTEL_ASSIGN_OR_RETURN_IMPL_(ARTEL_STATUS_CONCAT_(artel_result_, __LINE__), lhs, expr)
+#define ARTEL_STATUS_CONCAT_INNER_(a, b) a##b
+#define ARTEL_STATUS_CONCAT_(a, b) ARTEL_STATUS_CONCAT_INNER_(a, b)
+#define ARTEL_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                                 \
+  if (!tmp.ok()) return std::move(tmp).status();     \
+  lhs = std::move(tmp).value()

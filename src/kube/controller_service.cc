@@ -4,7 +4,7 @@
 
 #include "core/quantity.h"
 #include "kube/controller.h"
-#include "server/codec.h"
+#include "api/codec.h"
 
 namespace artel::kube {
 namespace {

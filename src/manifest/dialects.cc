@@ -80,28 +80,28 @@ Status CheckServed(const Node& root, const std::string& api_version, const std::
 }
 
 Status ParsePriorityClass(const Node& root, core::Config* config) {
-  ARTEL_DIALECT_TRY(
-      root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description", "globalDefault", "preemptionPolicy"}));
+  ARTEL_RETURN_IF_ERROR(root.CheckKeys(
+      {"apiVersion", "kind", "metadata", "value", "description", "globalDefault", "preemptionPolicy"}));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, false, &meta));
   core::PriorityClassSpec pc;
   pc.name = meta.name;
   pc.pos = root.Pos();
-  ARTEL_DIALECT_TRY(root.ReadInt32("value", &pc.value, kRequired));
-  ARTEL_DIALECT_TRY(root.ReadString("description", &pc.description));
+  ARTEL_RETURN_IF_ERROR(root.ReadInt32("value", &pc.value, kRequired));
+  ARTEL_RETURN_IF_ERROR(root.ReadString("description", &pc.description));
   bool global_default = false;
-  ARTEL_DIALECT_TRY(root.ReadBool("globalDefault", &global_default));
+  ARTEL_RETURN_IF_ERROR(root.ReadBool("globalDefault", &global_default));
   if (global_default) {
     return root["globalDefault"].Error(
         "not supported by Artel: globalDefault (workloads without a priority class have priority 0)");
   }
   std::string policy = "PreemptLowerPriority";
-  ARTEL_DIALECT_TRY(root.ReadEnum<std::string>(
+  ARTEL_RETURN_IF_ERROR(root.ReadEnum<std::string>(
       "preemptionPolicy", {{"PreemptLowerPriority", "PreemptLowerPriority"}, {"Never", "Never"}}, &policy));
   if (policy == "Never") {
     return root["preemptionPolicy"].Error("not supported by Artel: preemptionPolicy Never");
   }
-  ARTEL_DIALECT_TRY(CheckPriorityClass(pc, [&](const std::string& f) { return root.Lookup(f).Pos(); }));
+  ARTEL_RETURN_IF_ERROR(CheckPriorityClass(pc, [&](const std::string& f) { return root.Lookup(f).Pos(); }));
   config->priority_classes.push_back(std::move(pc));
   return Status::Ok();
 }
@@ -113,36 +113,37 @@ Status ParsePriorityClass(const Node& root, core::Config* config) {
 Status ReadDialectMeta(const Node& root, bool namespaced, DialectMeta* out) {
   Node meta = root["metadata"];
   if (!meta.present()) return root.MissingError("metadata");
-  ARTEL_DIALECT_TRY(meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
-                                    "creationTimestamp", "generation", "managedFields", "finalizers",
-                                    "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds",
-                                    "selfLink", "generateName"}));
-  ARTEL_DIALECT_TRY(meta.ReadString("name", &out->name, kRequired));
+  ARTEL_RETURN_IF_ERROR(
+      meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
+                      "creationTimestamp", "generation", "managedFields", "finalizers", "ownerReferences",
+                      "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "generateName"}));
+  ARTEL_RETURN_IF_ERROR(meta.ReadString("name", &out->name, kRequired));
   if (out->name.empty()) return meta["name"].Error("must not be empty");
-  ARTEL_DIALECT_TRY(meta.ReadString("namespace", &out->ns));
+  ARTEL_RETURN_IF_ERROR(meta.ReadString("namespace", &out->ns));
   if (namespaced && out->ns.empty()) out->ns = "default";
   if (!namespaced && !out->ns.empty()) {
     return meta["namespace"].Error("this kind is cluster-scoped and takes no namespace");
   }
-  ARTEL_DIALECT_TRY(meta.ReadStringMap("labels", &out->labels));
-  ARTEL_DIALECT_TRY(meta.ReadStringMap("annotations", &out->annotations));
+  ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("labels", &out->labels));
+  ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("annotations", &out->annotations));
   return Status::Ok();
 }
 
 Status ReadLabelSelectorNode(const Node& sel, core::LabelSelector* out) {
-  ARTEL_DIALECT_TRY(sel.CheckKeys({"matchLabels", "matchExpressions"}));
-  ARTEL_DIALECT_TRY(sel.ReadStringMap("matchLabels", &out->match_labels));
+  ARTEL_RETURN_IF_ERROR(sel.CheckKeys({"matchLabels", "matchExpressions"}));
+  ARTEL_RETURN_IF_ERROR(sel.ReadStringMap("matchLabels", &out->match_labels));
   Node exprs = sel["matchExpressions"];
   if (!exprs.present()) return Status::Ok();
-  ARTEL_DIALECT_TRY(exprs.ExpectList());
+  ARTEL_RETURN_IF_ERROR(exprs.ExpectList());
   for (const Node& e : exprs.Items()) {
-    ARTEL_DIALECT_TRY(e.CheckKeys({"key", "operator", "values"}));
+    ARTEL_RETURN_IF_ERROR(e.CheckKeys({"key", "operator", "values"}));
     core::LabelSelectorRequirement req;
-    ARTEL_DIALECT_TRY(e.ReadString("key", &req.key, kRequired));
-    ARTEL_DIALECT_TRY(e.ReadEnum<std::string>(
-        "operator", {{"In", "In"}, {"NotIn", "NotIn"}, {"Exists", "Exists"}, {"DoesNotExist", "DoesNotExist"}},
-        &req.op, kRequired));
-    ARTEL_DIALECT_TRY(e.ReadStringList("values", &req.values));
+    ARTEL_RETURN_IF_ERROR(e.ReadString("key", &req.key, kRequired));
+    ARTEL_RETURN_IF_ERROR(e.ReadEnum<std::string>(
+        "operator",
+        {{"In", "In"}, {"NotIn", "NotIn"}, {"Exists", "Exists"}, {"DoesNotExist", "DoesNotExist"}}, &req.op,
+        kRequired));
+    ARTEL_RETURN_IF_ERROR(e.ReadStringList("values", &req.values));
     bool set_op = req.op == "In" || req.op == "NotIn";
     if (set_op && req.values.empty()) return e["values"].Error("operator " + req.op + " requires values");
     if (!set_op && !req.values.empty()) return e["values"].Error("operator " + req.op + " takes no values");
@@ -152,7 +153,7 @@ Status ReadLabelSelectorNode(const Node& sel, core::LabelSelector* out) {
 }
 
 Status ReadResourceList(const Node& list, std::map<std::string, core::Amount>* out) {
-  ARTEL_DIALECT_TRY(list.ExpectMap());
+  ARTEL_RETURN_IF_ERROR(list.ExpectMap());
   for (const yaml::MapEntry& e : list.Entries()) {
     if (e.key.empty()) return e.value.Error("resource name must not be empty");
     Result<core::Amount> q = e.value.AsQuantity();
@@ -189,7 +190,7 @@ bool InDialectTree(const core::Config& config, const std::string& cohort) {
 Status ParseDialectObject(const Node& root, const std::string& api_version, const std::string& kind,
                           core::Config* config, DialectDocs* docs) {
   bool workload = false;
-  ARTEL_DIALECT_TRY(CheckServed(root, api_version, kind, &workload));
+  ARTEL_RETURN_IF_ERROR(CheckServed(root, api_version, kind, &workload));
   if (workload) {
     return root["kind"].Error(fmt::format(
         "a {} ({}) is a workload, not configuration; submit it with `artel apply -f` (or a scenario's "
@@ -331,7 +332,7 @@ Status BuildQueueTree(QueueDialect dialect, const std::vector<DialectQueue*>& qu
       cohort.resource_groups.push_back(std::move(rg));
       cohort.fair_weight = q->fair_weight;
       cohort.pos = q->pos;
-      ARTEL_DIALECT_TRY(CheckCohort(cohort, ConstantPos(q->pos)));
+      ARTEL_RETURN_IF_ERROR(CheckCohort(cohort, ConstantPos(q->pos)));
       add->cohorts.push_back(std::move(cohort));
     } else {
       core::ClusterQueueSpec cq;
@@ -343,7 +344,7 @@ Status BuildQueueTree(QueueDialect dialect, const std::vector<DialectQueue*>& qu
       cq.fair_weight = q->fair_weight;
       cq.namespace_selector = core::LabelSelector{};  // every namespace
       cq.pos = q->pos;
-      ARTEL_DIALECT_TRY(CheckClusterQueue(cq, ConstantPos(q->pos)));
+      ARTEL_RETURN_IF_ERROR(CheckClusterQueue(cq, ConstantPos(q->pos)));
       add->cluster_queues.push_back(std::move(cq));
       leaves->push_back(q->name);
     }
@@ -362,7 +363,7 @@ Status FinishDialects(DialectDocs* docs, core::Config* existing, core::Config* p
       if (q.dialect == d) queues.push_back(&q);
     }
     if (queues.empty()) continue;
-    ARTEL_DIALECT_TRY(BuildQueueTree(d, queues, *existing, *parsed, &add, &leaves));
+    ARTEL_RETURN_IF_ERROR(BuildQueueTree(d, queues, *existing, *parsed, &add, &leaves));
   }
   if (!docs->queues.empty() && !HasNamed(existing->flavors, kDialectFlavor) &&
       !HasNamed(parsed->flavors, kDialectFlavor)) {
@@ -483,35 +484,53 @@ Status Refuse(const Node& map, std::initializer_list<Refusal> refused) {
 }
 
 Status ReadContainers(const Node& list, core::PodSetSpec* ps) {
-  ARTEL_DIALECT_TRY(list.ExpectList());
+  ARTEL_RETURN_IF_ERROR(list.ExpectList());
   if (list.size() == 0) return list.Error("needs at least one container");
   bool first = true;
   for (const Node& c : list.Items()) {
-    ARTEL_DIALECT_TRY(Refuse(c, {{"resizePolicy", "in-place resize"}, {"restartPolicy", "sidecar containers"}}));
+    ARTEL_RETURN_IF_ERROR(
+        Refuse(c, {{"resizePolicy", "in-place resize"}, {"restartPolicy", "sidecar containers"}}));
     // terminationMessagePath/Policy, lifecycle, volumeDevices and stdinOnce
     // are what the API server defaults (or a kubelet alone uses): objects
     // read back from a cluster carry them.
-    ARTEL_DIALECT_TRY(c.CheckKeys({"name", "image", "imagePullPolicy", "command", "args", "env", "workingDir",
-                                   "ports", "volumeMounts", "resources", "securityContext", "livenessProbe",
-                                   "readinessProbe", "startupProbe", "stdin", "tty", "terminationMessagePath",
-                                   "terminationMessagePolicy", "lifecycle", "volumeDevices", "stdinOnce"}));
+    ARTEL_RETURN_IF_ERROR(c.CheckKeys({"name",
+                                       "image",
+                                       "imagePullPolicy",
+                                       "command",
+                                       "args",
+                                       "env",
+                                       "workingDir",
+                                       "ports",
+                                       "volumeMounts",
+                                       "resources",
+                                       "securityContext",
+                                       "livenessProbe",
+                                       "readinessProbe",
+                                       "startupProbe",
+                                       "stdin",
+                                       "tty",
+                                       "terminationMessagePath",
+                                       "terminationMessagePolicy",
+                                       "lifecycle",
+                                       "volumeDevices",
+                                       "stdinOnce"}));
     if (first) {
       std::vector<std::string> cmd, args;
-      ARTEL_DIALECT_TRY(c.ReadStringList("command", &cmd));
-      ARTEL_DIALECT_TRY(c.ReadStringList("args", &args));
+      ARTEL_RETURN_IF_ERROR(c.ReadStringList("command", &cmd));
+      ARTEL_RETURN_IF_ERROR(c.ReadStringList("args", &args));
       ps->command = cmd;
       ps->command.insert(ps->command.end(), args.begin(), args.end());
-      ARTEL_DIALECT_TRY(c.ReadString("workingDir", &ps->working_dir));
+      ARTEL_RETURN_IF_ERROR(c.ReadString("workingDir", &ps->working_dir));
       Node env = c["env"];
       if (env.present()) {
-        ARTEL_DIALECT_TRY(env.ExpectList());
+        ARTEL_RETURN_IF_ERROR(env.ExpectList());
         for (const Node& e : env.Items()) {
           if (e["valueFrom"].present()) return e["valueFrom"].Error("not supported by Artel: env valueFrom");
-          ARTEL_DIALECT_TRY(e.CheckKeys({"name", "value"}));
+          ARTEL_RETURN_IF_ERROR(e.CheckKeys({"name", "value"}));
           std::string name, value;
-          ARTEL_DIALECT_TRY(e.ReadString("name", &name, kRequired));
+          ARTEL_RETURN_IF_ERROR(e.ReadString("name", &name, kRequired));
           if (name.empty() || name.find('=') != std::string::npos) return e["name"].Error("invalid name");
-          ARTEL_DIALECT_TRY(e.ReadString("value", &value));
+          ARTEL_RETURN_IF_ERROR(e.ReadString("value", &value));
           ps->env[name] = value;
         }
       }
@@ -519,10 +538,10 @@ Status ReadContainers(const Node& list, core::PodSetSpec* ps) {
     first = false;
     Node res = c["resources"];
     if (res.present()) {
-      ARTEL_DIALECT_TRY(res.CheckKeys({"requests", "limits"}));
+      ARTEL_RETURN_IF_ERROR(res.CheckKeys({"requests", "limits"}));
       std::map<std::string, core::Amount> req, lim;
-      if (res["requests"].present()) ARTEL_DIALECT_TRY(ReadResourceList(res["requests"], &req));
-      if (res["limits"].present()) ARTEL_DIALECT_TRY(ReadResourceList(res["limits"], &lim));
+      if (res["requests"].present()) ARTEL_RETURN_IF_ERROR(ReadResourceList(res["requests"], &req));
+      if (res["limits"].present()) ARTEL_RETURN_IF_ERROR(ReadResourceList(res["limits"], &lim));
       for (const auto& [r, a] : lim) req.emplace(r, a);  // a limit without a request sets it (Kubernetes)
       for (const auto& [r, a] : req) ps->requests[r] += a;
     }
@@ -533,23 +552,23 @@ Status ReadContainers(const Node& list, core::PodSetSpec* ps) {
 // One node selector requirement (matchExpressions or, with `field`,
 // matchFields: only metadata.name, which is the node's hostname label).
 Status ReadNodeRequirement(const Node& e, bool field, core::NodeSelectorRequirement* out) {
-  ARTEL_DIALECT_TRY(e.CheckKeys({"key", "operator", "values"}));
-  ARTEL_DIALECT_TRY(e.ReadString("key", &out->key, kRequired));
+  ARTEL_RETURN_IF_ERROR(e.CheckKeys({"key", "operator", "values"}));
+  ARTEL_RETURN_IF_ERROR(e.ReadString("key", &out->key, kRequired));
   if (out->key.empty()) return e["key"].Error("must not be empty");
   if (field) {
     if (out->key != "metadata.name") return e["key"].Error("matchFields supports only metadata.name");
     out->key = "kubernetes.io/hostname";
   }
-  ARTEL_DIALECT_TRY(e.ReadEnum<std::string>("operator",
-                                            {{"In", "In"},
-                                             {"NotIn", "NotIn"},
-                                             {"Exists", "Exists"},
-                                             {"DoesNotExist", "DoesNotExist"},
-                                             {"Gt", "Gt"},
-                                             {"Lt", "Lt"}},
-                                            &out->op, kRequired));
+  ARTEL_RETURN_IF_ERROR(e.ReadEnum<std::string>("operator",
+                                                {{"In", "In"},
+                                                 {"NotIn", "NotIn"},
+                                                 {"Exists", "Exists"},
+                                                 {"DoesNotExist", "DoesNotExist"},
+                                                 {"Gt", "Gt"},
+                                                 {"Lt", "Lt"}},
+                                                &out->op, kRequired));
   if (field && out->op != "In" && out->op != "NotIn") return e["operator"].Error("matchFields supports In and NotIn");
-  ARTEL_DIALECT_TRY(e.ReadStringList("values", &out->values));
+  ARTEL_RETURN_IF_ERROR(e.ReadStringList("values", &out->values));
   std::string culprit;
   std::string problem = out->Problem(&culprit);
   if (!problem.empty()) return e[culprit].Error(problem);
@@ -559,37 +578,39 @@ Status ReadNodeRequirement(const Node& e, bool field, core::NodeSelectorRequirem
 // affinity: node affinity only. The required terms constrain flavors (as in
 // Kueue) and placement; preferred terms are accepted and not used.
 Status ReadAffinity(const Node& aff, core::PodSetSpec* ps) {
-  ARTEL_DIALECT_TRY(Refuse(aff, {{"podAffinity", "inter-pod affinity; use the dialect's topology fields or Kueue "
-                                                 "podset topology annotations"},
-                                 {"podAntiAffinity", "inter-pod anti-affinity; use the dialect's topology fields or "
-                                                     "the artel.dev/score: spread annotation"}}));
-  ARTEL_DIALECT_TRY(aff.CheckKeys({"nodeAffinity"}));
+  ARTEL_RETURN_IF_ERROR(Refuse(aff, {{"podAffinity",
+                                      "inter-pod affinity; use the dialect's topology fields or Kueue "
+                                      "podset topology annotations"},
+                                     {"podAntiAffinity",
+                                      "inter-pod anti-affinity; use the dialect's topology fields or "
+                                      "the artel.dev/score: spread annotation"}}));
+  ARTEL_RETURN_IF_ERROR(aff.CheckKeys({"nodeAffinity"}));
   Node na = aff["nodeAffinity"];
   if (!na.present()) return Status::Ok();
-  ARTEL_DIALECT_TRY(na.CheckKeys(
+  ARTEL_RETURN_IF_ERROR(na.CheckKeys(
       {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"}));
   Node pref = na["preferredDuringSchedulingIgnoredDuringExecution"];
   if (pref.present()) {
-    ARTEL_DIALECT_TRY(pref.ExpectList());
-    for (const Node& p : pref.Items()) ARTEL_DIALECT_TRY(p.CheckKeys({"weight", "preference"}));
+    ARTEL_RETURN_IF_ERROR(pref.ExpectList());
+    for (const Node& p : pref.Items()) ARTEL_RETURN_IF_ERROR(p.CheckKeys({"weight", "preference"}));
   }
   Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
   if (!req.present()) return Status::Ok();
-  ARTEL_DIALECT_TRY(req.CheckKeys({"nodeSelectorTerms"}));
+  ARTEL_RETURN_IF_ERROR(req.CheckKeys({"nodeSelectorTerms"}));
   Node terms = req["nodeSelectorTerms"];
   if (!terms.present()) return req.MissingError("nodeSelectorTerms");
-  ARTEL_DIALECT_TRY(terms.ExpectList());
+  ARTEL_RETURN_IF_ERROR(terms.ExpectList());
   if (terms.size() == 0) return terms.Error("needs at least one term");
   for (const Node& t : terms.Items()) {
-    ARTEL_DIALECT_TRY(t.CheckKeys({"matchExpressions", "matchFields"}));
+    ARTEL_RETURN_IF_ERROR(t.CheckKeys({"matchExpressions", "matchFields"}));
     core::NodeSelectorTerm term;
     for (const char* key : {"matchExpressions", "matchFields"}) {
       Node list = t[key];
       if (!list.present()) continue;
-      ARTEL_DIALECT_TRY(list.ExpectList());
+      ARTEL_RETURN_IF_ERROR(list.ExpectList());
       for (const Node& e : list.Items()) {
         core::NodeSelectorRequirement r;
-        ARTEL_DIALECT_TRY(ReadNodeRequirement(e, std::string_view(key) == "matchFields", &r));
+        ARTEL_RETURN_IF_ERROR(ReadNodeRequirement(e, std::string_view(key) == "matchFields", &r));
         term.match_expressions.push_back(std::move(r));
       }
     }
@@ -601,48 +622,71 @@ Status ReadAffinity(const Node& aff, core::PodSetSpec* ps) {
 
 Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::string>* priority_class,
                    std::optional<core::Time>* termination_grace) {
-  ARTEL_DIALECT_TRY(Refuse(spec, {{"initContainers", "init containers"},
-                                  {"topologySpreadConstraints", "topology spread constraints; use the dialect's "
-                                                                "topology fields or Kueue podset topology"},
-                                  {"overhead", "pod overhead"},
-                                  {"resourceClaims", "dynamic resource claims"},
-                                  {"nodeName", "nodeName (Artel places pods itself)"}}));
+  ARTEL_RETURN_IF_ERROR(Refuse(spec, {{"initContainers", "init containers"},
+                                      {"topologySpreadConstraints",
+                                       "topology spread constraints; use the dialect's "
+                                       "topology fields or Kueue podset topology"},
+                                      {"overhead", "pod overhead"},
+                                      {"resourceClaims", "dynamic resource claims"},
+                                      {"nodeName", "nodeName (Artel places pods itself)"}}));
   // dnsPolicy, enableServiceLinks, serviceAccount, priority,
   // preemptionPolicy and the like are set by the API server's defaulting and
   // admission (objects read back from a cluster carry them) or only concern
   // the kubelet; they are accepted and not used.
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"containers", "nodeSelector", "affinity", "tolerations", "priorityClassName",
-                                    "schedulerName", "restartPolicy", "terminationGracePeriodSeconds", "volumes",
-                                    "serviceAccountName", "imagePullSecrets", "hostname", "subdomain",
-                                    "securityContext", "dnsPolicy", "dnsConfig", "enableServiceLinks",
-                                    "automountServiceAccountToken", "serviceAccount", "priority", "preemptionPolicy",
-                                    "runtimeClassName", "setHostnameAsFQDN", "shareProcessNamespace", "os",
-                                    "readinessGates", "hostAliases"}));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"containers",
+                                        "nodeSelector",
+                                        "affinity",
+                                        "tolerations",
+                                        "priorityClassName",
+                                        "schedulerName",
+                                        "restartPolicy",
+                                        "terminationGracePeriodSeconds",
+                                        "volumes",
+                                        "serviceAccountName",
+                                        "imagePullSecrets",
+                                        "hostname",
+                                        "subdomain",
+                                        "securityContext",
+                                        "dnsPolicy",
+                                        "dnsConfig",
+                                        "enableServiceLinks",
+                                        "automountServiceAccountToken",
+                                        "serviceAccount",
+                                        "priority",
+                                        "preemptionPolicy",
+                                        "runtimeClassName",
+                                        "setHostnameAsFQDN",
+                                        "shareProcessNamespace",
+                                        "os",
+                                        "readinessGates",
+                                        "hostAliases"}));
   Node containers = spec["containers"];
   if (!containers.present()) return spec.MissingError("containers");
-  ARTEL_DIALECT_TRY(ReadContainers(containers, ps));
-  ARTEL_DIALECT_TRY(spec.ReadStringMap("nodeSelector", &ps->node_selector));
-  if (spec["affinity"].present()) ARTEL_DIALECT_TRY(ReadAffinity(spec["affinity"], ps));
+  ARTEL_RETURN_IF_ERROR(ReadContainers(containers, ps));
+  ARTEL_RETURN_IF_ERROR(spec.ReadStringMap("nodeSelector", &ps->node_selector));
+  if (spec["affinity"].present()) ARTEL_RETURN_IF_ERROR(ReadAffinity(spec["affinity"], ps));
   Node tols = spec["tolerations"];
   if (tols.present()) {
-    ARTEL_DIALECT_TRY(tols.ExpectList());
+    ARTEL_RETURN_IF_ERROR(tols.ExpectList());
     for (const Node& t : tols.Items()) {
-      ARTEL_DIALECT_TRY(t.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
+      ARTEL_RETURN_IF_ERROR(t.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
       core::Toleration tol;
-      ARTEL_DIALECT_TRY(t.ReadString("key", &tol.key));
-      ARTEL_DIALECT_TRY(t.ReadEnum<std::string>("operator", {{"Equal", "Equal"}, {"Exists", "Exists"}}, &tol.op));
-      ARTEL_DIALECT_TRY(t.ReadString("value", &tol.value));
-      ARTEL_DIALECT_TRY(t.ReadEnum<std::string>(
-          "effect",
-          {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
-          &tol.effect));
+      ARTEL_RETURN_IF_ERROR(t.ReadString("key", &tol.key));
+      ARTEL_RETURN_IF_ERROR(
+          t.ReadEnum<std::string>("operator", {{"Equal", "Equal"}, {"Exists", "Exists"}}, &tol.op));
+      ARTEL_RETURN_IF_ERROR(t.ReadString("value", &tol.value));
+      ARTEL_RETURN_IF_ERROR(t.ReadEnum<std::string>("effect",
+                                                    {{"NoSchedule", "NoSchedule"},
+                                                     {"PreferNoSchedule", "PreferNoSchedule"},
+                                                     {"NoExecute", "NoExecute"}},
+                                                    &tol.effect));
       if (tol.op == "Exists" && !tol.value.empty()) return t["value"].Error("must be empty when operator is Exists");
       if (tol.key.empty() && tol.op != "Exists") return t["operator"].Error("must be Exists when key is empty");
       ps->tolerations.push_back(std::move(tol));
     }
   }
   std::string pc;
-  ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("priorityClassName", &pc));
   if (!pc.empty()) *priority_class = pc;
   if (spec["terminationGracePeriodSeconds"].present()) {
     Result<int64_t> g = spec["terminationGracePeriodSeconds"].AsInt(0, 86400);
@@ -656,14 +700,15 @@ Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::st
 
 Status ReadPodTemplate(const Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class,
                        std::optional<core::Time>* termination_grace) {
-  ARTEL_DIALECT_TRY(tmpl.CheckKeys({"metadata", "spec"}));
+  ARTEL_RETURN_IF_ERROR(tmpl.CheckKeys({"metadata", "spec"}));
   Node meta = tmpl["metadata"];
   if (meta.present()) {
     // The API server writes `creationTimestamp: null` into embedded templates.
-    ARTEL_DIALECT_TRY(meta.CheckKeys({"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
+    ARTEL_RETURN_IF_ERROR(
+        meta.CheckKeys({"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
     std::map<std::string, std::string> labels;
-    ARTEL_DIALECT_TRY(meta.ReadStringMap("labels", &labels));
-    ARTEL_DIALECT_TRY(meta.ReadStringMap("annotations", &out->annotations));
+    ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("labels", &labels));
+    ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("annotations", &out->annotations));
   }
   Node spec = tmpl["spec"];
   if (!spec.present()) return tmpl.MissingError("spec");
@@ -671,8 +716,8 @@ Status ReadPodTemplate(const Node& tmpl, core::PodSetSpec* out, std::optional<st
 }
 
 Status ReadPod(const Node& root, PodDoc* out) {
-  ARTEL_DIALECT_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, true, &out->meta));
+  ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &out->meta));
   out->root = root;
   out->spec.annotations = out->meta.annotations;
   Node spec = root["spec"];
@@ -692,9 +737,9 @@ constexpr char kKaiGroupAnnotation[] = "pod-group-name";
 constexpr char kKaiSubGroupLabel[] = "kai.scheduler/subgroup-name";
 
 Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
-  ARTEL_DIALECT_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
+  ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
   core::WorkloadSpec w;
   w.name = meta.name;
   w.ns = meta.ns;
@@ -707,55 +752,56 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
   // name}; v1beta1 with priorityClassName and priorityClassSource. Both
   // spellings are read in both versions (manifests written for one release
   // of Kueue are often applied with the other's apiVersion).
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"queueName", "priorityClassName", "priority", "priorityClassSource",
-                                    "priorityClassRef", "active", "podSets", "maximumExecutionTimeSeconds"}));
+  ARTEL_RETURN_IF_ERROR(
+      spec.CheckKeys({"queueName", "priorityClassName", "priority", "priorityClassSource", "priorityClassRef",
+                      "active", "podSets", "maximumExecutionTimeSeconds"}));
   if (spec["maximumExecutionTimeSeconds"].present()) {
     Result<int64_t> m = spec["maximumExecutionTimeSeconds"].AsInt(1, INT32_MAX);
     if (!m.ok()) return m.status();
     w.max_runtime = *m * 1000;
   }
-  ARTEL_DIALECT_TRY(spec.ReadString("queueName", &w.queue, kRequired));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("queueName", &w.queue, kRequired));
   std::string pc;
-  ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("priorityClassName", &pc));
   Node ref = spec["priorityClassRef"];
   if (ref.present()) {
     if (spec["priorityClassName"].present()) {
       return ref.Error("set either priorityClassRef (v1beta2) or priorityClassName (v1beta1), not both");
     }
-    ARTEL_DIALECT_TRY(ref.CheckKeys({"group", "kind", "name"}));
+    ARTEL_RETURN_IF_ERROR(ref.CheckKeys({"group", "kind", "name"}));
     std::string group, kind;
-    ARTEL_DIALECT_TRY(ref.ReadEnum<std::string>(
+    ARTEL_RETURN_IF_ERROR(ref.ReadEnum<std::string>(
         "group", {{"kueue.x-k8s.io", "kueue.x-k8s.io"}, {"scheduling.k8s.io", "scheduling.k8s.io"}}, &group));
-    ARTEL_DIALECT_TRY(ref.ReadEnum<std::string>(
-        "kind", {{"WorkloadPriorityClass", "WorkloadPriorityClass"}, {"PriorityClass", "PriorityClass"}}, &kind));
+    ARTEL_RETURN_IF_ERROR(ref.ReadEnum<std::string>(
+        "kind", {{"WorkloadPriorityClass", "WorkloadPriorityClass"}, {"PriorityClass", "PriorityClass"}},
+        &kind));
     if (!group.empty() && !kind.empty() && (group == "kueue.x-k8s.io") != (kind == "WorkloadPriorityClass")) {
       return ref["kind"].Error(fmt::format("kind {} is not in group {}", kind, group));
     }
-    ARTEL_DIALECT_TRY(ref.ReadString("name", &pc, kRequired));
+    ARTEL_RETURN_IF_ERROR(ref.ReadString("name", &pc, kRequired));
     if (pc.empty()) return ref["name"].Error("must not be empty");
   }
   if (!pc.empty()) w.priority_class = pc;
   if (spec["priority"].present()) {
     int32_t p = 0;
-    ARTEL_DIALECT_TRY(spec.ReadInt32("priority", &p));
+    ARTEL_RETURN_IF_ERROR(spec.ReadInt32("priority", &p));
     w.priority = p;
   }
   std::string source;
-  ARTEL_DIALECT_TRY(spec.ReadEnum<std::string>("priorityClassSource",
-                                               {{"", ""},
-                                                {"kueue.x-k8s.io/workloadpriorityclass", "wpc"},
-                                                {"scheduling.k8s.io/priorityclass", "pc"}},
-                                               &source));
-  ARTEL_DIALECT_TRY(spec.ReadBool("active", &w.active));
+  ARTEL_RETURN_IF_ERROR(spec.ReadEnum<std::string>(
+      "priorityClassSource",
+      {{"", ""}, {"kueue.x-k8s.io/workloadpriorityclass", "wpc"}, {"scheduling.k8s.io/priorityclass", "pc"}},
+      &source));
+  ARTEL_RETURN_IF_ERROR(spec.ReadBool("active", &w.active));
   Node sets = spec["podSets"];
   if (!sets.present()) return spec.MissingError("podSets");
-  ARTEL_DIALECT_TRY(sets.ExpectList());
+  ARTEL_RETURN_IF_ERROR(sets.ExpectList());
   if (sets.size() == 0) return sets.Error("must list at least one pod set");
   std::set<std::string> names;
   for (const Node& s : sets.Items()) {
-    ARTEL_DIALECT_TRY(s.CheckKeys({"name", "count", "minCount", "template", "topologyRequest"}));
+    ARTEL_RETURN_IF_ERROR(s.CheckKeys({"name", "count", "minCount", "template", "topologyRequest"}));
     core::PodSetSpec ps;
-    ARTEL_DIALECT_TRY(s.ReadString("name", &ps.name));
+    ARTEL_RETURN_IF_ERROR(s.ReadString("name", &ps.name));
     if (!names.insert(ps.name).second) return s["name"].Error("duplicate pod set name \"" + ps.name + "\"");
     if (s["count"].present()) {
       Result<int64_t> c = s["count"].AsInt(1, 100000);
@@ -771,29 +817,29 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
     if (!tmpl.present()) return s.MissingError("template");
     std::optional<std::string> tpc;
     std::optional<core::Time> grace;
-    ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &tpc, &grace));
+    ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &tpc, &grace));
     if (grace && !w.termination_grace) w.termination_grace = grace;
     Node tr = s["topologyRequest"];
     if (tr.present()) {
-      ARTEL_DIALECT_TRY(tr.CheckKeys({"required", "preferred", "unconstrained", "podIndexLabel",
-                                      "subGroupIndexLabel", "subGroupCount", "podSetSliceRequiredTopology",
-                                      "podSetSliceSize", "podSetGroupName"}));
+      ARTEL_RETURN_IF_ERROR(tr.CheckKeys(
+          {"required", "preferred", "unconstrained", "podIndexLabel", "subGroupIndexLabel", "subGroupCount",
+           "podSetSliceRequiredTopology", "podSetSliceSize", "podSetGroupName"}));
       std::string group_name;  // accepted; Artel places each pod set on its own
-      ARTEL_DIALECT_TRY(tr.ReadString("podSetGroupName", &group_name));
+      ARTEL_RETURN_IF_ERROR(tr.ReadString("podSetGroupName", &group_name));
       std::string v;
       if (tr["required"].present()) {
-        ARTEL_DIALECT_TRY(tr.ReadString("required", &v));
+        ARTEL_RETURN_IF_ERROR(tr.ReadString("required", &v));
         ps.annotations["kueue.x-k8s.io/podset-required-topology"] = v;
       }
       if (tr["preferred"].present()) {
-        ARTEL_DIALECT_TRY(tr.ReadString("preferred", &v));
+        ARTEL_RETURN_IF_ERROR(tr.ReadString("preferred", &v));
         ps.annotations["kueue.x-k8s.io/podset-preferred-topology"] = v;
       }
       bool unconstrained = false;
-      ARTEL_DIALECT_TRY(tr.ReadBool("unconstrained", &unconstrained));
+      ARTEL_RETURN_IF_ERROR(tr.ReadBool("unconstrained", &unconstrained));
       if (unconstrained) ps.annotations["kueue.x-k8s.io/podset-unconstrained-topology"] = "true";
       if (tr["podSetSliceRequiredTopology"].present()) {
-        ARTEL_DIALECT_TRY(tr.ReadString("podSetSliceRequiredTopology", &v));
+        ARTEL_RETURN_IF_ERROR(tr.ReadString("podSetSliceRequiredTopology", &v));
         ps.annotations["kueue.x-k8s.io/podset-slice-required-topology"] = v;
       }
       if (tr["podSetSliceSize"].present()) {
@@ -801,7 +847,8 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
         if (!n.ok()) return n.status();
         ps.annotations["kueue.x-k8s.io/podset-slice-size"] = std::to_string(*n);
       }
-      for (std::string_view f : {"podIndexLabel", "subGroupIndexLabel"}) ARTEL_DIALECT_TRY(tr.ReadString(f, &v));
+      for (std::string_view f : {"podIndexLabel", "subGroupIndexLabel"})
+        ARTEL_RETURN_IF_ERROR(tr.ReadString(f, &v));
       if (tr["subGroupCount"].present()) {
         Result<int64_t> n = tr["subGroupCount"].AsInt(1, 100000);
         if (!n.ok()) return n.status();
@@ -815,11 +862,11 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
 
 // batch/v1 Job with Kueue's queue label, as Kueue's Job integration maps it:
 // one pod set `main` of `parallelism` pods (the only Job reader: the HTTP
-// API's src/server/codec.cc calls ParseWorkloads too).
+// API's src/api/codec.cc calls ParseWorkloads too).
 Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
-  ARTEL_DIALECT_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
+  ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
   core::WorkloadSpec w;
   w.name = meta.name;
   w.ns = meta.ns;
@@ -844,16 +891,16 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   }
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  ARTEL_DIALECT_TRY(Refuse(spec, {{"podFailurePolicy", "podFailurePolicy"},
-                                  {"successPolicy", "successPolicy"},
-                                  {"activeDeadlineSeconds", "activeDeadlineSeconds"}}));
+  ARTEL_RETURN_IF_ERROR(Refuse(spec, {{"podFailurePolicy", "podFailurePolicy"},
+                                      {"successPolicy", "successPolicy"},
+                                      {"activeDeadlineSeconds", "activeDeadlineSeconds"}}));
   // podReplacementPolicy, backoffLimitPerIndex, maxFailedIndexes and
   // managedBy only concern the Job controller (the API server defaults the
   // first); accepted and not used.
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"parallelism", "completions", "backoffLimit", "suspend", "template",
-                                    "ttlSecondsAfterFinished", "completionMode", "manualSelector", "selector",
-                                    "podReplacementPolicy", "backoffLimitPerIndex", "maxFailedIndexes",
-                                    "managedBy"}));
+  ARTEL_RETURN_IF_ERROR(
+      spec.CheckKeys({"parallelism", "completions", "backoffLimit", "suspend", "template",
+                      "ttlSecondsAfterFinished", "completionMode", "manualSelector", "selector",
+                      "podReplacementPolicy", "backoffLimitPerIndex", "maxFailedIndexes", "managedBy"}));
   core::PodSetSpec ps;
   ps.name = "main";
   if (spec["parallelism"].present()) {
@@ -871,9 +918,9 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
     w.backoff_limit = static_cast<int32_t>(*b);
   }
   bool suspend = false;
-  ARTEL_DIALECT_TRY(spec.ReadBool("suspend", &suspend));
+  ARTEL_RETURN_IF_ERROR(spec.ReadBool("suspend", &suspend));
   std::string completion_mode;  // validated only
-  ARTEL_DIALECT_TRY(spec.ReadEnum<std::string>(
+  ARTEL_RETURN_IF_ERROR(spec.ReadEnum<std::string>(
       "completionMode", {{"NonIndexed", "NonIndexed"}, {"Indexed", "Indexed"}}, &completion_mode));
   if (auto mp = meta.annotations.find(kJobMinParallelism); mp != meta.annotations.end()) {
     Result<core::Amount> m = core::ParseQuantity(mp->second);
@@ -886,7 +933,7 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   Node tmpl = spec["template"];
   if (!tmpl.present()) return spec.MissingError("template");
   std::optional<std::string> tpc;
-  ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &tpc, &w.termination_grace));
+  ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &tpc, &w.termination_grace));
   if (tpc && !w.priority_class) w.priority_class = tpc;
   w.pod_sets.push_back(std::move(ps));
   *out = std::move(w);
@@ -1013,38 +1060,38 @@ struct WorkloadReader {
   std::vector<PodDoc> pods;
 
   Status Read(const Node& root) {
-    ARTEL_DIALECT_TRY(root.ExpectMap());
+    ARTEL_RETURN_IF_ERROR(root.ExpectMap());
     std::string api, kind;
-    ARTEL_DIALECT_TRY(root.ReadString("apiVersion", &api, kRequired));
-    ARTEL_DIALECT_TRY(root.ReadString("kind", &kind, kRequired));
+    ARTEL_RETURN_IF_ERROR(root.ReadString("apiVersion", &api, kRequired));
+    ARTEL_RETURN_IF_ERROR(root.ReadString("kind", &kind, kRequired));
     if (api == "v1" && kind == "List") {
-      ARTEL_DIALECT_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
+      ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
       Node items = root["items"];
       if (!items.present()) return Status::Ok();
-      ARTEL_DIALECT_TRY(items.ExpectList());
-      for (const Node& item : items.Items()) ARTEL_DIALECT_TRY(Read(item));
+      ARTEL_RETURN_IF_ERROR(items.ExpectList());
+      for (const Node& item : items.Items()) ARTEL_RETURN_IF_ERROR(Read(item));
       return Status::Ok();
     }
     if (api == "v1" && kind == "Pod") {
       PodDoc pod;
-      ARTEL_DIALECT_TRY(ReadPod(root, &pod));
+      ARTEL_RETURN_IF_ERROR(ReadPod(root, &pod));
       pods.push_back(std::move(pod));
       return Status::Ok();
     }
     core::WorkloadSpec w;
     if (api == "batch.volcano.sh/v1alpha1" && kind == "Job") {
-      ARTEL_DIALECT_TRY(ParseVolcanoJob(root, &w));
+      ARTEL_RETURN_IF_ERROR(ParseVolcanoJob(root, &w));
     } else if (api == "batch/v1" && kind == "Job") {
-      ARTEL_DIALECT_TRY(ParseBatchJob(root, &w));
+      ARTEL_RETURN_IF_ERROR(ParseBatchJob(root, &w));
     } else if ((api == "kueue.x-k8s.io/v1beta1" || api == "kueue.x-k8s.io/v1beta2") && kind == "Workload") {
-      ARTEL_DIALECT_TRY(ParseKueueWorkload(root, &w));
+      ARTEL_RETURN_IF_ERROR(ParseKueueWorkload(root, &w));
     } else if ((api == "scheduling.volcano.sh/v1beta1" || api == "scheduling.run.ai/v2alpha2") &&
                kind == "PodGroup") {
       PodGroupDoc pg;
       if (api == "scheduling.volcano.sh/v1beta1") {
-        ARTEL_DIALECT_TRY(ParseVolcanoPodGroup(root, &pg));
+        ARTEL_RETURN_IF_ERROR(ParseVolcanoPodGroup(root, &pg));
       } else {
-        ARTEL_DIALECT_TRY(ParseKaiPodGroup(root, &pg));
+        ARTEL_RETURN_IF_ERROR(ParseKaiPodGroup(root, &pg));
       }
       groups.push_back(std::move(pg));
       group_slot.push_back(out.size());

@@ -30,11 +30,6 @@
 
 namespace artel::manifest::internal {
 
-#define ARTEL_DIALECT_TRY(expr)                  \
-  do {                                           \
-    if (Status _s = (expr); !_s.ok()) return _s; \
-  } while (0)
-
 enum class QueueDialect { kVolcano, kKai };
 
 // One resource of a dialect queue, already in Kueue terms.

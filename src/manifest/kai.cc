@@ -51,11 +51,11 @@ Result<core::Amount> KaiAmount(const Node& n, std::string_view field) {
 
 Status ReadKaiTopologyConstraint(const Node& tc, std::string* topology,
                                  std::map<std::string, std::string>* set_annotations) {
-  ARTEL_DIALECT_TRY(tc.CheckKeys({"topology", "requiredTopologyLevel", "preferredTopologyLevel"}));
-  ARTEL_DIALECT_TRY(tc.ReadString("topology", topology));
+  ARTEL_RETURN_IF_ERROR(tc.CheckKeys({"topology", "requiredTopologyLevel", "preferredTopologyLevel"}));
+  ARTEL_RETURN_IF_ERROR(tc.ReadString("topology", topology));
   std::string req, pref;
-  ARTEL_DIALECT_TRY(tc.ReadString("requiredTopologyLevel", &req));
-  ARTEL_DIALECT_TRY(tc.ReadString("preferredTopologyLevel", &pref));
+  ARTEL_RETURN_IF_ERROR(tc.ReadString("requiredTopologyLevel", &req));
+  ARTEL_RETURN_IF_ERROR(tc.ReadString("preferredTopologyLevel", &pref));
   if ((!req.empty() || !pref.empty()) && topology->empty()) {
     return tc.MissingError("topology");
   }
@@ -69,9 +69,9 @@ Status ReadKaiTopologyConstraint(const Node& tc, std::string* topology,
 // ---------------------------------------------------------------- Queue
 
 Status ParseKaiQueue(const Node& root, DialectDocs* docs) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, false, &meta));
   DialectQueue q;
   q.dialect = QueueDialect::kKai;
   q.name = meta.name;
@@ -89,10 +89,10 @@ Status ParseKaiQueue(const Node& root, DialectDocs* docs) {
             "not supported by Artel: {} (a minimum runtime before preemption or reclaim)", f));
       }
     }
-    ARTEL_DIALECT_TRY(spec.CheckKeys({"displayName", "parentQueue", "resources", "priority"}));
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"displayName", "parentQueue", "resources", "priority"}));
     std::string display;
-    ARTEL_DIALECT_TRY(spec.ReadString("displayName", &display));
-    ARTEL_DIALECT_TRY(spec.ReadString("parentQueue", &q.parent));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString("displayName", &display));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString("parentQueue", &q.parent));
     q.parent_node = spec["parentQueue"];
     if (spec["priority"].present()) {
       Result<int64_t> p = spec["priority"].AsInt(INT32_MIN, INT32_MAX);
@@ -108,11 +108,11 @@ Status ParseKaiQueue(const Node& root, DialectDocs* docs) {
     std::optional<core::Amount> weight;
     std::string weight_field;
     if (res.present()) {
-      ARTEL_DIALECT_TRY(res.CheckKeys({"gpu", "cpu", "memory"}));
+      ARTEL_RETURN_IF_ERROR(res.CheckKeys({"gpu", "cpu", "memory"}));
       for (const KaiResource& kr : kKaiResources) {
         Node r = res[kr.field];
         if (!r.present()) continue;
-        ARTEL_DIALECT_TRY(r.CheckKeys({"quota", "overQuotaWeight", "limit", "lendingLimit"}));
+        ARTEL_RETURN_IF_ERROR(r.CheckKeys({"quota", "overQuotaWeight", "limit", "lendingLimit"}));
         DialectQuota quota;
         quota.declared = true;
         if (r["quota"].present()) {
@@ -171,22 +171,22 @@ Status ParseKaiQueue(const Node& root, DialectDocs* docs) {
 // ------------------------------------------------------------- Topology
 
 Status ParseKaiTopology(const Node& root, core::Config* config) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, false, &meta));
   core::TopologySpec topo;
   topo.name = meta.name;
   topo.pos = root.Pos();
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"levels"}));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"levels"}));
   Node levels = spec["levels"];
   if (!levels.present()) return spec.MissingError("levels");
-  ARTEL_DIALECT_TRY(levels.ExpectList());
+  ARTEL_RETURN_IF_ERROR(levels.ExpectList());
   for (const Node& level : levels.Items()) {
-    ARTEL_DIALECT_TRY(level.CheckKeys({"nodeLabel"}));
+    ARTEL_RETURN_IF_ERROR(level.CheckKeys({"nodeLabel"}));
     std::string label;
-    ARTEL_DIALECT_TRY(level.ReadString("nodeLabel", &label, kRequired));
+    ARTEL_RETURN_IF_ERROR(level.ReadString("nodeLabel", &label, kRequired));
     topo.levels.push_back(std::move(label));
   }
   Status s = CheckTopology(topo, [&](const std::string& field) { return root.Lookup(field).Pos(); });
@@ -198,9 +198,9 @@ Status ParseKaiTopology(const Node& root, core::Config* config) {
 // ------------------------------------------------------------- PodGroup
 
 Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
   PodGroupDoc pg;
   pg.dialect = QueueDialect::kKai;
   pg.root = root;
@@ -219,10 +219,10 @@ Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
     return spec["preemptibility"].Error(
         "not supported by Artel: preemptibility (Artel decides preemption by priority and queue policy)");
   }
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"minMember", "queue", "priorityClassName", "topologyConstraint", "subGroups",
-                                    "markUnschedulable", "schedulingBackoff"}));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"minMember", "queue", "priorityClassName", "topologyConstraint",
+                                        "subGroups", "markUnschedulable", "schedulingBackoff"}));
   std::string queue;
-  ARTEL_DIALECT_TRY(spec.ReadString("queue", &queue));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("queue", &queue));
   if (!queue.empty()) pg.workload.queue = queue;
   if (pg.workload.queue.empty()) {
     return spec.Error("missing the queue: set spec.queue or the label kai.scheduler/queue");
@@ -233,10 +233,10 @@ Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
     pg.workload.annotations[kAnnMinMember] = std::to_string(*m);
   }
   std::string pc;
-  ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("priorityClassName", &pc));
   if (!pc.empty()) pg.workload.priority_class = pc;
   bool mark = false;
-  ARTEL_DIALECT_TRY(spec.ReadBool("markUnschedulable", &mark));
+  ARTEL_RETURN_IF_ERROR(spec.ReadBool("markUnschedulable", &mark));
   if (spec["schedulingBackoff"].present()) {
     Result<int64_t> b = spec["schedulingBackoff"].AsInt(-1, 1);
     if (!b.ok()) return b.status();
@@ -245,11 +245,12 @@ Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
   std::map<std::string, std::string> group_annotations;
   std::string topology;
   if (spec["topologyConstraint"].present()) {
-    ARTEL_DIALECT_TRY(ReadKaiTopologyConstraint(spec["topologyConstraint"], &topology, &group_annotations));
+    ARTEL_RETURN_IF_ERROR(
+        ReadKaiTopologyConstraint(spec["topologyConstraint"], &topology, &group_annotations));
   }
   Node subs = spec["subGroups"];
   if (subs.present()) {
-    ARTEL_DIALECT_TRY(subs.ExpectList());
+    ARTEL_RETURN_IF_ERROR(subs.ExpectList());
     for (const Node& sg : subs.Items()) {
       if (sg["parent"].present()) {
         return sg["parent"].Error("not supported by Artel: nested subgroups; list leaf subgroups only");
@@ -257,9 +258,9 @@ Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
       if (sg["minSubGroup"].present()) {
         return sg["minSubGroup"].Error("not supported by Artel: minSubGroup; give the subgroup a minMember");
       }
-      ARTEL_DIALECT_TRY(sg.CheckKeys({"name", "minMember", "topologyConstraint"}));
+      ARTEL_RETURN_IF_ERROR(sg.CheckKeys({"name", "minMember", "topologyConstraint"}));
       std::string name;
-      ARTEL_DIALECT_TRY(sg.ReadString("name", &name, kRequired));
+      ARTEL_RETURN_IF_ERROR(sg.ReadString("name", &name, kRequired));
       if (name.empty()) return sg["name"].Error("must not be empty");
       if (std::find(pg.declared_sets.begin(), pg.declared_sets.end(), name) != pg.declared_sets.end()) {
         return sg["name"].Error("duplicate subgroup \"" + name + "\"");
@@ -274,7 +275,7 @@ Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
       if (sg["topologyConstraint"].present()) {
         std::string sub_topology;
         std::map<std::string, std::string> sub_ann;
-        ARTEL_DIALECT_TRY(ReadKaiTopologyConstraint(sg["topologyConstraint"], &sub_topology, &sub_ann));
+        ARTEL_RETURN_IF_ERROR(ReadKaiTopologyConstraint(sg["topologyConstraint"], &sub_topology, &sub_ann));
         if (!sub_topology.empty() && !topology.empty() && sub_topology != topology) {
           return sg.Lookup("topologyConstraint.topology")
               .Error(fmt::format("subgroup topology \"{}\" differs from the PodGroup's \"{}\"", sub_topology,

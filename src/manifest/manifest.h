@@ -66,7 +66,8 @@ inline constexpr char kHyperNodeTopology[] = "volcano-hypernodes";
 inline constexpr char kHyperNodeTierLabelPrefix[] = "artel.dev/hypernode-tier-";
 
 // Workload annotations written by ParseWorkloads (docs/dialects.md). The
-// placement engine reads them to build a gang request.
+// engine reads most of them to build a gang request; artel.dev/min-resources
+// is recorded for reference only and read by nothing.
 //   artel.dev/dialect                   volcano | kai | kueue
 //   artel.dev/min-member                gang minimum over all pod sets (Volcano
 //                                       minMember / vcjob minAvailable, KAI minMember)

@@ -22,11 +22,6 @@ using yaml::kOptional;
 using yaml::kRequired;
 using yaml::Node;
 
-#define ARTEL_MF_TRY(expr)                       \
-  do {                                           \
-    if (Status _s = (expr); !_s.ok()) return _s; \
-  } while (0)
-
 // Which Kueue API version a document was written against. v1alpha1 only
 // serves Cohort and Topology and spells fields like v1beta1.
 enum class Dialect { kV1alpha1, kV1beta1, kV1beta2, kCoreV1 };
@@ -50,16 +45,16 @@ Status ReadMetadata(const Object& obj, bool namespaced, Metadata* out) {
   if (!meta.present()) return obj.root.MissingError("metadata");
   // Server-populated fields are accepted so that `kubectl get -o yaml`
   // output can be fed back in; they carry no meaning for Artel.
-  ARTEL_MF_TRY(
+  ARTEL_RETURN_IF_ERROR(
       meta.CheckKeys({"name", "namespace", "labels", "annotations", "uid", "resourceVersion",
                       "creationTimestamp", "generation", "managedFields", "finalizers", "ownerReferences",
                       "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "generateName"}));
-  ARTEL_MF_TRY(meta.ReadString("name", &out->name, kRequired));
+  ARTEL_RETURN_IF_ERROR(meta.ReadString("name", &out->name, kRequired));
   if (out->name.empty()) return meta["name"].Error("must not be empty");
-  ARTEL_MF_TRY(meta.ReadString("namespace", &out->ns, namespaced ? kRequired : kOptional));
-  ARTEL_MF_TRY(meta.ReadStringMap("labels", &out->labels));
+  ARTEL_RETURN_IF_ERROR(meta.ReadString("namespace", &out->ns, namespaced ? kRequired : kOptional));
+  ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("labels", &out->labels));
   std::map<std::string, std::string> annotations;
-  ARTEL_MF_TRY(meta.ReadStringMap("annotations", &annotations));
+  ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("annotations", &annotations));
   return Status::Ok();
 }
 
@@ -75,7 +70,7 @@ Status CheckTopLevel(const Object& obj, bool has_spec) {
 Status ReadFairWeight(const Node& spec, core::Amount* weight) {
   Node fs = spec["fairSharing"];
   if (!fs.present()) return Status::Ok();
-  ARTEL_MF_TRY(fs.CheckKeys({"weight"}));
+  ARTEL_RETURN_IF_ERROR(fs.CheckKeys({"weight"}));
   return fs.ReadQuantity("weight", weight);
 }
 
@@ -104,21 +99,21 @@ Status ReadSeconds(const Node& map, std::string_view key, int64_t min, std::opti
 Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
   Node tl = spec[kTimeLimitsField];
   if (!tl.present()) return Status::Ok();
-  ARTEL_MF_TRY(tl.CheckKeys({"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling",
-                              "minRuntimeSeconds", "reclaimMinRuntimeSeconds", "preemptionDelaySeconds",
-                              "reserveAfterSeconds", "reservePriority", "defaultRuntimeEstimateSeconds",
-                              "backfillWindowSeconds"}));
-  ARTEL_MF_TRY(ReadSeconds(tl, "defaultMaximumExecutionTimeSeconds", 1, &cq->default_max_runtime));
-  ARTEL_MF_TRY(ReadSeconds(tl, "maximumExecutionTimeSecondsCeiling", 1, &cq->max_runtime_ceiling));
-  ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &cq->min_runtime));
-  ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &cq->reclaim_min_runtime));
-  ARTEL_MF_TRY(ReadSeconds(tl, "preemptionDelaySeconds", 0, &cq->preemption_delay));
-  ARTEL_MF_TRY(ReadSeconds(tl, "reserveAfterSeconds", 0, &cq->reserve_after));
-  ARTEL_MF_TRY(ReadSeconds(tl, "defaultRuntimeEstimateSeconds", 1, &cq->default_runtime_estimate));
-  ARTEL_MF_TRY(ReadSeconds(tl, "backfillWindowSeconds", 1, &cq->backfill_window));
+  ARTEL_RETURN_IF_ERROR(tl.CheckKeys(
+      {"defaultMaximumExecutionTimeSeconds", "maximumExecutionTimeSecondsCeiling", "minRuntimeSeconds",
+       "reclaimMinRuntimeSeconds", "preemptionDelaySeconds", "reserveAfterSeconds", "reservePriority",
+       "defaultRuntimeEstimateSeconds", "backfillWindowSeconds"}));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "defaultMaximumExecutionTimeSeconds", 1, &cq->default_max_runtime));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "maximumExecutionTimeSecondsCeiling", 1, &cq->max_runtime_ceiling));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "minRuntimeSeconds", 0, &cq->min_runtime));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &cq->reclaim_min_runtime));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "preemptionDelaySeconds", 0, &cq->preemption_delay));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "reserveAfterSeconds", 0, &cq->reserve_after));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "defaultRuntimeEstimateSeconds", 1, &cq->default_runtime_estimate));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "backfillWindowSeconds", 1, &cq->backfill_window));
   if (tl["reservePriority"].present()) {
     int32_t p = 0;
-    ARTEL_MF_TRY(tl.ReadInt32("reservePriority", &p));
+    ARTEL_RETURN_IF_ERROR(tl.ReadInt32("reservePriority", &p));
     cq->reserve_priority = p;
   }
   if (cq->backfill_window && !cq->reserve_after && !cq->reserve_priority) {
@@ -133,42 +128,42 @@ Status ReadQueueTimeLimits(const Node& spec, core::ClusterQueueSpec* cq) {
 Status ReadClassTimeLimits(const Node& root, core::PriorityClassSpec* pc) {
   Node tl = root[kTimeLimitsField];
   if (!tl.present()) return Status::Ok();
-  ARTEL_MF_TRY(tl.CheckKeys({"minRuntimeSeconds", "reclaimMinRuntimeSeconds"}));
-  ARTEL_MF_TRY(ReadSeconds(tl, "minRuntimeSeconds", 0, &pc->min_runtime));
-  ARTEL_MF_TRY(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &pc->reclaim_min_runtime));
+  ARTEL_RETURN_IF_ERROR(tl.CheckKeys({"minRuntimeSeconds", "reclaimMinRuntimeSeconds"}));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "minRuntimeSeconds", 0, &pc->min_runtime));
+  ARTEL_RETURN_IF_ERROR(ReadSeconds(tl, "reclaimMinRuntimeSeconds", 0, &pc->reclaim_min_runtime));
   return Status::Ok();
 }
 
 Status ReadResourceGroups(const Node& spec, std::vector<core::ResourceGroupSpec>* out) {
   Node groups = spec["resourceGroups"];
   if (!groups.present()) return Status::Ok();
-  ARTEL_MF_TRY(groups.ExpectList());
+  ARTEL_RETURN_IF_ERROR(groups.ExpectList());
   for (const Node& g : groups.Items()) {
-    ARTEL_MF_TRY(g.CheckKeys({"coveredResources", "flavors"}));
+    ARTEL_RETURN_IF_ERROR(g.CheckKeys({"coveredResources", "flavors"}));
     core::ResourceGroupSpec rg;
-    ARTEL_MF_TRY(g.ReadStringList("coveredResources", &rg.covered_resources, kRequired));
+    ARTEL_RETURN_IF_ERROR(g.ReadStringList("coveredResources", &rg.covered_resources, kRequired));
     Node flavors = g["flavors"];
     if (!flavors.present()) return g.MissingError("flavors");
-    ARTEL_MF_TRY(flavors.ExpectList());
+    ARTEL_RETURN_IF_ERROR(flavors.ExpectList());
     for (const Node& f : flavors.Items()) {
-      ARTEL_MF_TRY(f.CheckKeys({"name", "resources"}));
+      ARTEL_RETURN_IF_ERROR(f.CheckKeys({"name", "resources"}));
       core::FlavorQuotasSpec fq;
-      ARTEL_MF_TRY(f.ReadString("name", &fq.flavor, kRequired));
+      ARTEL_RETURN_IF_ERROR(f.ReadString("name", &fq.flavor, kRequired));
       Node resources = f["resources"];
       if (!resources.present()) return f.MissingError("resources");
-      ARTEL_MF_TRY(resources.ExpectList());
+      ARTEL_RETURN_IF_ERROR(resources.ExpectList());
       for (const Node& r : resources.Items()) {
-        ARTEL_MF_TRY(r.CheckKeys({"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
+        ARTEL_RETURN_IF_ERROR(r.CheckKeys({"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
         core::ResourceQuotaSpec q;
-        ARTEL_MF_TRY(r.ReadString("name", &q.name, kRequired));
-        ARTEL_MF_TRY(r.ReadQuantity("nominalQuota", &q.nominal, kRequired));
+        ARTEL_RETURN_IF_ERROR(r.ReadString("name", &q.name, kRequired));
+        ARTEL_RETURN_IF_ERROR(r.ReadQuantity("nominalQuota", &q.nominal, kRequired));
         core::Amount limit = 0;
         if (r["borrowingLimit"].present()) {
-          ARTEL_MF_TRY(r.ReadQuantity("borrowingLimit", &limit));
+          ARTEL_RETURN_IF_ERROR(r.ReadQuantity("borrowingLimit", &limit));
           q.borrowing_limit = limit;
         }
         if (r["lendingLimit"].present()) {
-          ARTEL_MF_TRY(r.ReadQuantity("lendingLimit", &limit));
+          ARTEL_RETURN_IF_ERROR(r.ReadQuantity("lendingLimit", &limit));
           q.lending_limit = limit;
         }
         fq.resources.push_back(std::move(q));
@@ -181,20 +176,20 @@ Status ReadResourceGroups(const Node& spec, std::vector<core::ResourceGroupSpec>
 }
 
 Status ReadLabelSelector(const Node& sel, core::LabelSelector* out) {
-  ARTEL_MF_TRY(sel.CheckKeys({"matchLabels", "matchExpressions"}));
-  ARTEL_MF_TRY(sel.ReadStringMap("matchLabels", &out->match_labels));
+  ARTEL_RETURN_IF_ERROR(sel.CheckKeys({"matchLabels", "matchExpressions"}));
+  ARTEL_RETURN_IF_ERROR(sel.ReadStringMap("matchLabels", &out->match_labels));
   Node exprs = sel["matchExpressions"];
   if (!exprs.present()) return Status::Ok();
-  ARTEL_MF_TRY(exprs.ExpectList());
+  ARTEL_RETURN_IF_ERROR(exprs.ExpectList());
   for (const Node& e : exprs.Items()) {
-    ARTEL_MF_TRY(e.CheckKeys({"key", "operator", "values"}));
+    ARTEL_RETURN_IF_ERROR(e.CheckKeys({"key", "operator", "values"}));
     core::LabelSelectorRequirement req;
-    ARTEL_MF_TRY(e.ReadString("key", &req.key, kRequired));
-    ARTEL_MF_TRY(e.ReadEnum<std::string>(
+    ARTEL_RETURN_IF_ERROR(e.ReadString("key", &req.key, kRequired));
+    ARTEL_RETURN_IF_ERROR(e.ReadEnum<std::string>(
         "operator",
         {{"In", "In"}, {"NotIn", "NotIn"}, {"Exists", "Exists"}, {"DoesNotExist", "DoesNotExist"}}, &req.op,
         kRequired));
-    ARTEL_MF_TRY(e.ReadStringList("values", &req.values));
+    ARTEL_RETURN_IF_ERROR(e.ReadStringList("values", &req.values));
     bool set_op = req.op == "In" || req.op == "NotIn";
     if (set_op && req.values.empty()) {
       return e["values"].Error("operator " + req.op + " requires a non-empty values list");
@@ -208,13 +203,13 @@ Status ReadLabelSelector(const Node& sel, core::LabelSelector* out) {
 }
 
 Status ReadTaints(const Node& list, std::vector<core::Taint>* out) {
-  ARTEL_MF_TRY(list.ExpectList());
+  ARTEL_RETURN_IF_ERROR(list.ExpectList());
   for (const Node& t : list.Items()) {
-    ARTEL_MF_TRY(t.CheckKeys({"key", "value", "effect", "timeAdded"}));
+    ARTEL_RETURN_IF_ERROR(t.CheckKeys({"key", "value", "effect", "timeAdded"}));
     core::Taint taint;
-    ARTEL_MF_TRY(t.ReadString("key", &taint.key, kRequired));
-    ARTEL_MF_TRY(t.ReadString("value", &taint.value));
-    ARTEL_MF_TRY(t.ReadEnum<std::string>(
+    ARTEL_RETURN_IF_ERROR(t.ReadString("key", &taint.key, kRequired));
+    ARTEL_RETURN_IF_ERROR(t.ReadString("value", &taint.value));
+    ARTEL_RETURN_IF_ERROR(t.ReadEnum<std::string>(
         "effect",
         {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
         &taint.effect, kRequired));
@@ -224,14 +219,15 @@ Status ReadTaints(const Node& list, std::vector<core::Taint>* out) {
 }
 
 Status ReadTolerations(const Node& list, std::vector<core::Toleration>* out) {
-  ARTEL_MF_TRY(list.ExpectList());
+  ARTEL_RETURN_IF_ERROR(list.ExpectList());
   for (const Node& t : list.Items()) {
-    ARTEL_MF_TRY(t.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
+    ARTEL_RETURN_IF_ERROR(t.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
     core::Toleration tol;
-    ARTEL_MF_TRY(t.ReadString("key", &tol.key));
-    ARTEL_MF_TRY(t.ReadEnum<std::string>("operator", {{"Equal", "Equal"}, {"Exists", "Exists"}}, &tol.op));
-    ARTEL_MF_TRY(t.ReadString("value", &tol.value));
-    ARTEL_MF_TRY(t.ReadEnum<std::string>(
+    ARTEL_RETURN_IF_ERROR(t.ReadString("key", &tol.key));
+    ARTEL_RETURN_IF_ERROR(
+        t.ReadEnum<std::string>("operator", {{"Equal", "Equal"}, {"Exists", "Exists"}}, &tol.op));
+    ARTEL_RETURN_IF_ERROR(t.ReadString("value", &tol.value));
+    ARTEL_RETURN_IF_ERROR(t.ReadEnum<std::string>(
         "effect",
         {{"NoSchedule", "NoSchedule"}, {"PreferNoSchedule", "PreferNoSchedule"}, {"NoExecute", "NoExecute"}},
         &tol.effect));
@@ -264,46 +260,47 @@ SourcePos ObjectPos(const Object& obj) { return obj.root.Pos(); }
 // ---- kinds ----
 
 Status ParseResourceFlavor(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, false, &meta));
   core::ResourceFlavorSpec rf;
   rf.name = meta.name;
   rf.pos = ObjectPos(obj);
   Node spec = obj.root["spec"];
   if (spec.present()) {
-    ARTEL_MF_TRY(spec.CheckKeys({"nodeLabels", "nodeTaints", "tolerations", "topologyName"}));
-    ARTEL_MF_TRY(spec.ReadStringMap("nodeLabels", &rf.node_labels));
-    if (spec["nodeTaints"].present()) ARTEL_MF_TRY(ReadTaints(spec["nodeTaints"], &rf.node_taints));
-    if (spec["tolerations"].present()) ARTEL_MF_TRY(ReadTolerations(spec["tolerations"], &rf.tolerations));
-    ARTEL_MF_TRY(spec.ReadString("topologyName", &rf.topology_name));
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"nodeLabels", "nodeTaints", "tolerations", "topologyName"}));
+    ARTEL_RETURN_IF_ERROR(spec.ReadStringMap("nodeLabels", &rf.node_labels));
+    if (spec["nodeTaints"].present()) ARTEL_RETURN_IF_ERROR(ReadTaints(spec["nodeTaints"], &rf.node_taints));
+    if (spec["tolerations"].present())
+      ARTEL_RETURN_IF_ERROR(ReadTolerations(spec["tolerations"], &rf.tolerations));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString("topologyName", &rf.topology_name));
   }
-  ARTEL_MF_TRY(RunCheck(obj, rf, internal::CheckFlavor));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, rf, internal::CheckFlavor));
   out->flavors.push_back(std::move(rf));
   return Status::Ok();
 }
 
 Status ReadPreemption(const Node& p, core::PreemptionSpec* out) {
-  ARTEL_MF_TRY(p.CheckKeys({"withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"}));
+  ARTEL_RETURN_IF_ERROR(p.CheckKeys({"withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"}));
   using W = core::WithinClusterQueuePolicy;
-  ARTEL_MF_TRY(p.ReadEnum<W>("withinClusterQueue",
-                             {{"Never", W::kNever},
-                              {"LowerPriority", W::kLowerPriority},
-                              {"LowerOrNewerEqualPriority", W::kLowerOrNewerEqualPriority}},
-                             &out->within_cluster_queue));
+  ARTEL_RETURN_IF_ERROR(p.ReadEnum<W>("withinClusterQueue",
+                                      {{"Never", W::kNever},
+                                       {"LowerPriority", W::kLowerPriority},
+                                       {"LowerOrNewerEqualPriority", W::kLowerOrNewerEqualPriority}},
+                                      &out->within_cluster_queue));
   using R = core::ReclaimWithinCohortPolicy;
-  ARTEL_MF_TRY(p.ReadEnum<R>("reclaimWithinCohort",
-                             {{"Never", R::kNever}, {"LowerPriority", R::kLowerPriority}, {"Any", R::kAny}},
-                             &out->reclaim_within_cohort));
+  ARTEL_RETURN_IF_ERROR(p.ReadEnum<R>(
+      "reclaimWithinCohort", {{"Never", R::kNever}, {"LowerPriority", R::kLowerPriority}, {"Any", R::kAny}},
+      &out->reclaim_within_cohort));
   Node bwc = p["borrowWithinCohort"];
   if (bwc.present()) {
-    ARTEL_MF_TRY(bwc.CheckKeys({"policy", "maxPriorityThreshold"}));
+    ARTEL_RETURN_IF_ERROR(bwc.CheckKeys({"policy", "maxPriorityThreshold"}));
     using B = core::BorrowWithinCohortPolicy;
-    ARTEL_MF_TRY(bwc.ReadEnum<B>("policy", {{"Never", B::kNever}, {"LowerPriority", B::kLowerPriority}},
-                                 &out->borrow_within_cohort));
+    ARTEL_RETURN_IF_ERROR(bwc.ReadEnum<B>(
+        "policy", {{"Never", B::kNever}, {"LowerPriority", B::kLowerPriority}}, &out->borrow_within_cohort));
     if (bwc["maxPriorityThreshold"].present()) {
       int32_t threshold = 0;
-      ARTEL_MF_TRY(bwc.ReadInt32("maxPriorityThreshold", &threshold));
+      ARTEL_RETURN_IF_ERROR(bwc.ReadInt32("maxPriorityThreshold", &threshold));
       out->max_priority_threshold = threshold;
     }
   }
@@ -311,28 +308,28 @@ Status ReadPreemption(const Node& p, core::PreemptionSpec* out) {
 }
 
 Status ReadFungibility(const Node& f, Dialect dialect, core::FlavorFungibilitySpec* out) {
-  ARTEL_MF_TRY(f.CheckKeys({"whenCanBorrow", "whenCanPreempt", "preference"}));
+  ARTEL_RETURN_IF_ERROR(f.CheckKeys({"whenCanBorrow", "whenCanPreempt", "preference"}));
   using P = core::FungibilityPolicy;
   if (dialect == Dialect::kV1beta2) {
-    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanBorrow",
-                               {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
-                               &out->when_can_borrow));
-    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanPreempt",
-                               {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
-                               &out->when_can_preempt));
+    ARTEL_RETURN_IF_ERROR(f.ReadEnum<P>(
+        "whenCanBorrow", {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
+        &out->when_can_borrow));
+    ARTEL_RETURN_IF_ERROR(f.ReadEnum<P>(
+        "whenCanPreempt", {{"MayStopSearch", P::kMayStopSearch}, {"TryNextFlavor", P::kTryNextFlavor}},
+        &out->when_can_preempt));
   } else {
     // v1beta1 spelled "stop here" as Borrow / Preempt; later v1beta1
     // releases also accept MayStopSearch, which v1beta2 kept.
-    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanBorrow",
-                               {{"Borrow", P::kMayStopSearch},
-                                {"MayStopSearch", P::kMayStopSearch},
-                                {"TryNextFlavor", P::kTryNextFlavor}},
-                               &out->when_can_borrow));
-    ARTEL_MF_TRY(f.ReadEnum<P>("whenCanPreempt",
-                               {{"Preempt", P::kMayStopSearch},
-                                {"MayStopSearch", P::kMayStopSearch},
-                                {"TryNextFlavor", P::kTryNextFlavor}},
-                               &out->when_can_preempt));
+    ARTEL_RETURN_IF_ERROR(f.ReadEnum<P>("whenCanBorrow",
+                                        {{"Borrow", P::kMayStopSearch},
+                                         {"MayStopSearch", P::kMayStopSearch},
+                                         {"TryNextFlavor", P::kTryNextFlavor}},
+                                        &out->when_can_borrow));
+    ARTEL_RETURN_IF_ERROR(f.ReadEnum<P>("whenCanPreempt",
+                                        {{"Preempt", P::kMayStopSearch},
+                                         {"MayStopSearch", P::kMayStopSearch},
+                                         {"TryNextFlavor", P::kTryNextFlavor}},
+                                        &out->when_can_preempt));
   }
   using Pref = core::FungibilityPreference;
   return f.ReadEnum<Pref>("preference",
@@ -342,9 +339,9 @@ Status ReadFungibility(const Node& f, Dialect dialect, core::FlavorFungibilitySp
 }
 
 Status ParseClusterQueue(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, false, &meta));
   core::ClusterQueueSpec cq;
   cq.name = meta.name;
   cq.pos = ObjectPos(obj);
@@ -353,144 +350,147 @@ Status ParseClusterQueue(const Object& obj, core::Config* out) {
     const char* cohort_field = obj.dialect == Dialect::kV1beta2 ? "cohortName" : "cohort";
     // admissionChecks, admissionChecksStrategy and admissionScope are
     // accepted for compatibility and ignored (see docs/manifests.md).
-    ARTEL_MF_TRY(spec.CheckKeys({cohort_field, "resourceGroups", "queueingStrategy", "namespaceSelector",
-                                 "flavorFungibility", "preemption", "admissionChecks",
-                                 "admissionChecksStrategy", "admissionScope", "stopPolicy", "fairSharing",
-                                 kTimeLimitsField}));
-    ARTEL_MF_TRY(spec.ReadString(cohort_field, &cq.cohort));
-    ARTEL_MF_TRY(ReadResourceGroups(spec, &cq.resource_groups));
+    ARTEL_RETURN_IF_ERROR(
+        spec.CheckKeys({cohort_field, "resourceGroups", "queueingStrategy", "namespaceSelector",
+                        "flavorFungibility", "preemption", "admissionChecks", "admissionChecksStrategy",
+                        "admissionScope", "stopPolicy", "fairSharing", kTimeLimitsField}));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString(cohort_field, &cq.cohort));
+    ARTEL_RETURN_IF_ERROR(ReadResourceGroups(spec, &cq.resource_groups));
     using Q = core::QueueingStrategy;
-    ARTEL_MF_TRY(spec.ReadEnum<Q>("queueingStrategy",
-                                  {{"BestEffortFIFO", Q::kBestEffortFIFO}, {"StrictFIFO", Q::kStrictFIFO}},
-                                  &cq.queueing_strategy));
+    ARTEL_RETURN_IF_ERROR(spec.ReadEnum<Q>(
+        "queueingStrategy", {{"BestEffortFIFO", Q::kBestEffortFIFO}, {"StrictFIFO", Q::kStrictFIFO}},
+        &cq.queueing_strategy));
     if (spec["namespaceSelector"].present()) {
       core::LabelSelector sel;
-      ARTEL_MF_TRY(ReadLabelSelector(spec["namespaceSelector"], &sel));
+      ARTEL_RETURN_IF_ERROR(ReadLabelSelector(spec["namespaceSelector"], &sel));
       cq.namespace_selector = std::move(sel);
     }
     if (spec["flavorFungibility"].present()) {
-      ARTEL_MF_TRY(ReadFungibility(spec["flavorFungibility"], obj.dialect, &cq.flavor_fungibility));
+      ARTEL_RETURN_IF_ERROR(ReadFungibility(spec["flavorFungibility"], obj.dialect, &cq.flavor_fungibility));
     }
-    if (spec["preemption"].present()) ARTEL_MF_TRY(ReadPreemption(spec["preemption"], &cq.preemption));
-    if (spec["admissionChecks"].present()) ARTEL_MF_TRY(spec["admissionChecks"].ExpectList());
-    if (spec["admissionChecksStrategy"].present()) ARTEL_MF_TRY(spec["admissionChecksStrategy"].ExpectMap());
-    if (spec["admissionScope"].present()) ARTEL_MF_TRY(spec["admissionScope"].ExpectMap());
-    ARTEL_MF_TRY(ReadStopPolicy(spec, &cq.stop_policy));
-    ARTEL_MF_TRY(ReadFairWeight(spec, &cq.fair_weight));
-    ARTEL_MF_TRY(ReadQueueTimeLimits(spec, &cq));
+    if (spec["preemption"].present())
+      ARTEL_RETURN_IF_ERROR(ReadPreemption(spec["preemption"], &cq.preemption));
+    if (spec["admissionChecks"].present()) ARTEL_RETURN_IF_ERROR(spec["admissionChecks"].ExpectList());
+    if (spec["admissionChecksStrategy"].present())
+      ARTEL_RETURN_IF_ERROR(spec["admissionChecksStrategy"].ExpectMap());
+    if (spec["admissionScope"].present()) ARTEL_RETURN_IF_ERROR(spec["admissionScope"].ExpectMap());
+    ARTEL_RETURN_IF_ERROR(ReadStopPolicy(spec, &cq.stop_policy));
+    ARTEL_RETURN_IF_ERROR(ReadFairWeight(spec, &cq.fair_weight));
+    ARTEL_RETURN_IF_ERROR(ReadQueueTimeLimits(spec, &cq));
   }
   Status s = RunCheck(obj, cq, internal::CheckClusterQueue);
   if (!s.ok() && s.field().ends_with("spec.cohortName") && obj.dialect != Dialect::kV1beta2) {
     s.WithField(s.field().substr(0, s.field().size() - 4));  // the v1beta1 spelling, spec.cohort
     s.WithPos(spec["cohort"].Pos());
   }
-  ARTEL_MF_TRY(s);
+  ARTEL_RETURN_IF_ERROR(s);
   out->cluster_queues.push_back(std::move(cq));
   return Status::Ok();
 }
 
 Status ParseCohort(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, false, &meta));
   core::CohortSpec cohort;
   cohort.name = meta.name;
   cohort.pos = ObjectPos(obj);
   Node spec = obj.root["spec"];
   if (spec.present()) {
     const char* parent_field = obj.dialect == Dialect::kV1beta2 ? "parentName" : "parent";
-    ARTEL_MF_TRY(spec.CheckKeys({parent_field, "resourceGroups", "fairSharing"}));
-    ARTEL_MF_TRY(spec.ReadString(parent_field, &cohort.parent));
-    ARTEL_MF_TRY(ReadResourceGroups(spec, &cohort.resource_groups));
-    ARTEL_MF_TRY(ReadFairWeight(spec, &cohort.fair_weight));
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys({parent_field, "resourceGroups", "fairSharing"}));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString(parent_field, &cohort.parent));
+    ARTEL_RETURN_IF_ERROR(ReadResourceGroups(spec, &cohort.resource_groups));
+    ARTEL_RETURN_IF_ERROR(ReadFairWeight(spec, &cohort.fair_weight));
   }
-  ARTEL_MF_TRY(RunCheck(obj, cohort, internal::CheckCohort));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, cohort, internal::CheckCohort));
   out->cohorts.push_back(std::move(cohort));
   return Status::Ok();
 }
 
 Status ParseLocalQueue(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, true, &meta));
   core::LocalQueueSpec lq;
   lq.name = meta.name;
   lq.ns = meta.ns;
   lq.pos = ObjectPos(obj);
   Node spec = obj.root["spec"];
   if (!spec.present()) return obj.root.MissingError("spec");
-  ARTEL_MF_TRY(spec.CheckKeys({"clusterQueue", "stopPolicy", "fairSharing"}));
-  ARTEL_MF_TRY(spec.ReadString("clusterQueue", &lq.cluster_queue, kRequired));
-  ARTEL_MF_TRY(ReadStopPolicy(spec, &lq.stop_policy));
-  ARTEL_MF_TRY(ReadFairWeight(spec, &lq.fair_weight));
-  ARTEL_MF_TRY(RunCheck(obj, lq, internal::CheckLocalQueue));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"clusterQueue", "stopPolicy", "fairSharing"}));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("clusterQueue", &lq.cluster_queue, kRequired));
+  ARTEL_RETURN_IF_ERROR(ReadStopPolicy(spec, &lq.stop_policy));
+  ARTEL_RETURN_IF_ERROR(ReadFairWeight(spec, &lq.fair_weight));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, lq, internal::CheckLocalQueue));
   out->local_queues.push_back(std::move(lq));
   return Status::Ok();
 }
 
 Status ParseWorkloadPriorityClass(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description", kTimeLimitsField}));
+  ARTEL_RETURN_IF_ERROR(
+      obj.root.CheckKeys({"apiVersion", "kind", "metadata", "value", "description", kTimeLimitsField}));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, false, &meta));
   core::PriorityClassSpec pc;
   pc.name = meta.name;
   pc.pos = ObjectPos(obj);
-  ARTEL_MF_TRY(obj.root.ReadInt32("value", &pc.value, kRequired));
-  ARTEL_MF_TRY(obj.root.ReadString("description", &pc.description));
-  ARTEL_MF_TRY(ReadClassTimeLimits(obj.root, &pc));
-  ARTEL_MF_TRY(RunCheck(obj, pc, internal::CheckPriorityClass));
+  ARTEL_RETURN_IF_ERROR(obj.root.ReadInt32("value", &pc.value, kRequired));
+  ARTEL_RETURN_IF_ERROR(obj.root.ReadString("description", &pc.description));
+  ARTEL_RETURN_IF_ERROR(ReadClassTimeLimits(obj.root, &pc));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, pc, internal::CheckPriorityClass));
   out->priority_classes.push_back(std::move(pc));
   return Status::Ok();
 }
 
 Status ParseTopology(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, false, &meta));
   core::TopologySpec topo;
   topo.name = meta.name;
   topo.pos = ObjectPos(obj);
   Node spec = obj.root["spec"];
   if (!spec.present()) return obj.root.MissingError("spec");
-  ARTEL_MF_TRY(spec.CheckKeys({"levels"}));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"levels"}));
   Node levels = spec["levels"];
   if (!levels.present()) return spec.MissingError("levels");
-  ARTEL_MF_TRY(levels.ExpectList());
+  ARTEL_RETURN_IF_ERROR(levels.ExpectList());
   for (const Node& level : levels.Items()) {
-    ARTEL_MF_TRY(level.CheckKeys({"nodeLabel"}));
+    ARTEL_RETURN_IF_ERROR(level.CheckKeys({"nodeLabel"}));
     std::string label;
-    ARTEL_MF_TRY(level.ReadString("nodeLabel", &label, kRequired));
+    ARTEL_RETURN_IF_ERROR(level.ReadString("nodeLabel", &label, kRequired));
     topo.levels.push_back(std::move(label));
   }
-  ARTEL_MF_TRY(RunCheck(obj, topo, internal::CheckTopology));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, topo, internal::CheckTopology));
   out->topologies.push_back(std::move(topo));
   return Status::Ok();
 }
 
 Status ParseNamespace(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));  // spec.finalizers is ignored
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));  // spec.finalizers is ignored
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, false, &meta));
   core::NamespaceSpec ns;
   ns.name = meta.name;
   ns.labels = meta.labels;
   ns.pos = ObjectPos(obj);
-  ARTEL_MF_TRY(RunCheck(obj, ns, internal::CheckNamespace));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, ns, internal::CheckNamespace));
   out->namespaces.push_back(std::move(ns));
   return Status::Ok();
 }
 
 Status ParseResourceQuota(const Object& obj, core::Config* out) {
-  ARTEL_MF_TRY(CheckTopLevel(obj, true));
+  ARTEL_RETURN_IF_ERROR(CheckTopLevel(obj, true));
   Metadata meta;
-  ARTEL_MF_TRY(ReadMetadata(obj, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadMetadata(obj, true, &meta));
   core::ResourceQuotaObjSpec rq;
   rq.name = meta.name;
   rq.ns = meta.ns;
   rq.pos = ObjectPos(obj);
   Node spec = obj.root["spec"];
   if (spec.present()) {
-    ARTEL_MF_TRY(spec.CheckKeys({"hard", "scopes", "scopeSelector"}));
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"hard", "scopes", "scopeSelector"}));
     if (spec["scopes"].present())
       return spec["scopes"].Error("ResourceQuota scopes are not supported by Artel");
     if (spec["scopeSelector"].present()) {
@@ -498,7 +498,7 @@ Status ParseResourceQuota(const Object& obj, core::Config* out) {
     }
     Node hard = spec["hard"];
     if (hard.present()) {
-      ARTEL_MF_TRY(hard.ExpectMap());
+      ARTEL_RETURN_IF_ERROR(hard.ExpectMap());
       for (const yaml::MapEntry& e : hard.Entries()) {
         Result<core::Amount> q = e.value.AsQuantity();
         if (!q.ok()) return q.status();
@@ -506,7 +506,7 @@ Status ParseResourceQuota(const Object& obj, core::Config* out) {
       }
     }
   }
-  ARTEL_MF_TRY(RunCheck(obj, rq, internal::CheckResourceQuota));
+  ARTEL_RETURN_IF_ERROR(RunCheck(obj, rq, internal::CheckResourceQuota));
   out->resource_quotas.push_back(std::move(rq));
   return Status::Ok();
 }
@@ -571,16 +571,16 @@ bool ParseDialect(std::string_view api_version, Dialect* out) {
 // Volcano and KAI queues are collected in *dialect_docs, for
 // internal::FinishDialects once every document is read.
 Status ParseObject(const Node& root, core::Config* out, internal::DialectDocs* dialect_docs) {
-  ARTEL_MF_TRY(root.ExpectMap());
+  ARTEL_RETURN_IF_ERROR(root.ExpectMap());
   std::string api_version, kind;
-  ARTEL_MF_TRY(root.ReadString("apiVersion", &api_version, kRequired));
-  ARTEL_MF_TRY(root.ReadString("kind", &kind, kRequired));
+  ARTEL_RETURN_IF_ERROR(root.ReadString("apiVersion", &api_version, kRequired));
+  ARTEL_RETURN_IF_ERROR(root.ReadString("kind", &kind, kRequired));
   if (api_version == "v1" && kind == "List") {
-    ARTEL_MF_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
+    ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
     Node items = root["items"];
     if (!items.present()) return Status::Ok();
-    ARTEL_MF_TRY(items.ExpectList());
-    for (const Node& item : items.Items()) ARTEL_MF_TRY(ParseObject(item, out, dialect_docs));
+    ARTEL_RETURN_IF_ERROR(items.ExpectList());
+    for (const Node& item : items.Items()) ARTEL_RETURN_IF_ERROR(ParseObject(item, out, dialect_docs));
     return Status::Ok();
   }
   if (kind == "Scenario") {
@@ -628,27 +628,27 @@ Status ParseObject(const Node& root, core::Config* out, internal::DialectDocs* d
 
 // One object of SplitObjects: a document or a List item, `depth` Lists deep.
 Status CollectObject(const Node& root, int depth, std::vector<ManifestObject>* out) {
-  ARTEL_MF_TRY(root.ExpectMap());
+  ARTEL_RETURN_IF_ERROR(root.ExpectMap());
   ManifestObject o;
-  ARTEL_MF_TRY(root.ReadString("apiVersion", &o.api_version, kRequired));
-  ARTEL_MF_TRY(root.ReadString("kind", &o.kind, kRequired));
+  ARTEL_RETURN_IF_ERROR(root.ReadString("apiVersion", &o.api_version, kRequired));
+  ARTEL_RETURN_IF_ERROR(root.ReadString("kind", &o.kind, kRequired));
   if (o.api_version == "v1" && o.kind == "List") {  // as ParseObject reads it
     if (depth >= 8) return root["items"].Error("Lists nested more than 8 deep are not supported");
-    ARTEL_MF_TRY(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
+    ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "items"}));
     Node items = root["items"];
     if (!items.present()) return Status::Ok();
-    ARTEL_MF_TRY(items.ExpectList());
-    for (const Node& item : items.Items()) ARTEL_MF_TRY(CollectObject(item, depth + 1, out));
+    ARTEL_RETURN_IF_ERROR(items.ExpectList());
+    for (const Node& item : items.Items()) ARTEL_RETURN_IF_ERROR(CollectObject(item, depth + 1, out));
     return Status::Ok();
   }
   Node meta = root["metadata"];
   if (!meta.present()) return root.MissingError("metadata");
-  ARTEL_MF_TRY(meta.ExpectMap());
-  ARTEL_MF_TRY(meta.ReadString("name", &o.name, kRequired));
+  ARTEL_RETURN_IF_ERROR(meta.ExpectMap());
+  ARTEL_RETURN_IF_ERROR(meta.ReadString("name", &o.name, kRequired));
   if (o.name.empty()) return meta["name"].Error("must not be empty");
   o.namespaced = IsNamespacedKind(o.kind);
   if (o.namespaced) {
-    ARTEL_MF_TRY(meta.ReadString("namespace", &o.ns, kRequired));
+    ARTEL_RETURN_IF_ERROR(meta.ReadString("namespace", &o.ns, kRequired));
     if (o.ns.empty()) return meta["namespace"].Error("must not be empty");
   }
   o.pos = root.Pos();
@@ -672,7 +672,7 @@ Result<std::vector<ManifestObject>> SplitObjects(std::string_view text, const st
   std::vector<ManifestObject> out;
   for (const Node& doc : *docs) {
     if (!doc.present()) continue;  // empty document
-    ARTEL_MF_TRY(CollectObject(doc, 0, &out));
+    ARTEL_RETURN_IF_ERROR(CollectObject(doc, 0, &out));
   }
   return out;
 }
@@ -682,9 +682,9 @@ Status ParseObjects(const std::vector<const ManifestObject*>& objects, core::Con
   internal::DialectDocs dialect_docs;
   for (const ManifestObject* o : objects) {
     if (o == nullptr || !o->node) continue;
-    ARTEL_MF_TRY(ParseObject(*o->node, &parsed, &dialect_docs));
+    ARTEL_RETURN_IF_ERROR(ParseObject(*o->node, &parsed, &dialect_docs));
   }
-  ARTEL_MF_TRY(internal::FinishDialects(&dialect_docs, config, &parsed, nullptr));
+  ARTEL_RETURN_IF_ERROR(internal::FinishDialects(&dialect_docs, config, &parsed, nullptr));
   internal::AppendConfig(std::move(parsed), config);
   return Status::Ok();
 }
@@ -700,13 +700,11 @@ Status ParseInto(std::string_view text, const std::string& source, core::Config*
   internal::DialectDocs dialect_docs;
   for (const Node& doc : *docs) {
     if (!doc.present()) continue;  // empty document
-    ARTEL_MF_TRY(ParseObject(doc, &parsed, &dialect_docs));
+    ARTEL_RETURN_IF_ERROR(ParseObject(doc, &parsed, &dialect_docs));
   }
-  ARTEL_MF_TRY(internal::FinishDialects(&dialect_docs, config, &parsed, extras));
+  ARTEL_RETURN_IF_ERROR(internal::FinishDialects(&dialect_docs, config, &parsed, extras));
   internal::AppendConfig(std::move(parsed), config);
   return Status::Ok();
 }
-
-#undef ARTEL_MF_TRY
 
 }  // namespace artel::manifest

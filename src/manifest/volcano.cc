@@ -41,9 +41,9 @@ Status CheckTop(const Node& root) { return root.CheckKeys({"apiVersion", "kind",
 // ---------------------------------------------------------------- Queue
 
 Status ParseVolcanoQueue(const Node& root, DialectDocs* docs) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, false, &meta));
   if (meta.name == "root") {
     return root.Lookup("metadata.name")
         .Error(fmt::format("the Volcano root queue is implicit in Artel (the cohort {}); to give the whole tree "
@@ -60,27 +60,29 @@ Status ParseVolcanoQueue(const Node& root, DialectDocs* docs) {
   Node spec = root["spec"];
   std::map<std::string, core::Amount> deserved, capability, guarantee;
   if (spec.present()) {
-    ARTEL_DIALECT_TRY(CheckRefused(
-        spec, {{"priority",
-                "queue priority (Volcano schedules higher-priority queues first and reclaims them last) has no "
-                "equivalent in the Kueue queue model; remove it"},
-               {"affinity", "queue node-group affinity; use a Kueue ResourceFlavor with nodeLabels instead"},
-               {"extendClusters", "multi-cluster dispatch"},
-               {"type", "queue types"},
-               {"dra", "DRA quotas per DeviceClass"}}));
-    ARTEL_DIALECT_TRY(spec.CheckKeys(
+    ARTEL_RETURN_IF_ERROR(CheckRefused(
+        spec,
+        {{"priority",
+          "queue priority (Volcano schedules higher-priority queues first and reclaims them last) has no "
+          "equivalent in the Kueue queue model; remove it"},
+         {"affinity", "queue node-group affinity; use a Kueue ResourceFlavor with nodeLabels instead"},
+         {"extendClusters", "multi-cluster dispatch"},
+         {"type", "queue types"},
+         {"dra", "DRA quotas per DeviceClass"}}));
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys(
         {"weight", "capability", "deserved", "guarantee", "reclaimable", "parent", "dequeueStrategy"}));
     if (spec["weight"].present()) {
       Result<int64_t> w = spec["weight"].AsInt(1, 65535);
       if (!w.ok()) return w.status();
       q.fair_weight = *w * core::kMilli;
     }
-    if (spec["deserved"].present()) ARTEL_DIALECT_TRY(ReadResourceList(spec["deserved"], &deserved));
-    if (spec["capability"].present()) ARTEL_DIALECT_TRY(ReadResourceList(spec["capability"], &capability));
+    if (spec["deserved"].present()) ARTEL_RETURN_IF_ERROR(ReadResourceList(spec["deserved"], &deserved));
+    if (spec["capability"].present())
+      ARTEL_RETURN_IF_ERROR(ReadResourceList(spec["capability"], &capability));
     Node g = spec["guarantee"];
     if (g.present()) {
-      ARTEL_DIALECT_TRY(g.CheckKeys({"resource"}));
-      if (g["resource"].present()) ARTEL_DIALECT_TRY(ReadResourceList(g["resource"], &guarantee));
+      ARTEL_RETURN_IF_ERROR(g.CheckKeys({"resource"}));
+      if (g["resource"].present()) ARTEL_RETURN_IF_ERROR(ReadResourceList(g["resource"], &guarantee));
     }
     if (spec["reclaimable"].present()) {
       Result<bool> r = spec["reclaimable"].AsBool();
@@ -92,12 +94,12 @@ Status ParseVolcanoQueue(const Node& root, DialectDocs* docs) {
             "capability equal to deserved instead (a queue that never borrows is never reclaimed)");
       }
     }
-    ARTEL_DIALECT_TRY(spec.ReadString("parent", &q.parent));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString("parent", &q.parent));
     if (q.parent == "root") q.parent.clear();
     q.parent_node = spec["parent"];
     using Q = core::QueueingStrategy;
-    ARTEL_DIALECT_TRY(spec.ReadEnum<Q>("dequeueStrategy",
-                                       {{"traverse", Q::kBestEffortFIFO}, {"fifo", Q::kStrictFIFO}}, &q.strategy));
+    ARTEL_RETURN_IF_ERROR(spec.ReadEnum<Q>(
+        "dequeueStrategy", {{"traverse", Q::kBestEffortFIFO}, {"fifo", Q::kStrictFIFO}}, &q.strategy));
   }
   std::set<std::string> names;
   for (const auto* m : {&deserved, &capability, &guarantee}) {
@@ -138,42 +140,42 @@ Status ParseVolcanoQueue(const Node& root, DialectDocs* docs) {
 // ------------------------------------------------------------- HyperNode
 
 Status ParseVolcanoHyperNode(const Node& root, DialectDocs* docs) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, false, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, false, &meta));
   HyperNodeSpec h;
   h.name = meta.name;
   h.pos = root.Pos();
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"tier", "tierName", "members"}));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"tier", "tierName", "members"}));
   if (!spec["tier"].present()) return spec.MissingError("tier");
   Result<int64_t> tier = spec["tier"].AsInt(1, 16);
   if (!tier.ok()) return tier.status();
   h.tier = static_cast<int32_t>(*tier);
-  ARTEL_DIALECT_TRY(spec.ReadString("tierName", &h.tier_name));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("tierName", &h.tier_name));
   Node members = spec["members"];
   if (members.present()) {
-    ARTEL_DIALECT_TRY(members.ExpectList());
+    ARTEL_RETURN_IF_ERROR(members.ExpectList());
     for (const Node& m : members.Items()) {
-      ARTEL_DIALECT_TRY(m.CheckKeys({"type", "selector"}));
+      ARTEL_RETURN_IF_ERROR(m.CheckKeys({"type", "selector"}));
       HyperNodeMember member;
       using T = HyperNodeMember::Type;
-      ARTEL_DIALECT_TRY(
+      ARTEL_RETURN_IF_ERROR(
           m.ReadEnum<T>("type", {{"Node", T::kNode}, {"HyperNode", T::kHyperNode}}, &member.type, kRequired));
       Node sel = m["selector"];
       if (!sel.present()) return m.MissingError("selector");
-      ARTEL_DIALECT_TRY(sel.CheckKeys({"exactMatch", "regexMatch", "labelMatch"}));
+      ARTEL_RETURN_IF_ERROR(sel.CheckKeys({"exactMatch", "regexMatch", "labelMatch"}));
       int set = (sel["exactMatch"].present() ? 1 : 0) + (sel["regexMatch"].present() ? 1 : 0) +
                 (sel["labelMatch"].present() ? 1 : 0);
       if (set != 1) return sel.Error("set exactly one of exactMatch, regexMatch and labelMatch");
       if (sel["exactMatch"].present()) {
-        ARTEL_DIALECT_TRY(sel["exactMatch"].CheckKeys({"name"}));
-        ARTEL_DIALECT_TRY(sel["exactMatch"].ReadString("name", &member.exact, kRequired));
+        ARTEL_RETURN_IF_ERROR(sel["exactMatch"].CheckKeys({"name"}));
+        ARTEL_RETURN_IF_ERROR(sel["exactMatch"].ReadString("name", &member.exact, kRequired));
         if (member.exact.empty()) return sel.Lookup("exactMatch.name").Error("must not be empty");
       } else if (sel["regexMatch"].present()) {
-        ARTEL_DIALECT_TRY(sel["regexMatch"].CheckKeys({"pattern"}));
-        ARTEL_DIALECT_TRY(sel["regexMatch"].ReadString("pattern", &member.regex, kRequired));
+        ARTEL_RETURN_IF_ERROR(sel["regexMatch"].CheckKeys({"pattern"}));
+        ARTEL_RETURN_IF_ERROR(sel["regexMatch"].ReadString("pattern", &member.regex, kRequired));
         try {
           std::regex re(member.regex, std::regex::ECMAScript);
         } catch (const std::regex_error& e) {
@@ -184,7 +186,7 @@ Status ParseVolcanoHyperNode(const Node& root, DialectDocs* docs) {
           return sel["labelMatch"].Error("labelMatch selects nodes only; use it with type: Node");
         }
         core::LabelSelector ls;
-        ARTEL_DIALECT_TRY(ReadLabelSelectorNode(sel["labelMatch"], &ls));
+        ARTEL_RETURN_IF_ERROR(ReadLabelSelectorNode(sel["labelMatch"], &ls));
         member.labels = std::move(ls);
       }
       h.members.push_back(std::move(member));
@@ -198,9 +200,9 @@ Status ParseVolcanoHyperNode(const Node& root, DialectDocs* docs) {
 // ------------------------------------------------------------- workloads
 
 Status ReadVolcanoNetworkTopology(const Node& nt, std::map<std::string, std::string>* annotations) {
-  ARTEL_DIALECT_TRY(nt.CheckKeys({"mode", "highestTierAllowed", "highestTierName"}));
+  ARTEL_RETURN_IF_ERROR(nt.CheckKeys({"mode", "highestTierAllowed", "highestTierName"}));
   std::string mode = "hard";
-  ARTEL_DIALECT_TRY(nt.ReadEnum<std::string>("mode", {{"hard", "hard"}, {"soft", "soft"}}, &mode));
+  ARTEL_RETURN_IF_ERROR(nt.ReadEnum<std::string>("mode", {{"hard", "hard"}, {"soft", "soft"}}, &mode));
   if (nt["highestTierAllowed"].present() && nt["highestTierName"].present()) {
     return nt["highestTierName"].Error("set either highestTierAllowed or highestTierName, not both");
   }
@@ -212,7 +214,7 @@ Status ReadVolcanoNetworkTopology(const Node& nt, std::map<std::string, std::str
     (*annotations)[kAnnHighestTierAllowed] = std::to_string(*tier);
   }
   std::string tier_name;
-  ARTEL_DIALECT_TRY(nt.ReadString("highestTierName", &tier_name));
+  ARTEL_RETURN_IF_ERROR(nt.ReadString("highestTierName", &tier_name));
   if (!tier_name.empty()) (*annotations)[kAnnHighestTierName] = tier_name;
   return Status::Ok();
 }
@@ -231,9 +233,9 @@ std::string FormatResourceList(const std::map<std::string, core::Amount>& list) 
 }  // namespace
 
 Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
   core::WorkloadSpec w;
   w.name = meta.name;
   w.ns = meta.ns;
@@ -243,42 +245,42 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
   w.queue = "default";  // Volcano's default queue
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  ARTEL_DIALECT_TRY(CheckRefused(
+  ARTEL_RETURN_IF_ERROR(CheckRefused(
       spec, {{"plugins", "Volcano job plugins (ssh, svc, env, ...) set up pods; Artel schedules only"},
              {"policies", "job lifecycle policies (events -> actions)"},
              {"volumes", "job volumes"},
              {"minSuccess", "minSuccess"},
              {"runningEstimate", "runningEstimate"}}));
-  ARTEL_DIALECT_TRY(spec.CheckKeys({"schedulerName", "minAvailable", "queue", "priorityClassName", "tasks",
-                                    "networkTopology", "maxRetry", "ttlSecondsAfterFinished"}));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"schedulerName", "minAvailable", "queue", "priorityClassName",
+                                        "tasks", "networkTopology", "maxRetry", "ttlSecondsAfterFinished"}));
   std::string queue;
-  ARTEL_DIALECT_TRY(spec.ReadString("queue", &queue));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("queue", &queue));
   if (!queue.empty()) w.queue = queue;
   std::string pc;
-  ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
+  ARTEL_RETURN_IF_ERROR(spec.ReadString("priorityClassName", &pc));
   if (!pc.empty()) w.priority_class = pc;
-  if (spec["maxRetry"].present()) ARTEL_DIALECT_TRY(spec.ReadInt32("maxRetry", &w.backoff_limit));
+  if (spec["maxRetry"].present()) ARTEL_RETURN_IF_ERROR(spec.ReadInt32("maxRetry", &w.backoff_limit));
   if (spec["ttlSecondsAfterFinished"].present()) {
     Result<int64_t> ttl = spec["ttlSecondsAfterFinished"].AsInt(0, INT32_MAX);
     if (!ttl.ok()) return ttl.status();
   }
   Node tasks = spec["tasks"];
   if (!tasks.present()) return spec.MissingError("tasks");
-  ARTEL_DIALECT_TRY(tasks.ExpectList());
+  ARTEL_RETURN_IF_ERROR(tasks.ExpectList());
   if (tasks.size() == 0) return tasks.Error("must list at least one task");
   int64_t total = 0;
   std::set<std::string> names;
   std::vector<int64_t> task_mins;
   int64_t task_min_total = 0;
   for (const Node& t : tasks.Items()) {
-    ARTEL_DIALECT_TRY(CheckRefused(t, {{"policies", "task lifecycle policies"},
-                                       {"topologyPolicy", "NUMA topology policies"},
-                                       {"maxRetry", "per-task maxRetry; use the job's maxRetry"},
-                                       {"dependsOn", "task dependencies"},
-                                       {"partitionPolicy", "task partitions"}}));
-    ARTEL_DIALECT_TRY(t.CheckKeys({"name", "replicas", "minAvailable", "template"}));
+    ARTEL_RETURN_IF_ERROR(CheckRefused(t, {{"policies", "task lifecycle policies"},
+                                           {"topologyPolicy", "NUMA topology policies"},
+                                           {"maxRetry", "per-task maxRetry; use the job's maxRetry"},
+                                           {"dependsOn", "task dependencies"},
+                                           {"partitionPolicy", "task partitions"}}));
+    ARTEL_RETURN_IF_ERROR(t.CheckKeys({"name", "replicas", "minAvailable", "template"}));
     core::PodSetSpec ps;
-    ARTEL_DIALECT_TRY(t.ReadString("name", &ps.name, kRequired));
+    ARTEL_RETURN_IF_ERROR(t.ReadString("name", &ps.name, kRequired));
     if (ps.name.empty()) return t["name"].Error("must not be empty");
     if (!names.insert(ps.name).second) return t["name"].Error("duplicate task name \"" + ps.name + "\"");
     ps.count = 1;
@@ -300,7 +302,7 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
     Node tmpl = t["template"];
     if (!tmpl.present()) return t.MissingError("template");
     std::optional<std::string> task_pc;
-    ARTEL_DIALECT_TRY(ReadPodTemplate(tmpl, &ps, &task_pc));
+    ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &task_pc));
     if (task_pc && !w.priority_class) w.priority_class = task_pc;
     total += ps.count;
     w.pod_sets.push_back(std::move(ps));
@@ -327,16 +329,16 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
   // Otherwise (several tasks) the task minimums are not checked; the gang
   // keeps at least one pod of each task (the engine's default for a gang).
   if (spec["networkTopology"].present()) {
-    ARTEL_DIALECT_TRY(ReadVolcanoNetworkTopology(spec["networkTopology"], &w.annotations));
+    ARTEL_RETURN_IF_ERROR(ReadVolcanoNetworkTopology(spec["networkTopology"], &w.annotations));
   }
   *out = std::move(w);
   return Status::Ok();
 }
 
 Status ParseVolcanoPodGroup(const Node& root, PodGroupDoc* out) {
-  ARTEL_DIALECT_TRY(CheckTop(root));
+  ARTEL_RETURN_IF_ERROR(CheckTop(root));
   DialectMeta meta;
-  ARTEL_DIALECT_TRY(ReadDialectMeta(root, true, &meta));
+  ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
   PodGroupDoc pg;
   pg.dialect = QueueDialect::kVolcano;
   pg.root = root;
@@ -348,9 +350,9 @@ Status ParseVolcanoPodGroup(const Node& root, PodGroupDoc* out) {
   pg.workload.queue = "default";
   Node spec = root["spec"];
   if (spec.present()) {
-    ARTEL_DIALECT_TRY(CheckRefused(
+    ARTEL_RETURN_IF_ERROR(CheckRefused(
         spec, {{"subGroupPolicy", "subgroup policies; use minTaskMember for per-task minimums"}}));
-    ARTEL_DIALECT_TRY(spec.CheckKeys(
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys(
         {"minMember", "minTaskMember", "queue", "priorityClassName", "minResources", "networkTopology"}));
     if (spec["minMember"].present()) {
       Result<int64_t> m = spec["minMember"].AsInt(0, 1000000);
@@ -359,7 +361,7 @@ Status ParseVolcanoPodGroup(const Node& root, PodGroupDoc* out) {
     }
     Node mtm = spec["minTaskMember"];
     if (mtm.present()) {
-      ARTEL_DIALECT_TRY(mtm.ExpectMap());
+      ARTEL_RETURN_IF_ERROR(mtm.ExpectMap());
       for (const yaml::MapEntry& e : mtm.Entries()) {
         Result<int64_t> m = e.value.AsInt(0, 1000000);
         if (!m.ok()) return m.status();
@@ -367,18 +369,18 @@ Status ParseVolcanoPodGroup(const Node& root, PodGroupDoc* out) {
       }
     }
     std::string queue;
-    ARTEL_DIALECT_TRY(spec.ReadString("queue", &queue));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString("queue", &queue));
     if (!queue.empty()) pg.workload.queue = queue;
     std::string pc;
-    ARTEL_DIALECT_TRY(spec.ReadString("priorityClassName", &pc));
+    ARTEL_RETURN_IF_ERROR(spec.ReadString("priorityClassName", &pc));
     if (!pc.empty()) pg.workload.priority_class = pc;
     if (spec["minResources"].present()) {
       std::map<std::string, core::Amount> min_resources;
-      ARTEL_DIALECT_TRY(ReadResourceList(spec["minResources"], &min_resources));
+      ARTEL_RETURN_IF_ERROR(ReadResourceList(spec["minResources"], &min_resources));
       if (!min_resources.empty()) pg.workload.annotations[kAnnMinResources] = FormatResourceList(min_resources);
     }
     if (spec["networkTopology"].present()) {
-      ARTEL_DIALECT_TRY(ReadVolcanoNetworkTopology(spec["networkTopology"], &pg.workload.annotations));
+      ARTEL_RETURN_IF_ERROR(ReadVolcanoNetworkTopology(spec["networkTopology"], &pg.workload.annotations));
     }
   }
   *out = std::move(pg);

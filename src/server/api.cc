@@ -1,5 +1,5 @@
 #include "server/api.h"
-#include "server/codec.h"
+#include "api/codec.h"
 #include "server/ui_assets.h"
 
 #include <httplib.h>

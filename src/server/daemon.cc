@@ -18,7 +18,7 @@
 
 #include "core/quantity.h"
 #include "manifest/manifest.h"
-#include "server/manifest_files.h"
+#include "api/manifest_files.h"
 
 namespace artel::server {
 namespace fs = std::filesystem;
@@ -753,7 +753,10 @@ Status Daemon::Recover() {
   std::vector<store::Record> fixups;
   int64_t now = NowLocked();
   size_t adopted = 0, requeued = 0, restored = 0;
-  for (const auto& [ord, key] : order) {
+  for (const auto& entry : order) {
+    // A plain reference, not a structured binding: the lambdas below
+    // capture it, which clang accepts only from version 16.
+    const std::string& key = entry.second;
     const Persisted& p = model_[key];
     auto spec = WorkloadFromJson(p.spec);
     if (!spec.ok()) {
@@ -2495,12 +2498,6 @@ Result<std::string> Daemon::Logs(const std::string& key, const std::string& pod,
   return out;
 }
 
-size_t Daemon::RunningCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t n = 0;
-  for (const auto& [k, w] : wl_) n += w.running ? 1 : 0;
-  return n;
-}
 
 std::string Daemon::Metrics() const {
   PromWriter pw;

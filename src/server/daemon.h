@@ -46,7 +46,7 @@
 #include "manifest/manifest.h"
 #include "runtime/runtime.h"
 #include "server/auth.h"
-#include "server/codec.h"
+#include "api/codec.h"
 #include "server/inventory.h"
 #include "server/log.h"
 #include "server/pod_users.h"
@@ -140,8 +140,6 @@ class Daemon : public Service, private loop::Backend {
                                 const Principal& who) const override;
   uint64_t LatestEventSeq() const override;
 
-  // Test hook: number of workloads whose pods are running.
-  size_t RunningCount() const;
   std::string gpu_mode() const { return gpu_mode_; }
 
  private:

@@ -40,7 +40,7 @@ Status StatusOf(const Result<T>& r) {
 }
 
 Status ReadDuration(const Field& f, core::Time* out) {
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, f.String());
+  ARTEL_ASSIGN_OR_RETURN(std::string s, f.String());
   Result<core::Time> d = ParseDuration(s);
   if (!d.ok()) return f.Error(d.status().message());
   *out = *d;
@@ -48,7 +48,7 @@ Status ReadDuration(const Field& f, core::Time* out) {
 }
 
 Status ReadRef(const Field& f, WorkloadRef* out) {
-  ARTEL_SIM_ASSIGN_OR_RETURN(out->text, f.String());
+  ARTEL_ASSIGN_OR_RETURN(out->text, f.String());
   if (out->text.empty()) return f.Error("empty workload name");
   out->pos = f.pos();
   return Status::Ok();
@@ -56,11 +56,11 @@ Status ReadRef(const Field& f, WorkloadRef* out) {
 
 Status ReadRefList(const Field& f, std::vector<WorkloadRef>* out) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   std::set<std::string> seen;
   for (const Field& item : f.Items()) {
     WorkloadRef ref;
-    ARTEL_SIM_RETURN_IF_ERROR(ReadRef(item, &ref));
+    ARTEL_RETURN_IF_ERROR(ReadRef(item, &ref));
     if (!seen.insert(ref.text).second) return item.Error("`" + ref.text + "` is listed twice");
     out->push_back(std::move(ref));
   }
@@ -69,18 +69,18 @@ Status ReadRefList(const Field& f, std::vector<WorkloadRef>* out) {
 
 Result<std::map<std::string, core::Amount>> ReadQuantityMap(const Field& f) {
   std::map<std::string, core::Amount> out;
-  ARTEL_SIM_RETURN_IF_ERROR(f.CheckUniqueKeys());
+  ARTEL_RETURN_IF_ERROR(f.CheckUniqueKeys());
   for (auto& [k, v] : f.Entries()) {
     const std::string key = k.node().Scalar();
     if (key == "artel.dev/gpu-compute") {
       // A fraction of a GPU in sevenths or a decimal: "3/7", "0.5".
-      ARTEL_SIM_ASSIGN_OR_RETURN(std::string text, v.String());
+      ARTEL_ASSIGN_OR_RETURN(std::string text, v.String());
       auto q = core::placement::ParseGpuCompute(text);
       if (!q.ok()) return v.Error(q.status().message());
       out[key] = *q;
       continue;
     }
-    ARTEL_SIM_ASSIGN_OR_RETURN(core::Amount q, v.Quantity());
+    ARTEL_ASSIGN_OR_RETURN(core::Amount q, v.Quantity());
     if (q < 0) return v.Error("must not be negative");
     out[key] = q;
   }
@@ -89,34 +89,34 @@ Result<std::map<std::string, core::Amount>> ReadQuantityMap(const Field& f) {
 
 Status ReadTolerations(const Field& f, std::vector<core::Toleration>* out) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   for (const Field& item : f.Items()) {
-    ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
+    ARTEL_RETURN_IF_ERROR(item.CheckKeys({"key", "operator", "value", "effect", "tolerationSeconds"}));
     core::Toleration t;
     if (item.Has("key")) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(t.key, item.Key("key").String());
+      ARTEL_ASSIGN_OR_RETURN(t.key, item.Key("key").String());
     }
     if (item.Has("operator")) {
       Field op = item.Key("operator");
-      ARTEL_SIM_ASSIGN_OR_RETURN(t.op, op.String());
+      ARTEL_ASSIGN_OR_RETURN(t.op, op.String());
       if (t.op != "Equal" && t.op != "Exists") return op.Error("must be Equal or Exists, got " + t.op);
     }
     if (item.Has("value")) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(t.value, item.Key("value").String());
+      ARTEL_ASSIGN_OR_RETURN(t.value, item.Key("value").String());
     }
     if (t.op == "Exists" && !t.value.empty())
       return item.Key("value").Error("must be empty with operator Exists");
     if (t.key.empty() && t.op != "Exists") return item.Error("an empty key needs operator Exists");
     if (item.Has("effect")) {
       Field eff = item.Key("effect");
-      ARTEL_SIM_ASSIGN_OR_RETURN(t.effect, eff.String());
+      ARTEL_ASSIGN_OR_RETURN(t.effect, eff.String());
       if (!t.effect.empty() && t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" &&
           t.effect != "NoExecute") {
         return eff.Error("must be NoSchedule, PreferNoSchedule or NoExecute, got " + t.effect);
       }
     }
     if (item.Has("tolerationSeconds")) {
-      ARTEL_SIM_RETURN_IF_ERROR(
+      ARTEL_RETURN_IF_ERROR(
           StatusOf(item.Key("tolerationSeconds").Int(0, std::numeric_limits<int64_t>::max())));
     }
     out->push_back(std::move(t));
@@ -129,24 +129,24 @@ Status ReadTolerations(const Field& f, std::vector<core::Toleration>* out) {
 // matchFields supports metadata.name (the node's hostname label).
 Status ReadNodeAffinity(const Field& f, std::vector<core::NodeSelectorTerm>* out) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   for (const Field& t : f.Items()) {
-    ARTEL_SIM_RETURN_IF_ERROR(t.CheckKeys({"matchExpressions", "matchFields"}));
+    ARTEL_RETURN_IF_ERROR(t.CheckKeys({"matchExpressions", "matchFields"}));
     core::NodeSelectorTerm term;
     for (const char* list_key : {"matchExpressions", "matchFields"}) {
       if (!t.Has(list_key)) continue;
       const bool field = std::string_view(list_key) == "matchFields";
       Field list = t.Key(list_key);
-      ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
+      ARTEL_RETURN_IF_ERROR(list.RequireSeq());
       for (const Field& e : list.Items()) {
-        ARTEL_SIM_RETURN_IF_ERROR(e.CheckKeys({"key", "operator", "values"}));
-        ARTEL_SIM_RETURN_IF_ERROR(e.Require("key"));
-        ARTEL_SIM_RETURN_IF_ERROR(e.Require("operator"));
+        ARTEL_RETURN_IF_ERROR(e.CheckKeys({"key", "operator", "values"}));
+        ARTEL_RETURN_IF_ERROR(e.Require("key"));
+        ARTEL_RETURN_IF_ERROR(e.Require("operator"));
         core::NodeSelectorRequirement r;
-        ARTEL_SIM_ASSIGN_OR_RETURN(r.key, e.Key("key").String());
-        ARTEL_SIM_ASSIGN_OR_RETURN(r.op, e.Key("operator").String());
+        ARTEL_ASSIGN_OR_RETURN(r.key, e.Key("key").String());
+        ARTEL_ASSIGN_OR_RETURN(r.op, e.Key("operator").String());
         if (e.Has("values")) {
-          ARTEL_SIM_ASSIGN_OR_RETURN(r.values, e.Key("values").StringList());
+          ARTEL_ASSIGN_OR_RETURN(r.values, e.Key("values").StringList());
         }
         if (field) {
           if (r.key != "metadata.name") return e.Key("key").Error("matchFields supports only metadata.name");
@@ -167,18 +167,18 @@ Status ReadNodeAffinity(const Field& f, std::vector<core::NodeSelectorTerm>* out
 
 Status ReadTaints(const Field& f, std::vector<core::Taint>* out) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   for (const Field& item : f.Items()) {
-    ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"key", "value", "effect"}));
-    ARTEL_SIM_RETURN_IF_ERROR(item.Require("key"));
-    ARTEL_SIM_RETURN_IF_ERROR(item.Require("effect"));
+    ARTEL_RETURN_IF_ERROR(item.CheckKeys({"key", "value", "effect"}));
+    ARTEL_RETURN_IF_ERROR(item.Require("key"));
+    ARTEL_RETURN_IF_ERROR(item.Require("effect"));
     core::Taint t;
-    ARTEL_SIM_ASSIGN_OR_RETURN(t.key, item.Key("key").String());
+    ARTEL_ASSIGN_OR_RETURN(t.key, item.Key("key").String());
     if (item.Has("value")) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(t.value, item.Key("value").String());
+      ARTEL_ASSIGN_OR_RETURN(t.value, item.Key("value").String());
     }
     Field eff = item.Key("effect");
-    ARTEL_SIM_ASSIGN_OR_RETURN(t.effect, eff.String());
+    ARTEL_ASSIGN_OR_RETURN(t.effect, eff.String());
     if (t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" && t.effect != "NoExecute") {
       return eff.Error("must be NoSchedule, PreferNoSchedule or NoExecute, got " + t.effect);
     }
@@ -261,7 +261,7 @@ PosShift InlineShift(const Context& ctx, const Field& f) {
 // Parses an inline manifest (`inline: |`) and appends its objects; positions
 // in errors and objects point into the scenario file.
 Status ReadInline(const Context& ctx, const Field& f, core::Config* config, manifest::Extras* extras = nullptr) {
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string text, f.String());
+  ARTEL_ASSIGN_OR_RETURN(std::string text, f.String());
   core::Config parsed;
   manifest::Extras scratch;
   Status st = manifest::ParseInto(text, ctx.file, &parsed, extras ? extras : &scratch);
@@ -286,13 +286,13 @@ Status ReadInline(const Context& ctx, const Field& f, core::Config* config, mani
 Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* config,
                          manifest::Extras* extras = nullptr) {
   if (list.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(list.RequireSeq());
   for (const Field& item : list.Items()) {
-    ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"file", "inline"}));
+    ARTEL_RETURN_IF_ERROR(item.CheckKeys({"file", "inline"}));
     if (item.Has("file") == item.Has("inline")) return item.Error("needs exactly one of `file` or `inline`");
     if (item.Has("file")) {
       Field f = item.Key("file");
-      ARTEL_SIM_ASSIGN_OR_RETURN(std::string rel, f.String());
+      ARTEL_ASSIGN_OR_RETURN(std::string rel, f.String());
       fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(ctx.dir) / rel;
       std::error_code ec;
       if (!fs::exists(p, ec)) return f.Error("no such file or directory: " + p.lexically_normal().string());
@@ -302,7 +302,7 @@ Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* co
       if (!st.ok()) return st;
       AppendConfig(std::move(loaded), config);
     } else {
-      ARTEL_SIM_RETURN_IF_ERROR(ReadInline(ctx, item.Key("inline"), config, extras));
+      ARTEL_RETURN_IF_ERROR(ReadInline(ctx, item.Key("inline"), config, extras));
     }
   }
   return Status::Ok();
@@ -313,12 +313,12 @@ Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* co
 // Workload, a batch/v1 Job with the queue-name label), optionally with a
 // `runtime:` that applies to each of them.
 Status ReadManifestSubmit(const Context& ctx, const Field& item, std::vector<SubmitEvent>* out) {
-  ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"manifest", "file", "runtime"}));
+  ARTEL_RETURN_IF_ERROR(item.CheckKeys({"manifest", "file", "runtime"}));
   if (item.Has("manifest") == item.Has("file")) return item.Error("needs exactly one of `manifest` or `file`");
   std::vector<core::WorkloadSpec> specs;
   if (item.Has("manifest")) {
     Field f = item.Key("manifest");
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string text, f.String());
+    ARTEL_ASSIGN_OR_RETURN(std::string text, f.String());
     Status st = manifest::ParseWorkloads(text, ctx.file, &specs);
     if (!st.ok()) {
       SourcePos pos = st.pos();
@@ -334,7 +334,7 @@ Status ReadManifestSubmit(const Context& ctx, const Field& item, std::vector<Sub
     }
   } else {
     Field f = item.Key("file");
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string rel, f.String());
+    ARTEL_ASSIGN_OR_RETURN(std::string rel, f.String());
     fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(ctx.dir) / rel;
     std::ifstream in(p);
     if (!in) return f.Error("cannot read " + p.lexically_normal().string());
@@ -345,7 +345,7 @@ Status ReadManifestSubmit(const Context& ctx, const Field& item, std::vector<Sub
   }
   std::optional<core::Time> runtime;
   if (item.Has("runtime")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string d, item.Key("runtime").String());
+    ARTEL_ASSIGN_OR_RETURN(std::string d, item.Key("runtime").String());
     auto t = ParseDuration(d);
     if (!t.ok()) return item.Key("runtime").Error(t.status().message());
     runtime = *t;
@@ -362,20 +362,20 @@ Status ReadManifestSubmit(const Context& ctx, const Field& item, std::vector<Sub
 
 Status ReadFeatureGates(const Field& f, core::EngineOptions* options) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.CheckKeys(
+  ARTEL_RETURN_IF_ERROR(f.CheckKeys(
       {"fairSharing", "fairSharingPreemptionStrategies", "admissionFairSharing", "multiAdmission"}));
   if (f.Has("fairSharing")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(options->fair_sharing, f.Key("fairSharing").Bool());
+    ARTEL_ASSIGN_OR_RETURN(options->fair_sharing, f.Key("fairSharing").Bool());
   }
   if (f.Has("multiAdmission")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(options->multi_admission, f.Key("multiAdmission").Bool());
+    ARTEL_ASSIGN_OR_RETURN(options->multi_admission, f.Key("multiAdmission").Bool());
   }
   if (f.Has("fairSharingPreemptionStrategies")) {
     Field list = f.Key("fairSharingPreemptionStrategies");
-    ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
+    ARTEL_RETURN_IF_ERROR(list.RequireSeq());
     options->fair_sharing_strategies.clear();
     for (const Field& item : list.Items()) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, item.String());
+      ARTEL_ASSIGN_OR_RETURN(std::string s, item.String());
       if (s == "LessThanOrEqualToFinalShare") {
         options->fair_sharing_strategies.push_back(core::FairSharingStrategy::kLessThanOrEqualToFinalShare);
       } else if (s == "LessThanInitialShare") {
@@ -390,19 +390,17 @@ Status ReadFeatureGates(const Field& f, core::EngineOptions* options) {
     Field afs = f.Key("admissionFairSharing");
     options->admission_fair_sharing = true;
     if (!afs.IsNull()) {
-      ARTEL_SIM_RETURN_IF_ERROR(
-          afs.CheckKeys({"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}));
+      ARTEL_RETURN_IF_ERROR(afs.CheckKeys({"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}));
       if (afs.Has("usageHalfLifeTime")) {
-        ARTEL_SIM_RETURN_IF_ERROR(ReadDuration(afs.Key("usageHalfLifeTime"), &options->afs.usage_half_life));
+        ARTEL_RETURN_IF_ERROR(ReadDuration(afs.Key("usageHalfLifeTime"), &options->afs.usage_half_life));
       }
       if (afs.Has("usageSamplingInterval")) {
         Field si = afs.Key("usageSamplingInterval");
-        ARTEL_SIM_RETURN_IF_ERROR(ReadDuration(si, &options->afs.usage_sampling_interval));
+        ARTEL_RETURN_IF_ERROR(ReadDuration(si, &options->afs.usage_sampling_interval));
         if (options->afs.usage_sampling_interval <= 0) return si.Error("must be positive");
       }
       if (afs.Has("resourceWeights")) {
-        ARTEL_SIM_ASSIGN_OR_RETURN(options->afs.resource_weights,
-                                   ReadQuantityMap(afs.Key("resourceWeights")));
+        ARTEL_ASSIGN_OR_RETURN(options->afs.resource_weights, ReadQuantityMap(afs.Key("resourceWeights")));
       }
     }
   }
@@ -410,7 +408,7 @@ Status ReadFeatureGates(const Field& f, core::EngineOptions* options) {
 }
 
 Result<MigInstance> ParseMigInstance(const Field& f) {
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, f.String());
+  ARTEL_ASSIGN_OR_RETURN(std::string s, f.String());
   // A media-engine profile is written NVIDIA's way (1g.10gb+me) or the device
   // plugin's (1g.10gb.me); both name the profile 1g.10gb+me.
   static const std::regex kForm(R"(^([1-9][0-9]*g\.[1-9][0-9]*gb(?:[+.]me)?)@([0-9]+)$)");
@@ -424,34 +422,34 @@ Result<MigInstance> ParseMigInstance(const Field& f) {
 
 Status ReadMigList(const Field& f, std::vector<MigInstance>* out) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   for (const Field& item : f.Items()) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(MigInstance mi, ParseMigInstance(item));
+    ARTEL_ASSIGN_OR_RETURN(MigInstance mi, ParseMigInstance(item));
     out->push_back(std::move(mi));
   }
   return Status::Ok();
 }
 
 Status ReadGpus(const Field& f, GpuSpec* gpus) {
-  ARTEL_SIM_RETURN_IF_ERROR(f.CheckKeys({"model", "count", "mig", "migLayout"}));
-  ARTEL_SIM_RETURN_IF_ERROR(f.Require("count"));
+  ARTEL_RETURN_IF_ERROR(f.CheckKeys({"model", "count", "mig", "migLayout"}));
+  ARTEL_RETURN_IF_ERROR(f.Require("count"));
   if (f.Has("model")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(gpus->model, f.Key("model").String());
+    ARTEL_ASSIGN_OR_RETURN(gpus->model, f.Key("model").String());
   }
-  ARTEL_SIM_ASSIGN_OR_RETURN(int64_t count, f.Key("count").Int(0, 1024));
+  ARTEL_ASSIGN_OR_RETURN(int64_t count, f.Key("count").Int(0, 1024));
   gpus->count = static_cast<int>(count);
   std::optional<bool> mig;
   if (f.Has("mig")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(mig, f.Key("mig").Bool());
+    ARTEL_ASSIGN_OR_RETURN(mig, f.Key("mig").Bool());
   }
   if (f.Has("migLayout")) {
     Field layout = f.Key("migLayout");
     if (mig == false) return layout.Error("a MIG layout needs `mig: true`");
     mig = true;
-    ARTEL_SIM_RETURN_IF_ERROR(layout.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(layout.CheckUniqueKeys());
     for (auto& [k, v] : layout.Entries()) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(int64_t index, k.Int(0, gpus->count - 1));
-      ARTEL_SIM_RETURN_IF_ERROR(ReadMigList(v, &gpus->mig_layout[static_cast<int>(index)]));
+      ARTEL_ASSIGN_OR_RETURN(int64_t index, k.Int(0, gpus->count - 1));
+      ARTEL_RETURN_IF_ERROR(ReadMigList(v, &gpus->mig_layout[static_cast<int>(index)]));
     }
   }
   gpus->mig = mig.value_or(false);
@@ -460,25 +458,25 @@ Status ReadGpus(const Field& f, GpuSpec* gpus) {
 
 Status ReadNodes(const Field& f, std::vector<NodeSpec>* nodes) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   std::set<std::string> names;
   for (const Field& item : f.Items()) {
-    ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"name", "labels", "capacity", "taints", "gpus"}));
-    ARTEL_SIM_RETURN_IF_ERROR(item.Require("name"));
+    ARTEL_RETURN_IF_ERROR(item.CheckKeys({"name", "labels", "capacity", "taints", "gpus"}));
+    ARTEL_RETURN_IF_ERROR(item.Require("name"));
     Field name_f = item.Key("name");
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string pattern, name_f.String());
+    ARTEL_ASSIGN_OR_RETURN(std::string pattern, name_f.String());
     Result<std::vector<std::string>> expanded = ExpandNodeName(pattern);
     if (!expanded.ok()) return name_f.Error(expanded.status().message());
     NodeSpec proto;
     proto.pos = item.pos();
-    ARTEL_SIM_ASSIGN_OR_RETURN(proto.labels, item.Key("labels").StringMap());
+    ARTEL_ASSIGN_OR_RETURN(proto.labels, item.Key("labels").StringMap());
     if (item.Has("capacity")) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(proto.capacity, ReadQuantityMap(item.Key("capacity")));
+      ARTEL_ASSIGN_OR_RETURN(proto.capacity, ReadQuantityMap(item.Key("capacity")));
     }
-    ARTEL_SIM_RETURN_IF_ERROR(ReadTaints(item.Key("taints"), &proto.taints));
+    ARTEL_RETURN_IF_ERROR(ReadTaints(item.Key("taints"), &proto.taints));
     if (item.Has("gpus")) {
       GpuSpec gpus;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadGpus(item.Key("gpus"), &gpus));
+      ARTEL_RETURN_IF_ERROR(ReadGpus(item.Key("gpus"), &gpus));
       proto.gpus = std::move(gpus);
     }
     for (const std::string& n : *expanded) {
@@ -493,87 +491,88 @@ Status ReadNodes(const Field& f, std::vector<NodeSpec>* nodes) {
 }
 
 Status ReadPodSet(const Field& f, core::PodSetSpec* ps) {
-  ARTEL_SIM_RETURN_IF_ERROR(
-      f.CheckKeys({"name", "count", "minCount", "requests", "annotations", "nodeSelector", "nodeAffinity", "tolerations"}));
+  ARTEL_RETURN_IF_ERROR(f.CheckKeys({"name", "count", "minCount", "requests", "annotations", "nodeSelector",
+                                     "nodeAffinity", "tolerations"}));
   if (f.Has("name")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(ps->name, f.Key("name").String());
+    ARTEL_ASSIGN_OR_RETURN(ps->name, f.Key("name").String());
   }
   if (f.Has("count")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(int64_t c, f.Key("count").Int(1, std::numeric_limits<int32_t>::max()));
+    ARTEL_ASSIGN_OR_RETURN(int64_t c, f.Key("count").Int(1, std::numeric_limits<int32_t>::max()));
     ps->count = static_cast<int32_t>(c);
   }
   if (f.Has("minCount")) {
     Field mc = f.Key("minCount");
-    ARTEL_SIM_ASSIGN_OR_RETURN(int64_t c, mc.Int(1, std::numeric_limits<int32_t>::max()));
+    ARTEL_ASSIGN_OR_RETURN(int64_t c, mc.Int(1, std::numeric_limits<int32_t>::max()));
     if (c > ps->count)
       return mc.Error("minCount " + std::to_string(c) + " exceeds count " + std::to_string(ps->count));
     ps->min_count = static_cast<int32_t>(c);
   }
   if (f.Has("requests")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(ps->requests, ReadQuantityMap(f.Key("requests")));
+    ARTEL_ASSIGN_OR_RETURN(ps->requests, ReadQuantityMap(f.Key("requests")));
   }
-  ARTEL_SIM_ASSIGN_OR_RETURN(ps->annotations, f.Key("annotations").StringMap());
-  ARTEL_SIM_ASSIGN_OR_RETURN(ps->node_selector, f.Key("nodeSelector").StringMap());
-  ARTEL_SIM_RETURN_IF_ERROR(ReadTolerations(f.Key("tolerations"), &ps->tolerations));
-  ARTEL_SIM_RETURN_IF_ERROR(ReadNodeAffinity(f.Key("nodeAffinity"), &ps->node_affinity));
+  ARTEL_ASSIGN_OR_RETURN(ps->annotations, f.Key("annotations").StringMap());
+  ARTEL_ASSIGN_OR_RETURN(ps->node_selector, f.Key("nodeSelector").StringMap());
+  ARTEL_RETURN_IF_ERROR(ReadTolerations(f.Key("tolerations"), &ps->tolerations));
+  ARTEL_RETURN_IF_ERROR(ReadNodeAffinity(f.Key("nodeAffinity"), &ps->node_affinity));
   return Status::Ok();
 }
 
 Status ReadWorkload(const Field& f, SubmitEvent* ev) {
-  ARTEL_SIM_RETURN_IF_ERROR(f.CheckKeys({"name", "namespace", "queue", "priorityClass", "priority", "podSets",
-                                         "runtime", "annotations", "labels", "active",
-                                         "maximumExecutionTimeSeconds"}));
-  ARTEL_SIM_RETURN_IF_ERROR(f.Require("name"));
-  ARTEL_SIM_RETURN_IF_ERROR(f.Require("podSets"));
+  ARTEL_RETURN_IF_ERROR(
+      f.CheckKeys({"name", "namespace", "queue", "priorityClass", "priority", "podSets", "runtime",
+                   "annotations", "labels", "active", "maximumExecutionTimeSeconds"}));
+  ARTEL_RETURN_IF_ERROR(f.Require("name"));
+  ARTEL_RETURN_IF_ERROR(f.Require("podSets"));
   core::WorkloadSpec& w = ev->spec;
-  ARTEL_SIM_ASSIGN_OR_RETURN(w.name, f.Key("name").String());
+  ARTEL_ASSIGN_OR_RETURN(w.name, f.Key("name").String());
   if (w.name.empty() || w.name.find('/') != std::string::npos) {
     return f.Key("name").Error("a workload name must be non-empty and must not contain '/'");
   }
   w.ns = "default";
   if (f.Has("namespace")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(w.ns, f.Key("namespace").String());
+    ARTEL_ASSIGN_OR_RETURN(w.ns, f.Key("namespace").String());
   }
   if (f.Has("queue")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(w.queue, f.Key("queue").String());
+    ARTEL_ASSIGN_OR_RETURN(w.queue, f.Key("queue").String());
   }
   if (f.Has("priorityClass") && f.Has("priority")) {
     // Both are legal in Kueue (the value wins), but in a test it hides intent.
     return f.Key("priority").Error("set either `priorityClass` or `priority`, not both");
   }
   if (f.Has("priorityClass")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string pc, f.Key("priorityClass").String());
+    ARTEL_ASSIGN_OR_RETURN(std::string pc, f.Key("priorityClass").String());
     w.priority_class = pc;
   }
   if (f.Has("priority")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(
+    ARTEL_ASSIGN_OR_RETURN(
         int64_t p,
         f.Key("priority").Int(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
     w.priority = static_cast<int32_t>(p);
   }
   Field pod_sets = f.Key("podSets");
-  ARTEL_SIM_RETURN_IF_ERROR(pod_sets.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(pod_sets.RequireSeq());
   if (pod_sets.Items().empty()) return pod_sets.Error("needs at least one pod set");
   std::set<std::string> ps_names;
   for (const Field& item : pod_sets.Items()) {
     core::PodSetSpec ps;
-    ARTEL_SIM_RETURN_IF_ERROR(ReadPodSet(item, &ps));
+    ARTEL_RETURN_IF_ERROR(ReadPodSet(item, &ps));
     if (!ps_names.insert(ps.name).second) return item.Error("duplicate pod set name " + ps.name);
     w.pod_sets.push_back(std::move(ps));
   }
   if (f.Has("runtime")) {
     core::Time rt = 0;
-    ARTEL_SIM_RETURN_IF_ERROR(ReadDuration(f.Key("runtime"), &rt));
+    ARTEL_RETURN_IF_ERROR(ReadDuration(f.Key("runtime"), &rt));
     ev->runtime = rt;
   }
   if (f.Has("maximumExecutionTimeSeconds")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(int64_t m, f.Key("maximumExecutionTimeSeconds").Int(1, std::numeric_limits<int32_t>::max()));
+    ARTEL_ASSIGN_OR_RETURN(int64_t m,
+                           f.Key("maximumExecutionTimeSeconds").Int(1, std::numeric_limits<int32_t>::max()));
     w.max_runtime = m * 1000;
   }
-  ARTEL_SIM_ASSIGN_OR_RETURN(w.annotations, f.Key("annotations").StringMap());
-  ARTEL_SIM_ASSIGN_OR_RETURN(w.labels, f.Key("labels").StringMap());
+  ARTEL_ASSIGN_OR_RETURN(w.annotations, f.Key("annotations").StringMap());
+  ARTEL_ASSIGN_OR_RETURN(w.labels, f.Key("labels").StringMap());
   if (f.Has("active")) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(w.active, f.Key("active").Bool());
+    ARTEL_ASSIGN_OR_RETURN(w.active, f.Key("active").Bool());
   }
   return Status::Ok();
 }
@@ -621,40 +620,39 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   ex->pos = f.pos();
   ex->field = f.path();
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(
-      f.CheckKeys({"admitted", "pending", "finished", "failed", "preempted", "evictions", "flavors", "admittedCounts",
-                   "usage", "pendingReasons", "pendingMessages", "share", "placements",
-                   "migLayouts"}));
+  ARTEL_RETURN_IF_ERROR(f.CheckKeys({"admitted", "pending", "finished", "failed", "preempted", "evictions",
+                                     "flavors", "admittedCounts", "usage", "pendingReasons",
+                                     "pendingMessages", "share", "placements", "migLayouts"}));
   auto ref_set = [&](const char* key, std::optional<std::vector<WorkloadRef>>* out) -> Status {
     if (!f.Has(key)) return Status::Ok();
     out->emplace();
     return ReadRefList(f.Key(key), &**out);
   };
-  ARTEL_SIM_RETURN_IF_ERROR(ref_set("admitted", &ex->admitted));
-  ARTEL_SIM_RETURN_IF_ERROR(ref_set("pending", &ex->pending));
-  ARTEL_SIM_RETURN_IF_ERROR(ref_set("finished", &ex->finished));
-  ARTEL_SIM_RETURN_IF_ERROR(ref_set("failed", &ex->failed));
-  ARTEL_SIM_RETURN_IF_ERROR(ref_set("preempted", &ex->preempted));
+  ARTEL_RETURN_IF_ERROR(ref_set("admitted", &ex->admitted));
+  ARTEL_RETURN_IF_ERROR(ref_set("pending", &ex->pending));
+  ARTEL_RETURN_IF_ERROR(ref_set("finished", &ex->finished));
+  ARTEL_RETURN_IF_ERROR(ref_set("failed", &ex->failed));
+  ARTEL_RETURN_IF_ERROR(ref_set("preempted", &ex->preempted));
 
   if (f.Has("evictions")) {
     Field list = f.Key("evictions");
     ex->evictions.emplace();
-    if (!list.IsNull()) ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
+    if (!list.IsNull()) ARTEL_RETURN_IF_ERROR(list.RequireSeq());
     std::vector<std::string> reasons = EvictionReasonNames();
     for (const Field& item : list.Items()) {
-      ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"victim", "reason", "preemptor"}));
-      ARTEL_SIM_RETURN_IF_ERROR(item.Require("victim"));
+      ARTEL_RETURN_IF_ERROR(item.CheckKeys({"victim", "reason", "preemptor"}));
+      ARTEL_RETURN_IF_ERROR(item.Require("victim"));
       EvictionExpect e;
       e.pos = item.pos();
-      ARTEL_SIM_RETURN_IF_ERROR(ReadRef(item.Key("victim"), &e.victim));
+      ARTEL_RETURN_IF_ERROR(ReadRef(item.Key("victim"), &e.victim));
       if (item.Has("reason")) {
-        ARTEL_SIM_ASSIGN_OR_RETURN(std::string r, item.Key("reason").String());
-        ARTEL_SIM_RETURN_IF_ERROR(CheckName(item.Key("reason"), r, reasons, "eviction reason"));
+        ARTEL_ASSIGN_OR_RETURN(std::string r, item.Key("reason").String());
+        ARTEL_RETURN_IF_ERROR(CheckName(item.Key("reason"), r, reasons, "eviction reason"));
         e.reason = r;
       }
       if (item.Has("preemptor")) {
         WorkloadRef p;
-        ARTEL_SIM_RETURN_IF_ERROR(ReadRef(item.Key("preemptor"), &p));
+        ARTEL_RETURN_IF_ERROR(ReadRef(item.Key("preemptor"), &p));
         e.preemptor = p;
       }
       ex->evictions->push_back(std::move(e));
@@ -664,16 +662,16 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("flavors")) {
     Field m = f.Key("flavors");
     ex->flavors.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     for (auto& [wk, wv] : m.Entries()) {
       WorkloadRef ref;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadRef(wk, &ref));
+      ARTEL_RETURN_IF_ERROR(ReadRef(wk, &ref));
       FlavorExpect fe;
-      ARTEL_SIM_RETURN_IF_ERROR(wv.RequireMap());
-      ARTEL_SIM_RETURN_IF_ERROR(wv.CheckUniqueKeys());
+      ARTEL_RETURN_IF_ERROR(wv.RequireMap());
+      ARTEL_RETURN_IF_ERROR(wv.CheckUniqueKeys());
       for (auto& [pk, pv] : wv.Entries()) {
-        ARTEL_SIM_RETURN_IF_ERROR(pv.RequireMap());
-        ARTEL_SIM_ASSIGN_OR_RETURN(fe[pk.node().Scalar()], pv.StringMap());
+        ARTEL_RETURN_IF_ERROR(pv.RequireMap());
+        ARTEL_ASSIGN_OR_RETURN(fe[pk.node().Scalar()], pv.StringMap());
       }
       ex->flavors->emplace_back(std::move(ref), std::move(fe));
     }
@@ -682,15 +680,15 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("admittedCounts")) {
     Field m = f.Key("admittedCounts");
     ex->admitted_counts.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     for (auto& [wk, wv] : m.Entries()) {
       WorkloadRef ref;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadRef(wk, &ref));
+      ARTEL_RETURN_IF_ERROR(ReadRef(wk, &ref));
       std::map<std::string, int32_t> counts;
-      ARTEL_SIM_RETURN_IF_ERROR(wv.RequireMap());
-      ARTEL_SIM_RETURN_IF_ERROR(wv.CheckUniqueKeys());
+      ARTEL_RETURN_IF_ERROR(wv.RequireMap());
+      ARTEL_RETURN_IF_ERROR(wv.CheckUniqueKeys());
       for (auto& [pk, pv] : wv.Entries()) {
-        ARTEL_SIM_ASSIGN_OR_RETURN(int64_t c, pv.Int(0, std::numeric_limits<int32_t>::max()));
+        ARTEL_ASSIGN_OR_RETURN(int64_t c, pv.Int(0, std::numeric_limits<int32_t>::max()));
         counts[pk.node().Scalar()] = static_cast<int32_t>(c);
       }
       ex->admitted_counts->emplace_back(std::move(ref), std::move(counts));
@@ -700,22 +698,22 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("usage")) {
     Field list = f.Key("usage");
     ex->usage.emplace();
-    if (!list.IsNull()) ARTEL_SIM_RETURN_IF_ERROR(list.RequireSeq());
+    if (!list.IsNull()) ARTEL_RETURN_IF_ERROR(list.RequireSeq());
     for (const Field& item : list.Items()) {
-      ARTEL_SIM_RETURN_IF_ERROR(item.CheckKeys({"clusterQueue", "cohort", "flavor", "resource", "value"}));
+      ARTEL_RETURN_IF_ERROR(item.CheckKeys({"clusterQueue", "cohort", "flavor", "resource", "value"}));
       if (item.Has("clusterQueue") == item.Has("cohort")) {
         return item.Error("needs exactly one of `clusterQueue` or `cohort`");
       }
-      ARTEL_SIM_RETURN_IF_ERROR(item.Require("flavor"));
-      ARTEL_SIM_RETURN_IF_ERROR(item.Require("resource"));
-      ARTEL_SIM_RETURN_IF_ERROR(item.Require("value"));
+      ARTEL_RETURN_IF_ERROR(item.Require("flavor"));
+      ARTEL_RETURN_IF_ERROR(item.Require("resource"));
+      ARTEL_RETURN_IF_ERROR(item.Require("value"));
       UsageExpect u;
       u.pos = item.pos();
       u.is_cohort = item.Has("cohort");
-      ARTEL_SIM_ASSIGN_OR_RETURN(u.node, item.Key(u.is_cohort ? "cohort" : "clusterQueue").String());
-      ARTEL_SIM_ASSIGN_OR_RETURN(u.flavor, item.Key("flavor").String());
-      ARTEL_SIM_ASSIGN_OR_RETURN(u.resource, item.Key("resource").String());
-      ARTEL_SIM_ASSIGN_OR_RETURN(u.value, item.Key("value").Quantity());
+      ARTEL_ASSIGN_OR_RETURN(u.node, item.Key(u.is_cohort ? "cohort" : "clusterQueue").String());
+      ARTEL_ASSIGN_OR_RETURN(u.flavor, item.Key("flavor").String());
+      ARTEL_ASSIGN_OR_RETURN(u.resource, item.Key("resource").String());
+      ARTEL_ASSIGN_OR_RETURN(u.value, item.Key("value").Quantity());
       ex->usage->push_back(std::move(u));
     }
   }
@@ -723,14 +721,14 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("pendingReasons")) {
     Field m = f.Key("pendingReasons");
     ex->pending_reasons.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     std::vector<std::string> known = PendingReasonNames();
     for (auto& [wk, wv] : m.Entries()) {
       WorkloadRef ref;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadRef(wk, &ref));
-      ARTEL_SIM_ASSIGN_OR_RETURN(std::string reason, wv.String());
+      ARTEL_RETURN_IF_ERROR(ReadRef(wk, &ref));
+      ARTEL_ASSIGN_OR_RETURN(std::string reason, wv.String());
       if (!IsKnownPendingReason(reason)) {
-        ARTEL_SIM_RETURN_IF_ERROR(CheckName(wv, reason, known, "pending reason"));
+        ARTEL_RETURN_IF_ERROR(CheckName(wv, reason, known, "pending reason"));
       }
       ex->pending_reasons->emplace_back(std::move(ref), std::move(reason));
     }
@@ -739,23 +737,23 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("pendingMessages")) {
     Field m = f.Key("pendingMessages");
     ex->pending_messages.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     for (auto& [wk, wv] : m.Entries()) {
       WorkloadRef ref;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadRef(wk, &ref));
+      ARTEL_RETURN_IF_ERROR(ReadRef(wk, &ref));
       Expectation::MessageExpect me;
       if (wv.IsMap()) {
-        ARTEL_SIM_RETURN_IF_ERROR(wv.CheckKeys({"contains", "excludes"}));
+        ARTEL_RETURN_IF_ERROR(wv.CheckKeys({"contains", "excludes"}));
         if (wv.Has("contains")) {
-          ARTEL_SIM_ASSIGN_OR_RETURN(me.contains, wv.Key("contains").StringList());
+          ARTEL_ASSIGN_OR_RETURN(me.contains, wv.Key("contains").StringList());
         }
         if (wv.Has("excludes")) {
-          ARTEL_SIM_ASSIGN_OR_RETURN(me.excludes, wv.Key("excludes").StringList());
+          ARTEL_ASSIGN_OR_RETURN(me.excludes, wv.Key("excludes").StringList());
         }
       } else if (wv.IsSeq()) {
-        ARTEL_SIM_ASSIGN_OR_RETURN(me.contains, wv.StringList());
+        ARTEL_ASSIGN_OR_RETURN(me.contains, wv.StringList());
       } else {
-        ARTEL_SIM_ASSIGN_OR_RETURN(std::string one, wv.String());
+        ARTEL_ASSIGN_OR_RETURN(std::string one, wv.String());
         me.contains.push_back(std::move(one));
       }
       ex->pending_messages->emplace_back(std::move(ref), std::move(me));
@@ -765,12 +763,12 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("share")) {
     Field m = f.Key("share");
     ex->share.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     for (auto& [k, v] : m.Entries()) {
-      ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, v.String());
+      ARTEL_ASSIGN_OR_RETURN(std::string s, v.String());
       int64_t drs = -1;
       if (s != "Inf" && s != "inf") {
-        ARTEL_SIM_ASSIGN_OR_RETURN(drs, v.Int(0, std::numeric_limits<int64_t>::max()));
+        ARTEL_ASSIGN_OR_RETURN(drs, v.Int(0, std::numeric_limits<int64_t>::max()));
       }
       ex->share->emplace_back(k.node().Scalar(), drs);
     }
@@ -779,12 +777,12 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("placements")) {
     Field m = f.Key("placements");
     ex->placements.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     for (auto& [wk, wv] : m.Entries()) {
-      ARTEL_SIM_RETURN_IF_ERROR(wv.CheckUniqueKeys());
+      ARTEL_RETURN_IF_ERROR(wv.CheckUniqueKeys());
       auto& per_ps = (*ex->placements)[wk.node().Scalar()];
       for (auto& [pk, pv] : wv.Entries()) {
-        ARTEL_SIM_ASSIGN_OR_RETURN(per_ps[pk.node().Scalar()], pv.StringList());
+        ARTEL_ASSIGN_OR_RETURN(per_ps[pk.node().Scalar()], pv.StringList());
       }
     }
   }
@@ -792,13 +790,13 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
   if (f.Has("migLayouts")) {
     Field m = f.Key("migLayouts");
     ex->mig_layouts.emplace();
-    ARTEL_SIM_RETURN_IF_ERROR(m.CheckUniqueKeys());
+    ARTEL_RETURN_IF_ERROR(m.CheckUniqueKeys());
     static const std::regex kGpuKey(R"(^[^/]+/[0-9]+$)");
     for (auto& [k, v] : m.Entries()) {
       const std::string& key = k.node().Scalar();
       if (!std::regex_match(key, kGpuKey))
         return k.Error("expected NODE/GPU-INDEX such as gpu-0/0, got " + key);
-      ARTEL_SIM_RETURN_IF_ERROR(ReadMigList(v, &(*ex->mig_layouts)[key]));
+      ARTEL_RETURN_IF_ERROR(ReadMigList(v, &(*ex->mig_layouts)[key]));
     }
   }
   return Status::Ok();
@@ -806,13 +804,13 @@ Status ReadExpectation(const Field& f, Expectation* ex) {
 
 Status ReadWorkloadRefEvents(const Field& f, Event::Kind kind, std::vector<Event>* events) {
   if (f.IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(f.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(f.RequireSeq());
   for (const Field& item : f.Items()) {
     Event ev;
     ev.kind = kind;
     ev.field = item.path();
     ev.pos = item.pos();
-    ARTEL_SIM_RETURN_IF_ERROR(ReadRef(item, &ev.target));
+    ARTEL_RETURN_IF_ERROR(ReadRef(item, &ev.target));
     events->push_back(std::move(ev));
   }
   return Status::Ok();
@@ -821,26 +819,26 @@ Status ReadWorkloadRefEvents(const Field& f, Event::Kind kind, std::vector<Event
 // `current` is the configuration in force before this step; `apply:` events
 // update it so that each one is validated against what it patches.
 Status ReadStep(const Context& ctx, const Field& f, core::Config* current, Step* step) {
-  ARTEL_SIM_RETURN_IF_ERROR(
+  ARTEL_RETURN_IF_ERROR(
       f.CheckKeys({"at", "submit", "finish", "cancel", "activate", "deactivate", "apply", "expect"}));
-  ARTEL_SIM_RETURN_IF_ERROR(f.Require("at"));
+  ARTEL_RETURN_IF_ERROR(f.Require("at"));
   step->field = f.path();
   step->pos = f.pos();
-  ARTEL_SIM_RETURN_IF_ERROR(ReadDuration(f.Key("at"), &step->at));
+  ARTEL_RETURN_IF_ERROR(ReadDuration(f.Key("at"), &step->at));
   for (auto& [k, v] : f.Entries()) {
     const std::string& key = k.node().Scalar();
     if (key == "at") continue;
     if (key == "expect") {
       Expectation ex;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadExpectation(v, &ex));
+      ARTEL_RETURN_IF_ERROR(ReadExpectation(v, &ex));
       step->expect = std::move(ex);
     } else if (key == "submit") {
       if (v.IsNull()) continue;
-      ARTEL_SIM_RETURN_IF_ERROR(v.RequireSeq());
+      ARTEL_RETURN_IF_ERROR(v.RequireSeq());
       for (const Field& item : v.Items()) {
         if (item.Has("manifest") || (item.Has("file") && !item.Has("name"))) {
           std::vector<SubmitEvent> subs;
-          ARTEL_SIM_RETURN_IF_ERROR(ReadManifestSubmit(ctx, item, &subs));
+          ARTEL_RETURN_IF_ERROR(ReadManifestSubmit(ctx, item, &subs));
           for (auto& sub : subs) {
             Event ev;
             ev.kind = Event::Kind::kSubmit;
@@ -855,7 +853,7 @@ Status ReadStep(const Context& ctx, const Field& f, core::Config* current, Step*
         ev.kind = Event::Kind::kSubmit;
         ev.field = item.path();
         ev.pos = item.pos();
-        ARTEL_SIM_RETURN_IF_ERROR(ReadWorkload(item, &ev.submit));
+        ARTEL_RETURN_IF_ERROR(ReadWorkload(item, &ev.submit));
         step->events.push_back(std::move(ev));
       }
     } else if (key == "apply") {
@@ -865,9 +863,9 @@ Status ReadStep(const Context& ctx, const Field& f, core::Config* current, Step*
       ev.pos = v.pos();
       if (v.IsScalar()) {
         // `apply: |` is shorthand for a single `inline:` entry.
-        ARTEL_SIM_RETURN_IF_ERROR(ReadInline(ctx, v, &ev.patch));
+        ARTEL_RETURN_IF_ERROR(ReadInline(ctx, v, &ev.patch));
       } else {
-        ARTEL_SIM_RETURN_IF_ERROR(ReadConfigSources(ctx, v, &ev.patch));
+        ARTEL_RETURN_IF_ERROR(ReadConfigSources(ctx, v, &ev.patch));
       }
       MergeConfig(ev.patch, current);
       Status st = manifest::Validate(*current);
@@ -881,55 +879,55 @@ Status ReadStep(const Context& ctx, const Field& f, core::Config* current, Step*
                          : key == "cancel"   ? Event::Kind::kCancel
                          : key == "activate" ? Event::Kind::kActivate
                                              : Event::Kind::kDeactivate;
-      ARTEL_SIM_RETURN_IF_ERROR(ReadWorkloadRefEvents(v, kind, &step->events));
+      ARTEL_RETURN_IF_ERROR(ReadWorkloadRefEvents(v, kind, &step->events));
     }
   }
   return Status::Ok();
 }
 
 Status ReadDocument(const Context& ctx, const Field& root, ScenarioDoc* doc) {
-  ARTEL_SIM_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec"}));
-  ARTEL_SIM_RETURN_IF_ERROR(root.Require("kind"));
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string kind, root.Key("kind").String());
+  ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec"}));
+  ARTEL_RETURN_IF_ERROR(root.Require("kind"));
+  ARTEL_ASSIGN_OR_RETURN(std::string kind, root.Key("kind").String());
   if (kind != kKind) {
     return root.Key("kind").Error("expected kind Scenario, got " + kind + DidYouMean(kind, {kKind}));
   }
-  ARTEL_SIM_RETURN_IF_ERROR(root.Require("apiVersion"));
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string api, root.Key("apiVersion").String());
+  ARTEL_RETURN_IF_ERROR(root.Require("apiVersion"));
+  ARTEL_ASSIGN_OR_RETURN(std::string api, root.Key("apiVersion").String());
   if (api != kApiVersion) {
     return root.Key("apiVersion").Error("expected apiVersion " + std::string(kApiVersion) + ", got " + api);
   }
-  ARTEL_SIM_RETURN_IF_ERROR(root.Require("metadata"));
+  ARTEL_RETURN_IF_ERROR(root.Require("metadata"));
   Field meta = root.Key("metadata");
-  ARTEL_SIM_RETURN_IF_ERROR(meta.CheckKeys({"name", "description", "labels", "annotations"}));
-  ARTEL_SIM_RETURN_IF_ERROR(meta.Require("name"));
+  ARTEL_RETURN_IF_ERROR(meta.CheckKeys({"name", "description", "labels", "annotations"}));
+  ARTEL_RETURN_IF_ERROR(meta.Require("name"));
   Scenario sc;
   sc.file = ctx.file;
   sc.pos = root.pos();
-  ARTEL_SIM_ASSIGN_OR_RETURN(sc.name, meta.Key("name").String());
+  ARTEL_ASSIGN_OR_RETURN(sc.name, meta.Key("name").String());
   doc->name = sc.name;
-  if (meta.Has("description")) ARTEL_SIM_RETURN_IF_ERROR(StatusOf(meta.Key("description").String()));
-  ARTEL_SIM_RETURN_IF_ERROR(StatusOf(meta.Key("labels").StringMap()));
-  ARTEL_SIM_RETURN_IF_ERROR(StatusOf(meta.Key("annotations").StringMap()));
-  ARTEL_SIM_RETURN_IF_ERROR(root.Require("spec"));
+  if (meta.Has("description")) ARTEL_RETURN_IF_ERROR(StatusOf(meta.Key("description").String()));
+  ARTEL_RETURN_IF_ERROR(StatusOf(meta.Key("labels").StringMap()));
+  ARTEL_RETURN_IF_ERROR(StatusOf(meta.Key("annotations").StringMap()));
+  ARTEL_RETURN_IF_ERROR(root.Require("spec"));
   Field spec = root.Key("spec");
-  ARTEL_SIM_RETURN_IF_ERROR(spec.CheckKeys({"config", "featureGates", "nodes", "steps"}));
-  ARTEL_SIM_RETURN_IF_ERROR(ReadConfigSources(ctx, spec.Key("config"), &sc.config, &sc.extras));
+  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"config", "featureGates", "nodes", "steps"}));
+  ARTEL_RETURN_IF_ERROR(ReadConfigSources(ctx, spec.Key("config"), &sc.config, &sc.extras));
   Status st = manifest::Validate(sc.config);
   if (!st.ok()) {
     if (!st.pos().known()) st.WithPos(spec.Key("config").pos());
     return st;
   }
-  ARTEL_SIM_RETURN_IF_ERROR(ReadFeatureGates(spec.Key("featureGates"), &sc.options));
-  ARTEL_SIM_RETURN_IF_ERROR(ReadNodes(spec.Key("nodes"), &sc.nodes));
+  ARTEL_RETURN_IF_ERROR(ReadFeatureGates(spec.Key("featureGates"), &sc.options));
+  ARTEL_RETURN_IF_ERROR(ReadNodes(spec.Key("nodes"), &sc.nodes));
 
-  ARTEL_SIM_RETURN_IF_ERROR(spec.Require("steps"));
+  ARTEL_RETURN_IF_ERROR(spec.Require("steps"));
   Field steps = spec.Key("steps");
-  ARTEL_SIM_RETURN_IF_ERROR(steps.RequireSeq());
+  ARTEL_RETURN_IF_ERROR(steps.RequireSeq());
   core::Config current = sc.config;
   for (const Field& item : steps.Items()) {
     Step step;
-    ARTEL_SIM_RETURN_IF_ERROR(ReadStep(ctx, item, &current, &step));
+    ARTEL_RETURN_IF_ERROR(ReadStep(ctx, item, &current, &step));
     if (!sc.steps.empty() && step.at < sc.steps.back().at) {
       return item.Key("at").Error("steps must be in non-decreasing time order: " + FormatDuration(step.at) +
                                   " comes after " + FormatDuration(sc.steps.back().at));

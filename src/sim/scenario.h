@@ -42,8 +42,9 @@ struct GpuSpec {
   std::map<int, std::vector<MigInstance>> mig_layout;  // GPU index -> instances
 };
 
-// A node of `spec.nodes` after `{a..b}` expansion. Stored for the placement
-// engine (a later issue); admission without placement is quota-only.
+// A node of `spec.nodes` after `{a..b}` expansion. The runner hands the
+// nodes to the placement library (Engine::SetNodes); without nodes,
+// admission is quota-only.
 struct NodeSpec {
   std::string name;
   std::map<std::string, std::string> labels;  // includes kubernetes.io/hostname
@@ -117,7 +118,8 @@ struct Expectation {
   };
   std::optional<std::vector<std::pair<WorkloadRef, MessageExpect>>> pending_messages;
   std::optional<std::vector<std::pair<std::string, int64_t>>> share;  // -1 = infinite
-  // Parsed for their shape only until the placement engine lands.
+  // Each workload's pod placements (pod set -> nodes) and the MIG layouts the
+  // placement library leaves on the nodes, checked by the runner.
   std::optional<std::map<std::string, std::map<std::string, std::vector<std::string>>>> placements;
   std::optional<std::map<std::string, std::vector<MigInstance>>> mig_layouts;  // "node/gpu" -> instances
 };

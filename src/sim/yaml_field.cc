@@ -92,7 +92,7 @@ Status Field::RequireSeq() const {
 }
 
 Status Field::CheckKeys(std::initializer_list<std::string_view> allowed) const {
-  ARTEL_SIM_RETURN_IF_ERROR(RequireMap());
+  ARTEL_RETURN_IF_ERROR(RequireMap());
   std::vector<std::string_view> names(allowed);
   std::set<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
@@ -110,7 +110,7 @@ Status Field::CheckKeys(std::initializer_list<std::string_view> allowed) const {
 
 Status Field::CheckUniqueKeys() const {
   if (IsNull()) return Status::Ok();
-  ARTEL_SIM_RETURN_IF_ERROR(RequireMap());
+  ARTEL_RETURN_IF_ERROR(RequireMap());
   std::set<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     Field key(it->first, path_, file_);
@@ -176,7 +176,7 @@ Result<std::string> Field::String() const {
 }
 
 Result<int64_t> Field::Int(int64_t min, int64_t max) const {
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, String());
+  ARTEL_ASSIGN_OR_RETURN(std::string s, String());
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return Error("expected an integer, got \"" + s + "\"");
@@ -188,14 +188,14 @@ Result<int64_t> Field::Int(int64_t min, int64_t max) const {
 }
 
 Result<bool> Field::Bool() const {
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, String());
+  ARTEL_ASSIGN_OR_RETURN(std::string s, String());
   if (s == "true") return true;
   if (s == "false") return false;
   return Error("expected true or false, got \"" + s + "\"");
 }
 
 Result<core::Amount> Field::Quantity() const {
-  ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, String());
+  ARTEL_ASSIGN_OR_RETURN(std::string s, String());
   Result<core::Amount> q = core::ParseQuantity(s);
   if (!q.ok()) return Error(q.status().message());
   return *q;
@@ -204,10 +204,10 @@ Result<core::Amount> Field::Quantity() const {
 Result<std::map<std::string, std::string>> Field::StringMap() const {
   std::map<std::string, std::string> out;
   if (IsNull()) return out;
-  ARTEL_SIM_RETURN_IF_ERROR(CheckUniqueKeys());
+  ARTEL_RETURN_IF_ERROR(CheckUniqueKeys());
   for (auto& [k, v] : Entries()) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string key, k.String());
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string value, v.String());
+    ARTEL_ASSIGN_OR_RETURN(std::string key, k.String());
+    ARTEL_ASSIGN_OR_RETURN(std::string value, v.String());
     out[key] = value;
   }
   return out;
@@ -216,9 +216,9 @@ Result<std::map<std::string, std::string>> Field::StringMap() const {
 Result<std::vector<std::string>> Field::StringList() const {
   std::vector<std::string> out;
   if (IsNull()) return out;
-  ARTEL_SIM_RETURN_IF_ERROR(RequireSeq());
+  ARTEL_RETURN_IF_ERROR(RequireSeq());
   for (const Field& item : Items()) {
-    ARTEL_SIM_ASSIGN_OR_RETURN(std::string s, item.String());
+    ARTEL_ASSIGN_OR_RETURN(std::string s, item.String());
     out.push_back(std::move(s));
   }
   return out;

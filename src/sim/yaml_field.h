@@ -94,21 +94,4 @@ class Field {
   SourcePos pos_;
 };
 
-// Early return for Status-returning expressions.
-#define ARTEL_SIM_RETURN_IF_ERROR(expr) \
-  do {                                  \
-    ::artel::Status _st = (expr);       \
-    if (!_st.ok()) return _st;          \
-  } while (0)
-
-// Assigns the value of a Result expression to `lhs` or returns its status.
-#define ARTEL_SIM_ASSIGN_OR_RETURN(lhs, expr) \
-  ARTEL_SIM_ASSIGN_OR_RETURN_IMPL(ARTEL_SIM_CONCAT(_res, __LINE__), lhs, expr)
-#define ARTEL_SIM_CONCAT_INNER(a, b) a##b
-#define ARTEL_SIM_CONCAT(a, b) ARTEL_SIM_CONCAT_INNER(a, b)
-#define ARTEL_SIM_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                                    \
-  if (!tmp.ok()) return std::move(tmp).status();        \
-  lhs = std::move(tmp).value()
-
 }  // namespace artel::sim

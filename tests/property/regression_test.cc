@@ -98,10 +98,10 @@ TEST(OrderDependenceTest, FairSharingVictimTieFollowsConfigOrder) {
 // ns3/w29 and becomes cq0's sticky head. After the eviction completes,
 // ns1/w33 (cq1, NoCandidates, reclaimWithinCohort != Any) is ordered before
 // it and reserves cq1's nominal for the cycle, so w34, nominated Fit, fails
-// the fit check (ReservedByOther) every cycle. The ReservedByOther path does
-// not clear `sticky`, so w34 stays cq0's head forever: the probe (priority
-// 1000, within cq0's nominal quota, reclaimWithinCohort: Any) is never even
-// nominated and stays NotYetTried. The sticky preemptor should lose its
+// the fit check (ReservedByOther) every cycle. The ReservedByOther path did
+// not clear `sticky`, so w34 stayed cq0's head forever: the probe (priority
+// 1000, within cq0's nominal quota, reclaimWithinCohort: Any) was never even
+// nominated and stayed NotYetTried. Fixed: the sticky preemptor loses its
 // place once its victims are gone (or at least when it is not admitted).
 TEST(ReclaimRegressionTest, StickyPreemptorStarvesHigherPriority) {
   ReclaimProbe p = RunReclaimProbe(27547202, 0);

@@ -1,4 +1,4 @@
-#include "server/codec.h"
+#include "api/codec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "manifest/manifest.h"
-#include "server/manifest_files.h"
+#include "api/manifest_files.h"
 
 namespace artel::server {
 namespace {

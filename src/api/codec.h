@@ -27,7 +27,7 @@
 #include "core/model.h"
 #include "core/status.h"
 
-namespace artel::server {
+namespace artel::api {
 
 using Json = nlohmann::json;
 
@@ -64,4 +64,21 @@ Json WorkloadSpecToJson(const core::WorkloadSpec& spec);
 // Status -> the API error body {code, message, field?}.
 Json ErrorJson(const Status& s);
 
+}  // namespace artel::api
+
+// arteld (src/server) and its Kubernetes backend (src/kube) call these as
+// server::...; the declarations keep those call sites unchanged.
+namespace artel::server {
+using api::ErrorJson;
+using api::IsDnsLabel;
+using api::Json;
+using api::kPriorityClassLabel;
+using api::kQueueNameLabel;
+using api::kWorkloadApiVersion;
+using api::ParseBody;
+using api::WorkloadFromJob;
+using api::WorkloadFromJson;
+using api::WorkloadFromObject;
+using api::WorkloadSpecToJson;
+using api::YamlToJson;
 }  // namespace artel::server

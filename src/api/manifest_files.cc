@@ -1,4 +1,4 @@
-#include "server/manifest_files.h"
+#include "api/manifest_files.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,7 +10,7 @@
 #include "manifest/manifest.h"
 #include "manifest/yaml_util.h"
 
-namespace artel::server {
+namespace artel::api {
 namespace fs = std::filesystem;
 namespace {
 
@@ -159,4 +159,4 @@ Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text) {
   return docs;
 }
 
-}  // namespace artel::server
+}  // namespace artel::api

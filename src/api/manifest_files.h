@@ -23,7 +23,7 @@
 
 #include "core/status.h"
 
-namespace artel::server {
+namespace artel::api {
 
 struct ManifestFile {
   std::string path;  // the file the text was read from
@@ -44,4 +44,14 @@ Result<std::vector<ManifestDoc>> SplitDocuments(std::string_view text);
 // True for the kinds that live in a namespace (LocalQueue, ResourceQuota).
 bool IsNamespacedKind(std::string_view kind);
 
+}  // namespace artel::api
+
+// arteld calls these as server::... (see api/codec.h).
+namespace artel::server {
+using api::IsNamespacedKind;
+using api::ManifestDoc;
+using api::ManifestFile;
+using api::ReadManifestFiles;
+using api::ReadManifestText;
+using api::SplitDocuments;
 }  // namespace artel::server

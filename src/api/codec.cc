@@ -1,4 +1,4 @@
-#include "server/codec.h"
+#include "api/codec.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -13,7 +13,7 @@
 #include "manifest/manifest.h"
 #include "manifest/yaml_util.h"
 
-namespace artel::server {
+namespace artel::api {
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -793,4 +793,4 @@ Json ErrorJson(const Status& s) {
   return j;
 }
 
-}  // namespace artel::server
+}  // namespace artel::api

@@ -1,0 +1,116 @@
+// `artel apply -f FILE|DIR|- / -k DIR`: sends configuration kinds to
+// arteld's apply endpoint and submits Workloads and Jobs.
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/verbs.h"
+#include "api/codec.h"
+#include "api/manifest_files.h"
+
+namespace artel::cli {
+namespace {
+
+int Apply(const Common& c, const std::vector<std::string>& files, const std::string& kdir) {
+  std::string text;
+  std::vector<std::string> paths = files;
+  if (!kdir.empty()) paths.push_back(kdir);
+  for (const auto& p : paths) {
+    std::string t;
+    if (p == "-") {
+      std::stringstream ss;
+      ss << std::cin.rdbuf();
+      t = "---\n" + ss.str() + "\n";
+    } else {
+      auto r = server::ReadManifestText(p);
+      if (!r.ok()) {
+        std::cerr << "error: " << r.status().ToString() << "\n";
+        return kExitFailed;
+      }
+      t = *r;
+    }
+    text += t;
+  }
+  auto docs = server::SplitDocuments(text);
+  if (!docs.ok()) {
+    std::cerr << "error: " << docs.status().ToString() << "\n";
+    return kExitFailed;
+  }
+  // Workloads and Jobs are submitted; everything else is configuration.
+  std::string config;
+  std::vector<server::ManifestDoc> submissions;
+  for (auto& d : *docs) {
+    if (d.kind == "Workload" || d.kind == "Job") {
+      submissions.push_back(d);
+    } else {
+      config += "---\n" + d.text;
+    }
+  }
+  int rc = kExitOk;
+  if (!config.empty()) {
+    Response r = Request(c.client, "POST", "/api/v1/apply", config, "application/yaml");
+    if (int e = Report(r); e != kExitOk) return e;
+    for (const auto& o : r.json().value("objects", Json::array())) {
+      std::string ns = Str(o, "namespace");
+      std::cout << Str(o, "kind") << "/" << (ns.empty() ? "" : ns + "/") << Str(o, "name")
+                << (o.value("changed", false) ? " configured" : " unchanged") << "\n";
+    }
+  }
+  for (const auto& d : submissions) {
+    auto body = server::YamlToJson(d.text);
+    if (!body.ok()) {
+      std::cerr << "error: " << body.status().ToString() << "\n";
+      return kExitFailed;
+    }
+    if ((*body)["metadata"].is_object() && !(*body)["metadata"].contains("namespace")) {
+      (*body)["metadata"]["namespace"] = c.client.ns;
+    }
+    Response r = Request(c.client, "POST", "/api/v1/workloads", body->dump());
+    if (int e = Report(r); e != kExitOk) {
+      rc = e;
+      continue;
+    }
+    Json w = r.json();
+    std::cout << "workload/" << Str(w["metadata"], "namespace") << "/" << Str(w["metadata"], "name")
+              << " created\n";
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddApplyCommand(CLI::App& app, int* exit_code) {
+  auto c = std::make_shared<Common>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto kdir = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("apply", "Apply manifests (config kinds) and submit Workloads/Jobs");
+  cmd->add_option("-f,--filename", *files, "File or directory (- = stdin)");
+  cmd->add_option("-k,--kustomize", *kdir, "Directory with kustomization.yaml");
+  AddCommon(cmd, c.get(), kNone);
+  cmd->callback([=] {
+    ResolveClientOptions(&c->client, true);
+    if (files->empty() && kdir->empty()) {
+      std::cerr << "error: give -f FILE|DIR or -k DIR\n";
+      *exit_code = kExitUsage;
+      return;
+    }
+    *exit_code = Apply(*c, *files, *kdir);
+  });
+}
+
+}  // namespace artel::cli
