@@ -45,7 +45,7 @@ FUZZ_CMAKE_FLAGS := -DARTEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DARTEL_FUZZ_SE
 
 SOURCE_DIRS := src tests bench fuzz
 
-.PHONY: all deps k8s build test bench demo format format-check tidy clean
+.PHONY: all deps k8s build check test bench demo format format-check tidy clean
 
 all: build
 
@@ -61,6 +61,11 @@ k8s:
 build: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+# The fast loop: the Release build and the tests that need no control plane,
+# browser or daemon process (labels unit, property, scenario; docs/development.md).
+check: build
+	$(CTEST) --test-dir $(BUILD_DIR) -L '^(unit|property|scenario)$$' --output-on-failure -j $(JOBS)
 
 test: deps k8s
 	$(CMAKE) -S . -B $(ASAN_DIR) -G Ninja $(ASAN_CMAKE_FLAGS)
