@@ -933,6 +933,11 @@ void Controller::Flush(int64_t now) {
   for (Write& w : staged) Stage(std::move(w));
 }
 
+// Admissions, evictions and requeues: the writers' first lane (urgent_keys_).
+bool Controller::Urgent(Write::Type t) {
+  return t == Write::Type::kAdmit || t == Write::Type::kEvict || t == Write::Type::kRequeue;
+}
+
 // Stage: hands one write to the writers (any thread but the writers).
 void Controller::Stage(Write w) {
   {
@@ -940,8 +945,7 @@ void Controller::Stage(Write w) {
     if (w.type == Write::Type::kEvent) {
       if (event_queue_.size() < kMaxQueuedEvents) event_queue_.push_back(std::move(w));
     } else {
-      bool urgent = w.type == Write::Type::kAdmit || w.type == Write::Type::kEvict ||
-                    w.type == Write::Type::kRequeue;
+      bool urgent = Urgent(w.type);
       std::string key = w.key;
       auto it = desired_.find(key);
       if (it != desired_.end()) {
@@ -990,9 +994,7 @@ void Controller::WriterMain(int index) {
       l.lock();
       inflight_.erase(key);
       if (auto next = desired_.find(key); next != desired_.end()) {
-        Write::Type t = next->second.type;
-        bool next_urgent = t == Write::Type::kAdmit || t == Write::Type::kEvict || t == Write::Type::kRequeue;
-        (next_urgent ? urgent_keys_ : ready_keys_).push_back(key);
+        (Urgent(next->second.type) ? urgent_keys_ : ready_keys_).push_back(key);
         out_cv_.notify_one();
       }
       continue;

@@ -295,6 +295,7 @@ class Controller : public server::Service, public loop::Backend {
   // A key may be in both (moved ahead); a writer skips a key in flight or
   // without a desired write.
   std::deque<std::string> urgent_keys_;
+  static bool Urgent(Write::Type t);
   std::set<std::string> inflight_;
   std::deque<Write> event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
   bool stopping_ = false;
