@@ -109,6 +109,9 @@ class Controller : public server::Service, public loop::Backend {
   loop::ControlLoop& control_loop() { return *loop_; }
   const std::string& kueue_version() const { return version_; }
   ControllerStats stats() const;
+  // Unfinished Workloads of a LocalQueue (spec.queueName in that namespace),
+  // as the controller last saw them. Thread-safe (takes the loop's lock).
+  int LocalQueueWorkloads(const std::string& ns, const std::string& local_queue) const;
   // Object conditions of the current configuration (Active per queue).
   std::vector<ObjectCondition> Conditions() const;
 

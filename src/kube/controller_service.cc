@@ -176,6 +176,23 @@ Json Controller::ClusterQueues() const { return loop_ ? loop_->ClusterQueuesJson
 Json Controller::LocalQueues(const std::optional<std::set<std::string>>& ns) const {
   return loop_ ? loop_->LocalQueuesJson(ns) : Json::array();
 }
+int Controller::LocalQueueWorkloads(const std::string& ns, const std::string& local_queue) const {
+  if (!loop_) return 0;
+  std::lock_guard<std::mutex> l(loop_->mu());
+  int n = 0;
+  const std::string prefix = ns + "/";
+  for (auto it = wls_.lower_bound(prefix); it != wls_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+       ++it) {
+    if (it->second.finished) continue;
+    const Json& obj = it->second.obj;
+    auto spec = obj.find("spec");
+    if (spec == obj.end() || !spec->is_object()) continue;
+    auto q = spec->find("queueName");
+    if (q != spec->end() && q->is_string() && q->get_ref<const std::string&>() == local_queue) ++n;
+  }
+  return n;
+}
+
 Json Controller::Cohorts() const { return loop_ ? loop_->CohortsJson() : Json::array(); }
 Json Controller::Nodes() const { return Json{{"items", Json::array()}}; }
 Json Controller::Gpus(const server::Principal&) const { return Json{{"items", Json::array()}}; }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "manifest/yaml_util.h"
@@ -241,6 +242,69 @@ Result<int64_t> ParseRetention(const std::string& text) {
   return n * ms;
 }
 
+// `kubernetes:` (Kubernetes mode only).
+static Status ParseKubernetes(const std::string& file, const YAML::Node& k, NamespaceQueuesConfig* out) {
+  if (Status s = CheckKeys(file, k, "kubernetes", {"namespaceQueues"}); !s.ok()) return s;
+  const YAML::Node q = k["namespaceQueues"];
+  if (!q) return Status::Ok();
+  if (Status s = CheckKeys(file, q, "kubernetes.namespaceQueues",
+                           {"teamLabel", "templateLabel", "defaultTemplate", "templates", "resyncSeconds"});
+      !s.ok())
+    return s;
+  const std::string f = "kubernetes.namespaceQueues";
+  auto text = [&](const char* key, std::string* dst, bool may_be_empty) -> Status {
+    const YAML::Node n = q[key];
+    if (!n) return Status::Ok();
+    if (!n.IsScalar()) return At(file, n, f + "." + key, "must be a string");
+    std::string v = n.as<std::string>();
+    if ((!may_be_empty && v.empty()) || !PlainText(v))
+      return At(file, n, f + "." + key, may_be_empty ? "may not hold spaces" : "must be a label key without spaces");
+    *dst = v;
+    return Status::Ok();
+  };
+  if (Status s = text("teamLabel", &out->team_label, false); !s.ok()) return s;
+  if (Status s = text("templateLabel", &out->template_label, true); !s.ok()) return s;
+  if (Status s = text("defaultTemplate", &out->default_template, true); !s.ok()) return s;
+  if (const YAML::Node r = q["resyncSeconds"]) {
+    int64_t v = -1;
+    try {
+      v = r.as<int64_t>();
+    } catch (const YAML::Exception&) {
+    }
+    if (v < 1) return At(file, r, f + ".resyncSeconds", "must be a whole number of seconds, at least 1");
+    out->resync_ms = v * 1000;
+  }
+  const YAML::Node t = q["templates"];
+  if (!t) return At(file, q, f + ".templates", "is required: a map of template names to lists of queues");
+  if (!t.IsMap() || t.size() == 0)
+    return At(file, t, f + ".templates", "must be a map of template names to lists of {name, clusterQueue}");
+  for (const auto& kv : t) {
+    std::string tname = kv.first.as<std::string>();
+    std::string tf = f + ".templates." + tname;
+    if (!kv.second.IsSequence() || kv.second.size() == 0)
+      return At(file, kv.second, tf, "must be a non-empty list of {name, clusterQueue}");
+    std::set<std::string> names;
+    auto& entries = out->templates[tname];
+    for (size_t i = 0; i < kv.second.size(); ++i) {
+      const YAML::Node e = kv.second[i];
+      std::string ef = tf + "[" + std::to_string(i) + "]";
+      if (Status s = CheckKeys(file, e, ef, {"name", "clusterQueue"}); !s.ok()) return s;
+      if (!e["name"] || !e["name"].IsScalar() || e["name"].as<std::string>().empty())
+        return At(file, e, ef + ".name", "is required: the LocalQueue's name");
+      if (!e["clusterQueue"] || !e["clusterQueue"].IsScalar() || e["clusterQueue"].as<std::string>().empty())
+        return At(file, e, ef + ".clusterQueue", "is required: the ClusterQueue ({team} and {namespace} allowed)");
+      std::string name = e["name"].as<std::string>();
+      if (!names.insert(name).second)
+        return At(file, e["name"], ef + ".name", "names a LocalQueue twice in one template: \"" + name + "\"");
+      entries.emplace_back(name, e["clusterQueue"].as<std::string>());
+    }
+  }
+  if (!out->default_template.empty() && !out->templates.count(out->default_template))
+    return At(file, q["defaultTemplate"], f + ".defaultTemplate",
+              "names a template that is not under templates: \"" + out->default_template + "\"");
+  return Status::Ok();
+}
+
 Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
   YAML::Node root;
   {
@@ -264,7 +328,7 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
     if (Status s = CheckKeys(path, root, "",
                              {"listen", "dataDir", "fakeGpus", "tokensFile", "tls", "manifests", "log",
                               "limits", "scheduler", "runtime", "http", "hostname", "nodeLabels", "nodeTaints",
-                              "nodePools"});
+                              "nodePools", "kubernetes"});
         !s.ok()) {
       return s;
     }
@@ -320,6 +384,9 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
       if (l["maxBodyBytes"]) c->api.max_body_bytes = l["maxBodyBytes"].as<size_t>();
       if (l["rateLimitQps"]) c->api.rate_qps = l["rateLimitQps"].as<double>();
       if (l["rateLimitBurst"]) c->api.rate_burst = l["rateLimitBurst"].as<double>();
+    }
+    if (const YAML::Node k = root["kubernetes"]) {
+      if (Status s = ParseKubernetes(path, k, &c->namespace_queues); !s.ok()) return s;
     }
     if (const YAML::Node s = root["scheduler"]) {
       if (Status st = CheckKeys(path, s, "scheduler", {"fairSharing", "intervalMs", "debounceMs", "tickMs"});

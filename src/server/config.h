@@ -15,6 +15,13 @@
 //             podUidRange: 61000-61999, workDir: /var/lib/artel/work}
 //   http: {threads: 64}
 //   hostname: gpu-host-1          # default gethostname()
+//   kubernetes:                   # Kubernetes mode only (docs/kubernetes.md, "Namespaces to queues")
+//     namespaceQueues:
+//       teamLabel: artel.dev/team
+//       templateLabel: artel.dev/queue-template
+//       defaultTemplate: team
+//       templates: {team: [{name: default, clusterQueue: "{team}"}, {name: prod, clusterQueue: "{team}-prod"}]}
+//       resyncSeconds: 10
 //   nodeLabels: {topology.kubernetes.io/zone: zone-a}   # on every node pool
 //   nodeTaints: [{key: k, value: v, effect: NoSchedule}] # on every node pool
 //   nodePools:                    # server/inventory.h; docs/daemon.md
@@ -29,7 +36,9 @@
 // Thread-safety: plain values and a pure loader.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -39,7 +48,18 @@
 
 namespace artel::server {
 
+// `kubernetes.namespaceQueues`: LocalQueues made per labelled namespace.
+struct NamespaceQueuesConfig {
+  std::string team_label = "artel.dev/team";
+  std::string template_label = "artel.dev/queue-template";
+  std::string default_template;
+  // template -> (LocalQueue name, ClusterQueue), each may hold {team} and {namespace}
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> templates;
+  int64_t resync_ms = 10000;
+};
+
 struct ArteldConfig {
+  NamespaceQueuesConfig namespace_queues;
   ApiOptions api;
   DaemonOptions daemon;
   std::string tokens_file;

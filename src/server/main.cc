@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "kube/controller.h"
 #include "kube/kubeconfig.h"
+#include "kube/namespace_queues.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
@@ -183,7 +185,13 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<Daemon> daemon;
   std::unique_ptr<artel::kube::Controller> controller;
+  std::unique_ptr<artel::kube::NamespaceQueues> namespace_queues;
+  std::optional<artel::kube::ClientConfig> kube_client_config;
   Service* service = nullptr;
+  if (!kube_mode && !cfg.namespace_queues.templates.empty()) {
+    std::cerr << "arteld: kubernetes.namespaceQueues is for Kubernetes mode (--kubeconfig or --kubernetes)\n";
+    return 2;
+  }
   if (kube_mode) {
     // Kubernetes mode: the cluster is the state (docs/kubernetes.md).
     artel::Result<artel::kube::ClientConfig> kc = !kubeconfig.empty()
@@ -194,6 +202,7 @@ int main(int argc, char** argv) {
       std::cerr << "arteld: " << kc.status().ToString() << "\n";
       return 2;
     }
+    kube_client_config = kc.value();
     artel::kube::ControllerOptions co;
     co.engine = cfg.daemon.engine;
     co.loop.tick_ms = cfg.daemon.tick_ms;
@@ -230,6 +239,25 @@ int main(int argc, char** argv) {
       std::cerr << "arteld: " << s.ToString() << "\n";
       return 1;
     }
+    if (!cfg.namespace_queues.templates.empty()) {
+      // LocalQueues per labelled namespace (docs/kubernetes.md, "Namespaces to queues").
+      artel::kube::NamespaceQueuesOptions no;
+      no.team_label = cfg.namespace_queues.team_label;
+      no.template_label = cfg.namespace_queues.template_label;
+      no.default_template = cfg.namespace_queues.default_template;
+      no.resync_ms = cfg.namespace_queues.resync_ms;
+      for (const auto& [name, entries] : cfg.namespace_queues.templates)
+        for (const auto& [lq, cq] : entries) no.templates[name].push_back({lq, cq});
+      artel::kube::Controller* c = controller.get();
+      namespace_queues = std::make_unique<artel::kube::NamespaceQueues>(
+          *kube_client_config, artel::kube::WithVersion(artel::kube::kLocalQueues, controller->kueue_version()),
+          no, &log, [c](const std::string& ns, const std::string& name) { return c->LocalQueueWorkloads(ns, name); });
+      if (artel::Status s = namespace_queues->Start(); !s.ok()) {
+        log.Error("cannot start", {{"error", s.ToString()}});
+        std::cerr << "arteld: " << s.ToString() << "\n";
+        return 1;
+      }
+    }
   } else {
     daemon->Start();
   }
@@ -250,6 +278,7 @@ int main(int argc, char** argv) {
   sigwait(&sigs, &sig);
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
+  if (namespace_queues) namespace_queues->Stop();
   if (controller) controller->Stop();
   if (daemon) daemon->Shutdown();
   server.join();
