@@ -172,6 +172,11 @@ func main() {
 	flag.IntVar(&o.apiserverPID, "apiserver-pid", 0, "pid of kube-apiserver (CPU seconds, peak RSS)")
 	flag.StringVar(&o.controllerUser, "controller-user", "", "the controller's user name: its requests are counted through a FlowSchema of their own")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up waiting for admissions after this long (from the first create)")
+	var jo jobsOptions
+	flag.IntVar(&jo.jobs, "jobs", 0, "Jobs mode: this many batch/v1 Jobs instead of Workloads (bench/kube_jobs.sh)")
+	flag.IntVar(&jo.podsPerJob, "pods-per-job", 8, "Jobs mode: parallelism = completions of each Job")
+	flag.StringVar(&jo.gpusPerPod, "gpus-per-pod", "1", "Jobs mode: nvidia.com/gpu of each pod")
+	flag.StringVar(&jo.cqGPUs, "cq-gpus", "100000", "Jobs mode: GPU quota of each ClusterQueue (one per namespace)")
 	flag.IntVar(&o.expect, "expect", -1, "Workloads expected to fit (default: computed from the quotas, without borrowing)")
 	flag.Parse()
 	if o.cqs <= 0 || o.flavors <= 0 || o.workloads < 0 || o.namespaces <= 0 || o.workers <= 0 {
@@ -237,6 +242,10 @@ func main() {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "kueue-load:", err)
 		os.Exit(1)
+	}
+	if jo.jobs > 0 {
+		runJobs(ctx, dyn, kube, o, jo, parallelFn(o.workers, fail), fail)
+		return
 	}
 	nsName := func(i int) string { return fmt.Sprintf("%s-ns-%d", o.prefix, i%o.namespaces) }
 	for i := 0; i < o.namespaces; i++ {
