@@ -10,9 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "kube/controller.h"
+#include "kube/nodes.h"
+#include "kube/ungater.h"
 #include "kube/kubeconfig.h"
 #include "server/api.h"
 #include "server/auth.h"
@@ -82,6 +85,11 @@ int main(int argc, char** argv) {
   app.add_option("--kube-queue-status-full-pass-ms", kube_full_pass_ms,
                  "Kubernetes mode: rebuild every queue status at least this often even when nothing "
                  "they depend on was seen to change (0: only on changes)")
+      ->check(CLI::NonNegativeNumber);
+  int64_t kube_node_lost_ms = 30000;
+  app.add_option("--kube-node-lost-grace-ms", kube_node_lost_ms,
+                 "Kubernetes mode: a node not Ready this long is lost; the placed workloads on it are "
+                 "evicted (NodeFailures) and requeued")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
@@ -183,6 +191,9 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<Daemon> daemon;
   std::unique_ptr<artel::kube::Controller> controller;
+  std::unique_ptr<artel::kube::NodeWatcher> node_watcher;
+  std::unique_ptr<artel::kube::TopologyUngater> ungater;
+  std::optional<artel::kube::ClientConfig> kube_config;
   Service* service = nullptr;
   if (kube_mode) {
     // Kubernetes mode: the cluster is the state (docs/kubernetes.md).
@@ -201,11 +212,15 @@ int main(int argc, char** argv) {
     co.loop.debounce_ms = cfg.daemon.debounce_ms;
     co.kueue_version = kueue_version;
     co.queue_status_full_pass_ms = kube_full_pass_ms;
+    kube_config = kc.value();
+    node_watcher = std::make_unique<artel::kube::NodeWatcher>(
+        kc.value(), artel::kube::NodeWatcherOptions{.lost_grace_ms = kube_node_lost_ms}, &log);
     controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     });
+    controller->SetNodeSource(node_watcher.get());
     service = controller.get();
   } else {
     auto d = Daemon::Open(cfg.daemon, &log);
@@ -230,6 +245,10 @@ int main(int argc, char** argv) {
       std::cerr << "arteld: " << s.ToString() << "\n";
       return 1;
     }
+    // Pins the pods of TAS admissions to their nodes (kube/ungater.h).
+    ungater = std::make_unique<artel::kube::TopologyUngater>(
+        *kube_config, artel::kube::WithVersion(artel::kube::kWorkloads, controller->kueue_version()), &log);
+    ungater->Start();
   } else {
     daemon->Start();
   }
@@ -250,6 +269,7 @@ int main(int argc, char** argv) {
   sigwait(&sigs, &sig);
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
+  if (ungater) ungater->Stop();
   if (controller) controller->Stop();
   if (daemon) daemon->Shutdown();
   server.join();
