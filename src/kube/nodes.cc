@@ -166,7 +166,12 @@ Status NodeWatcher::Start(std::function<void()> wake, int64_t timeout_ms) {
       std::lock_guard<std::mutex> l(in_mu_);
       if (synced_) return Status::Ok();
     }
-    if (std::chrono::steady_clock::now() > deadline) return FailedPrecondition("the Node informer did not list the nodes in time");
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string err = informer_->last_error();
+      return FailedPrecondition("the Node informer did not list the nodes in time" +
+                                (err.empty() ? std::string() : ": " + err) +
+                                " (arteld needs get/list/watch on nodes: deploy/kubernetes/clusterrole.yaml)");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -228,6 +228,30 @@ TEST_F(KubeNodes, kube_TopologyPlacementPinsPodsAndFollowsNodes) {
     return !Reserved(w) && Reason(w, "Requeued") == "NodeFailures" && Reason(w, "QuotaReserved") == "Pending" &&
            Message(w, "QuotaReserved").find("example.com/block") != std::string::npos;
   }, kWait)) << Dump("g2");
+
+  // 7. n4 comes back: g2 is admitted again; then n5 goes NotReady and stays
+  // so past the grace (2 s here): evicted again, the message names the node.
+  AddNode("n4", "b2");
+  ASSERT_TRUE(WaitFor([&] { return Assignment(env_.Workload("default", "g2")) == g2; }, kWait)) << Dump("g2");
+  auto nr = env_.Kubectl({"patch", "node", "n5", "--subresource=status", "--type=merge", "-p",
+                          R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"Test",)"
+                          R"("lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})"});
+  ASSERT_TRUE(nr.ok()) << nr.status().ToString();
+  ASSERT_TRUE(WaitFor([&] {
+    Json w = env_.Workload("default", "g2");
+    return IsTrue(w, "Evicted") && Reason(w, "Evicted") == "NodeFailures" &&
+           Message(w, "Evicted").find("node n5 is not ready") != std::string::npos;
+  }, kWait)) << Dump("g2");
+
+  // arteld's node view: the Node objects with Artel's pods on them.
+  Json nodes = env_.arteld->Get("/api/v1/nodes").json();
+  std::map<std::string, Json> by_name;
+  for (const Json& n : nodes.value("items", Json::array())) by_name[n.value("name", "")] = n;
+  ASSERT_TRUE(by_name.count("n1")) << nodes.dump(1);
+  EXPECT_EQ(by_name["n1"]["gpus"], 4);
+  EXPECT_EQ(by_name["n1"]["gpusInUse"], 4);
+  EXPECT_EQ(by_name["n5"]["ready"], false);
+  EXPECT_EQ(by_name["m1"]["migInstances"], 7);
 }
 
 }  // namespace
