@@ -744,6 +744,7 @@ void Controller::OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) {
   wr.object = w.obj;
   wr.precondition_rv = Str(w.obj, "metadata", "resourceVersion");
   wr.status = AdmittedStatus(BaseStatus(w), info, Rfc3339(now), Generation(w.obj));
+  if (version_ == "v1beta1") TopologyAssignmentsToV1beta1(&wr.status);
   wr.gen = ++w.write_gen;
   w.admit_gen = wr.gen;
   w.admit_inflight = true;

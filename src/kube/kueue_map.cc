@@ -934,6 +934,20 @@ Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(con
   return out;
 }
 
+void TopologyAssignmentsToV1beta1(Json* status) {
+  if (!status->is_object() || !status->contains("admission")) return;
+  Json& psas = (*status)["admission"]["podSetAssignments"];
+  if (!psas.is_array()) return;
+  for (Json& p : psas) {
+    if (!p.is_object() || !p.contains("topologyAssignment")) continue;
+    auto nodes = ParseTopologyAssignment(p["topologyAssignment"], "topologyAssignment");
+    if (!nodes.ok()) continue;
+    Json domains = Json::array();
+    for (const auto& [node, count] : *nodes) domains.push_back({{"values", Json::array({node})}, {"count", count}});
+    p["topologyAssignment"] = {{"levels", Json::array({core::placement::kHostnameLabel})}, {"domains", domains}};
+  }
+}
+
 Result<ObservedState> ObserveWorkload(const Json& workload) {
   ObservedState o;
   if (!workload.is_object()) return InvalidArgument("a Workload must be an object");

@@ -173,6 +173,9 @@ Json TopologyAssignmentJson(const std::vector<std::pair<std::string, int32_t>>& 
 // Errors name the field under `path`.
 Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(const Json& ta,
                                                                             const std::string& path);
+// Rewrites every status.admission.podSetAssignments[].topologyAssignment of
+// `status` in v1beta1's form (levels, domains [{values, count}]).
+void TopologyAssignmentsToV1beta1(Json* status);
 // Errors (InvalidArgument with the field path) for a status Artel cannot
 // read back: a bad quantity in resourceUsage, a bad timestamp.
 Result<ObservedState> ObserveWorkload(const Json& workload);

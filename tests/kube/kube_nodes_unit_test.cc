@@ -82,9 +82,15 @@ TEST(KubeTopologyAssignment, WrittenAndReadBack) {
   back = ParseTopologyAssignment(k, "t");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, (std::vector<std::pair<std::string, int32_t>>{{"node-a", 3}, {"node-b", 3}}));
-  // v1beta1 domains.
+  // v1beta1 domains, written and read.
   Json v1 = {{"levels", {"kubernetes.io/hostname"}}, {"domains", {{{"values", {"x"}}, {"count", 4}}}}};
   EXPECT_EQ(*ParseTopologyAssignment(v1, "t"), (std::vector<std::pair<std::string, int32_t>>{{"x", 4}}));
+  Json st = {{"admission", {{"podSetAssignments", Json::array({{{"name", "main"}, {"topologyAssignment", ta}}})}}}};
+  TopologyAssignmentsToV1beta1(&st);
+  const Json& d = st["admission"]["podSetAssignments"][0]["topologyAssignment"];
+  EXPECT_FALSE(d.contains("slices"));
+  EXPECT_EQ(d["domains"][1]["values"], Json::array({"n2"}));
+  EXPECT_EQ(*ParseTopologyAssignment(d, "t"), nodes);
   // Errors name the field.
   k["slices"][0]["domainCount"] = 3;
   auto bad = ParseTopologyAssignment(k, "status.admission.podSetAssignments[0].topologyAssignment");
