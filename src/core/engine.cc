@@ -2425,6 +2425,25 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
       const auto& pins = *e.restore_pins;
       for (size_t i = 0; i < pins.size() && i < g.groups.size(); ++i) {
         int32_t n = 0;
+        if (pins[i].empty()) {  // a pod set without named nodes: placed anew, under its own constraint
+          placement::GangRequest one;
+          one.groups.push_back(g.groups[i]);
+          one.groups[0].min_count = one.groups[0].count;
+          one.flavor_node_labels = g.flavor_node_labels;
+          one.flavor_tolerations = g.flavor_tolerations;
+          one.topology = g.topology;
+          one.constraint = i < g.group_constraints.size() ? g.group_constraints[i] : g.constraint;
+          placement::PlaceResult pr = sim.Place(one);
+          if (!pr.ok()) return FailedPrecondition("the pods of " + key + " do not fit the nodes any more: " + pr.reason);
+          (void)sim.Commit(" pin " + std::to_string(i), pr.placement);
+          for (placement::PodPlacement pp : pr.placement.pods) {
+            pp.group = static_cast<int32_t>(i);
+            merged.pods.push_back(std::move(pp));
+          }
+          merged.placed[i] += one.groups[0].count;
+          if (!pr.placement.group_requests.empty()) merged.group_requests[i] = pr.placement.group_requests[0];
+          continue;
+        }
         for (const auto& [node, count] : pins[i]) {
           const int32_t idx = sim.FindNode(node);
           if (idx < 0) return FailedPrecondition("node " + node + " of " + key + "'s placement is gone");
@@ -2506,6 +2525,20 @@ Status Engine::RestoreOnNodes(const std::string& key, const std::string& cluster
                              const std::vector<std::vector<std::pair<std::string, int32_t>>>& nodes,
                              uint64_t admission_seq) {
   EngineImpl& e = *impl_;
+  if (nodes.size() != admission.size())
+    return InvalidArgument("the node placement has " + std::to_string(nodes.size()) + " pod sets, the admission " +
+                           std::to_string(admission.size()));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].empty()) continue;  // placed anew
+    int64_t sum = 0;
+    for (const auto& [node, count] : nodes[i]) {
+      if (count < 1) return InvalidArgument("pod set " + admission[i].name + ": node " + node + " has no pods");
+      sum += count;
+    }
+    if (sum != admission[i].count)
+      return InvalidArgument("pod set " + admission[i].name + ": the nodes hold " + std::to_string(sum) +
+                             " pods, the admission " + std::to_string(admission[i].count));
+  }
   e.restore_pins = &nodes;
   Status s = Restore(key, cluster_queue, admission, admitted_at, nullptr, admission_seq);
   e.restore_pins = nullptr;

@@ -334,7 +334,8 @@ class Engine {
   // Restore (above) for a workload whose pods were placed by node name (a
   // Kueue topologyAssignment read back): `nodes[i]` lists, for pod set i,
   // (node, pod count) pairs. The pods are placed anew on exactly those nodes
-  // and counts; fails, changing nothing, when they no longer fit there.
+  // and counts; fails, changing nothing, when they no longer fit there, or
+  // when the counts do not add up to the admitted counts (InvalidArgument).
   Status RestoreOnNodes(const std::string& key, const std::string& cluster_queue,
                         const std::vector<PodSetAssignment>& admission, Time admitted_at,
                         const std::vector<std::vector<std::pair<std::string, int32_t>>>& nodes,

@@ -892,7 +892,8 @@ Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(con
     const Json& sl = (*slices)[si];
     std::string sp = fmt::format("{}.slices[{}]", path, si);
     const Json* dc = Child(sl, "domainCount");
-    if (dc == nullptr || !count_ok(*dc)) return Invalid(sp + ".domainCount", "must be a positive integer");
+    if (dc == nullptr || !count_ok(*dc) || dc->get<int64_t>() > 100000)
+      return Invalid(sp + ".domainCount", "must be an integer from 1 to 100000");
     const size_t n = dc->get<size_t>();
     const Json* vpl = Child(sl, "valuesPerLevel");
     if (vpl == nullptr || !vpl->is_array() || vpl->size() != levels->size())

@@ -206,7 +206,8 @@ TEST(KubeEngineNodes, RestoreOnNamedNodes) {
   ASSERT_TRUE(e.Submit(Gang("h", "tas", 1, 4), 0).ok());
   // a node gone, or too small, leaves the workload pending (nothing changed).
   ASSERT_TRUE(e.Submit(Gang("x", "tas", 1, 4), 0).ok());
-  EXPECT_FALSE(e.RestoreOnNodes("ns/x", "tas-cq", {psa}, 0, {{{"zz", 1}}}).ok());
+  EXPECT_FALSE(e.RestoreOnNodes("ns/x", "tas-cq", {psa}, 0, {{{"b1", 1}}}).ok());  // 1 pod, 3 admitted
+  EXPECT_FALSE(e.RestoreOnNodes("ns/x", "tas-cq", {psa}, 0, {{{"zz", 3}}}).ok());
   core::PodSetAssignment one = psa;
   one.count = 1;
   EXPECT_FALSE(e.RestoreOnNodes("ns/x", "tas-cq", {one}, 0, {{{"a1", 1}}}).ok());  // a1 has 2 GPUs left
