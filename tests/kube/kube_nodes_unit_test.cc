@@ -190,6 +190,31 @@ TEST(KubeEngineNodes, TopologyFlavorsPlacedNodesFollowedIncrementally) {
   EXPECT_EQ(r.admitted, std::vector<std::string>{"ns/big"});
 }
 
+// Placement-aware preemption on TAS flavors: quota is plentiful, the nodes
+// are not; the victim is the workload whose pods free the block.
+TEST(KubeEngineNodes, PreemptionFreesTheBlock) {
+  core::Config c = TwoFlavors();
+  c.cluster_queues[0].preemption.within_cluster_queue = core::WithinClusterQueuePolicy::kLowerPriority;
+  core::Engine e(core::EngineOptions{.place_topology_flavors_only = true});
+  ASSERT_TRUE(e.Configure(c).ok());
+  ASSERT_TRUE(e.SetNodes({GpuNode("a1", "a", 4), GpuNode("a2", "a", 4), GpuNode("b1", "b", 4)}).ok());
+  ASSERT_TRUE(e.Submit(Gang("low-a", "tas", 2, 4), 0).ok());  // fills block a
+  ASSERT_TRUE(e.Submit(Gang("low-b", "tas", 1, 2), 0).ok());  // half of block b
+  core::CycleResult r = e.Schedule(1);
+  ASSERT_EQ(r.admitted.size(), 2u);
+  EXPECT_EQ(NodesOf(e.Find("ns/low-a")), (std::map<std::string, int>{{"a1", 1}, {"a2", 1}}));
+  core::WorkloadSpec high = Gang("high", "tas", 2, 4);
+  high.priority = 100;
+  ASSERT_TRUE(e.Submit(high, 2).ok());
+  r = e.Schedule(2);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].victim, "ns/low-a");
+  ASSERT_TRUE(e.CompleteEviction("ns/low-a", 3).ok());
+  r = e.Schedule(3);
+  EXPECT_EQ(r.admitted, std::vector<std::string>{"ns/high"});
+  EXPECT_EQ(NodesOf(e.Find("ns/high")), (std::map<std::string, int>{{"a1", 1}, {"a2", 1}}));
+}
+
 TEST(KubeEngineNodes, RestoreOnNamedNodes) {
   core::Engine e(core::EngineOptions{.place_topology_flavors_only = true});
   ASSERT_TRUE(e.Configure(TwoFlavors()).ok());
