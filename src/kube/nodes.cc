@@ -23,7 +23,8 @@ constexpr char kMigPrefix[] = "nvidia.com/mig-";
 // out first-fit, widest first, on as few GPUs of the node's model as hold
 // them. The device plugin does not say which GPU holds which instance; the
 // layout only has to hold the same instances.
-Status LayOutMig(int model, const std::vector<std::pair<std::string, int64_t>>& mig, std::vector<pl::GpuSpec>* gpus) {
+Status LayOutMig(int model, const std::vector<std::pair<std::string, int64_t>>& mig,
+                 std::vector<pl::GpuSpec>* gpus) {
   struct Inst {
     int shape;
     std::string profile;
@@ -31,11 +32,13 @@ Status LayOutMig(int model, const std::vector<std::pair<std::string, int64_t>>& 
   std::vector<Inst> insts;
   for (const auto& [profile, count] : mig) {
     int shape = pl::FindProfile(model, profile);
-    if (shape < 0) return InvalidArgument("MIG profile " + profile + " is unknown for " + pl::GpuModel(model).name);
+    if (shape < 0)
+      return InvalidArgument("MIG profile " + profile + " is unknown for " + pl::GpuModel(model).name);
     for (int64_t i = 0; i < count; ++i) insts.push_back({shape, pl::CanonicalMigProfile(profile)});
   }
-  std::stable_sort(insts.begin(), insts.end(),
-                   [](const Inst& a, const Inst& b) { return pl::Shape(a.shape).slices > pl::Shape(b.shape).slices; });
+  std::stable_sort(insts.begin(), insts.end(), [](const Inst& a, const Inst& b) {
+    return pl::Shape(a.shape).slices > pl::Shape(b.shape).slices;
+  });
   struct State {
     uint8_t mask = 0;
     int compute = 0;
@@ -110,7 +113,8 @@ Result<pl::NodeSpec> NodeSpecFromObject(const Json& node) {
     for (auto a = it->begin(); a != it->end(); ++a) {
       std::string text = a->is_string() ? a->get<std::string>() : a->is_number() ? a->dump() : "";
       Result<core::Amount> q = core::ParseQuantity(text);
-      if (!q.ok()) return InvalidArgument(where + "status.allocatable." + a.key() + ": " + q.status().message());
+      if (!q.ok())
+        return InvalidArgument(where + "status.allocatable." + a.key() + ": " + q.status().message());
       const std::string& res = a.key();
       if (res.starts_with(kMigPrefix)) {
         if (*q >= 1000) mig.emplace_back(res.substr(sizeof(kMigPrefix) - 1), *q / 1000);
@@ -168,9 +172,9 @@ Status NodeWatcher::Start(std::function<void()> wake, int64_t timeout_ms) {
     }
     if (std::chrono::steady_clock::now() > deadline) {
       std::string err = informer_->last_error();
-      return FailedPrecondition("the Node informer did not list the nodes in time" +
-                                (err.empty() ? std::string() : ": " + err) +
-                                " (arteld needs get/list/watch on nodes: deploy/kubernetes/clusterrole.yaml)");
+      return FailedPrecondition(
+          "the Node informer did not list the nodes in time" + (err.empty() ? std::string() : ": " + err) +
+          " (arteld needs get/list/watch on nodes: deploy/kubernetes/clusterrole.yaml)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -193,7 +197,8 @@ bool NodeWatcher::Poll(int64_t now) {
   return false;
 }
 
-void NodeWatcher::EvictOnLocked(core::Engine& engine, const std::string& node, const std::string& why, int64_t now) {
+void NodeWatcher::EvictOnLocked(core::Engine& engine, const std::string& node, const std::string& why,
+                                int64_t now) {
   for (const core::WorkloadInfo* w : engine.Workloads()) {
     if (w->state != core::WorkloadState::kAdmitted) continue;
     bool on = std::any_of(w->placements.begin(), w->placements.end(),
@@ -278,7 +283,8 @@ void NodeWatcher::SyncLocked(core::Engine& engine, int64_t now) {
     return;
   }
   for (pl::NodeSpec& n : added) {
-    if (Status s = engine.AddNode(std::move(n)); !s.ok()) log_->Warn("node not added", {{"error", s.ToString()}});
+    if (Status s = engine.AddNode(std::move(n)); !s.ok())
+      log_->Warn("node not added", {{"error", s.ToString()}});
   }
   for (const auto& [name, ready] : readiness) {
     if (Status s = engine.SetNodeReady(name, ready); !s.ok())

@@ -11,7 +11,8 @@ namespace {
 
 bool Gated(const Json& pod) {
   const Json gates = pod.value("spec", Json::object()).value("schedulingGates", Json::array());
-  return std::any_of(gates.begin(), gates.end(), [](const Json& g) { return g.value("name", "") == kTopologyGate; });
+  return std::any_of(gates.begin(), gates.end(),
+                     [](const Json& g) { return g.value("name", "") == kTopologyGate; });
 }
 
 bool Active(const Json& pod) {
@@ -25,7 +26,8 @@ bool Active(const Json& pod) {
 std::string PinnedNode(const Json& pod) {
   const Json spec = pod.value("spec", Json::object());
   const Json sel = spec.value("nodeSelector", Json::object());
-  if (auto it = sel.find(core::placement::kHostnameLabel); it != sel.end() && it->is_string()) return it->get<std::string>();
+  if (auto it = sel.find(core::placement::kHostnameLabel); it != sel.end() && it->is_string())
+    return it->get<std::string>();
   return spec.value("nodeName", "");
 }
 

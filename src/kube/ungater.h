@@ -59,9 +59,9 @@ class TopologyUngater {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Json> workloads_;                        // "ns/name" -> object
-  std::map<std::string, std::map<std::string, Json>> pods_;      // "ns/workload" -> pod name -> pod
-  std::map<std::string, std::string> pod_owner_;                 // "ns/pod" -> "ns/workload"
+  std::map<std::string, Json> workloads_;                    // "ns/name" -> object
+  std::map<std::string, std::map<std::string, Json>> pods_;  // "ns/workload" -> pod name -> pod
+  std::map<std::string, std::string> pod_owner_;             // "ns/pod" -> "ns/workload"
   std::deque<std::string> queue_;
   std::set<std::string> queued_;
   bool stop_ = false;

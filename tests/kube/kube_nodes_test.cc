@@ -74,7 +74,8 @@ std::string TasWorkload(const std::string& name, int count, const std::string& r
          ", namespace: default}\nspec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: " +
          std::to_string(count) +
          "\n    template:\n      metadata:\n        annotations: {kueue.x-k8s.io/podset-required-topology: "
-         "example.com/block}\n      spec:\n        restartPolicy: Never\n        containers:\n        - name: c\n"
+         "example.com/block}\n      spec:\n        restartPolicy: Never\n        containers:\n        - "
+         "name: c\n"
          "          image: busybox\n          resources:\n            requests: {cpu: \"1\", " +
          resource + ": \"" + std::to_string(amount) + "\"}\n            limits: {" + resource + ": \"" +
          std::to_string(amount) + "\"}\n";
@@ -89,7 +90,8 @@ std::string GatedPods(const std::string& wl, int count, const std::string& resou
          "\n  namespace: default\n  labels: {kueue.x-k8s.io/podset: main}\n  annotations: "
          "{kueue.x-k8s.io/workload: " +
          wl +
-         "}\nspec:\n  schedulingGates: [{name: kueue.x-k8s.io/topology}]\n  restartPolicy: Never\n  containers:\n"
+         "}\nspec:\n  schedulingGates: [{name: kueue.x-k8s.io/topology}]\n  restartPolicy: Never\n  "
+         "containers:\n"
          "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", " +
          resource + ": \"" + std::to_string(amount) + "\"}\n      limits: {" + resource + ": \"" +
          std::to_string(amount) + "\"}\n";
@@ -124,7 +126,8 @@ class KubeNodes : public ::testing::Test {
     nodes_file_ = TempDir("nodes") + "/nodes.yaml";
     std::ofstream(nodes_file_) << kNodesYaml;
     std::string error;
-    ASSERT_TRUE(env_.Up(&error, K8sOptions{.scheduler = true, .fake_kubelet = true, .fake_nodes = nodes_file_}))
+    ASSERT_TRUE(
+        env_.Up(&error, K8sOptions{.scheduler = true, .fake_kubelet = true, .fake_nodes = nodes_file_}))
         << error;
   }
   // node -> pods bound there, over the pods of workload `wl`.
@@ -140,14 +143,16 @@ class KubeNodes : public ::testing::Test {
   // A Node made with kubectl (no kubelet runs its pods): Ready, in `block`.
   void AddNode(const std::string& name, const std::string& block) {
     ASSERT_EQ(env_.Apply("apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
-                         "\n  labels: {example.com/pool: gpu, example.com/block: " + block + ", kubernetes.io/hostname: " + name +
+                         "\n  labels: {example.com/pool: gpu, example.com/block: " + block +
+                         ", kubernetes.io/hostname: " + name +
                          ", nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"),
               "");
-    auto r = env_.Kubectl({"patch", "node", name, "--subresource=status", "--type=merge", "-p",
-                           R"({"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"4"},)"
-                           R"("allocatable":{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"4"},)"
-                           R"("conditions":[{"type":"Ready","status":"True","reason":"Test",)"
-                           R"("lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})"});
+    auto r = env_.Kubectl(
+        {"patch", "node", name, "--subresource=status", "--type=merge", "-p",
+         R"({"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"4"},)"
+         R"("allocatable":{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"4"},)"
+         R"("conditions":[{"type":"Ready","status":"True","reason":"Test",)"
+         R"("lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})"});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     // The API server taints a new Node not-ready; the node lifecycle
     // controller (not running here) would lift it once Ready.
@@ -171,7 +176,8 @@ TEST_F(KubeNodes, kube_TopologyPlacementPinsPodsAndFollowsNodes) {
   // 1. A gang of 4 x 2 GPUs in one block: only b1 (n1 + n2) holds it. The
   // pods bind where the topologyAssignment says.
   ASSERT_EQ(env_.Apply(TasWorkload("g1", 4, "nvidia.com/gpu", 2)), "");
-  ASSERT_TRUE(WaitFor([&] { return !Assignment(env_.Workload("default", "g1")).empty(); }, kWait)) << Dump("g1");
+  ASSERT_TRUE(WaitFor([&] { return !Assignment(env_.Workload("default", "g1")).empty(); }, kWait))
+      << Dump("g1");
   const std::map<std::string, int> want = Assignment(env_.Workload("default", "g1"));
   EXPECT_EQ(want, (std::map<std::string, int>{{"n1", 2}, {"n2", 2}})) << Dump("g1");
   ASSERT_EQ(env_.Apply(GatedPods("g1", 4, "nvidia.com/gpu", 2)), "");
@@ -184,32 +190,42 @@ TEST_F(KubeNodes, kube_TopologyPlacementPinsPodsAndFollowsNodes) {
   // 2. A gang of 3 x 4 GPUs in one block fits no block now (b2 has 4 GPUs):
   // pending, and the reason says so.
   ASSERT_EQ(env_.Apply(TasWorkload("g2", 3, "nvidia.com/gpu", 4)), "");
-  ASSERT_TRUE(WaitFor([&] {
-    Json w = env_.Workload("default", "g2");
-    return Reason(w, "QuotaReserved") == "Pending" && !Message(w, "QuotaReserved").empty();
-  }, kWait)) << Dump("g2");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json w = env_.Workload("default", "g2");
+        return Reason(w, "QuotaReserved") == "Pending" && !Message(w, "QuotaReserved").empty();
+      },
+      kWait))
+      << Dump("g2");
   std::string why = Message(env_.Workload("default", "g2"), "QuotaReserved");
   EXPECT_NE(why.find("example.com/block"), std::string::npos) << why;
 
   // 3. MIG: two pods of one 1g.10gb instance each go to m1.
   ASSERT_EQ(env_.Apply(TasWorkload("mig", 2, "nvidia.com/mig-1g.10gb", 1)), "");
-  ASSERT_TRUE(WaitFor([&] { return !Assignment(env_.Workload("default", "mig")).empty(); }, kWait)) << Dump("mig");
+  ASSERT_TRUE(WaitFor([&] { return !Assignment(env_.Workload("default", "mig")).empty(); }, kWait))
+      << Dump("mig");
   EXPECT_EQ(Assignment(env_.Workload("default", "mig")), (std::map<std::string, int>{{"m1", 2}}));
   ASSERT_EQ(env_.Apply(GatedPods("mig", 2, "nvidia.com/mig-1g.10gb", 1)), "");
-  ASSERT_TRUE(WaitFor([&] { return Bound("mig", 2) == (std::map<std::string, int>{{"m1", 2}}); }, kWait))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Bound("mig", 2) == (std::map<std::string, int>{{"m1", 2}});
+      },
+      kWait))
       << Dump("mig");
 
   // 4. Two nodes join block b2: g2 now fits there and is admitted.
   AddNode("n4", "b2");
   AddNode("n5", "b2");
-  ASSERT_TRUE(WaitFor([&] { return !Assignment(env_.Workload("default", "g2")).empty(); }, kWait)) << Dump("g2");
+  ASSERT_TRUE(WaitFor([&] { return !Assignment(env_.Workload("default", "g2")).empty(); }, kWait))
+      << Dump("g2");
   const std::map<std::string, int> g2 = Assignment(env_.Workload("default", "g2"));
   EXPECT_EQ(g2, (std::map<std::string, int>{{"n3", 1}, {"n4", 1}, {"n5", 1}})) << Dump("g2");
 
   // 5. A restart reads the placements back: nothing moves, nothing is re-admitted.
   env_.arteld->Stop();
   ASSERT_TRUE(env_.StartArteld({"--kube-node-lost-grace-ms", "2000"}, &error)) << error;
-  ASSERT_TRUE(WaitFor([&] { return env_.arteld->log().find("cluster state loaded") != std::string::npos; }, kWait));
+  ASSERT_TRUE(
+      WaitFor([&] { return env_.arteld->log().find("cluster state loaded") != std::string::npos; }, kWait));
   EXPECT_EQ(env_.arteld->log().find("admission not restorable"), std::string::npos) << env_.arteld->log();
   EXPECT_EQ(Assignment(env_.Workload("default", "g1")), want);
   EXPECT_EQ(Assignment(env_.Workload("default", "g2")), g2);
@@ -217,31 +233,42 @@ TEST_F(KubeNodes, kube_TopologyPlacementPinsPodsAndFollowsNodes) {
   // 6. n4 is deleted: g2 is evicted (NodeFailures); once its side clears the
   // reservation it is requeued and waits (b2 is too small again).
   ASSERT_TRUE(env_.Kubectl({"delete", "node", "n4"}).ok());
-  ASSERT_TRUE(WaitFor([&] {
-    Json w = env_.Workload("default", "g2");
-    return IsTrue(w, "Evicted") && Reason(w, "Evicted") == "NodeFailures";
-  }, kWait)) << Dump("g2");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json w = env_.Workload("default", "g2");
+        return IsTrue(w, "Evicted") && Reason(w, "Evicted") == "NodeFailures";
+      },
+      kWait))
+      << Dump("g2");
   EXPECT_TRUE(Reserved(env_.Workload("default", "g1")));
   ASSERT_EQ(env_.ClearReservation("default", "g2"), "");
-  ASSERT_TRUE(WaitFor([&] {
-    Json w = env_.Workload("default", "g2");
-    return !Reserved(w) && Reason(w, "Requeued") == "NodeFailures" && Reason(w, "QuotaReserved") == "Pending" &&
-           Message(w, "QuotaReserved").find("example.com/block") != std::string::npos;
-  }, kWait)) << Dump("g2");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json w = env_.Workload("default", "g2");
+        return !Reserved(w) && Reason(w, "Requeued") == "NodeFailures" &&
+               Reason(w, "QuotaReserved") == "Pending" &&
+               Message(w, "QuotaReserved").find("example.com/block") != std::string::npos;
+      },
+      kWait))
+      << Dump("g2");
 
   // 7. n4 comes back: g2 is admitted again; then n5 goes NotReady and stays
   // so past the grace (2 s here): evicted again, the message names the node.
   AddNode("n4", "b2");
   ASSERT_TRUE(WaitFor([&] { return Assignment(env_.Workload("default", "g2")) == g2; }, kWait)) << Dump("g2");
-  auto nr = env_.Kubectl({"patch", "node", "n5", "--subresource=status", "--type=merge", "-p",
-                          R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"Test",)"
-                          R"("lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})"});
+  auto nr = env_.Kubectl(
+      {"patch", "node", "n5", "--subresource=status", "--type=merge", "-p",
+       R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"Test",)"
+       R"("lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})"});
   ASSERT_TRUE(nr.ok()) << nr.status().ToString();
-  ASSERT_TRUE(WaitFor([&] {
-    Json w = env_.Workload("default", "g2");
-    return IsTrue(w, "Evicted") && Reason(w, "Evicted") == "NodeFailures" &&
-           Message(w, "Evicted").find("node n5 is not ready") != std::string::npos;
-  }, kWait)) << Dump("g2");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json w = env_.Workload("default", "g2");
+        return IsTrue(w, "Evicted") && Reason(w, "Evicted") == "NodeFailures" &&
+               Message(w, "Evicted").find("node n5 is not ready") != std::string::npos;
+      },
+      kWait))
+      << Dump("g2");
 
   // arteld's node view: the Node objects with Artel's pods on them.
   Json nodes = env_.arteld->Get("/api/v1/nodes").json();

@@ -17,14 +17,19 @@ namespace pl = core::placement;
 constexpr Amount kGpu = 1000;
 
 Json NodeObj(const std::string& name, const std::string& block, Json allocatable, bool ready = true) {
-  return {{"metadata", {{"name", name}, {"labels", {{"block", block}, {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}}}},
-          {"spec", {{"taints", Json::array({{{"key", "dedicated"}, {"value", "ml"}, {"effect", "NoSchedule"}}})}}},
-          {"status", {{"allocatable", allocatable},
-                      {"conditions", Json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
+  return {
+      {"metadata",
+       {{"name", name}, {"labels", {{"block", block}, {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}}}},
+      {"spec",
+       {{"taints", Json::array({{{"key", "dedicated"}, {"value", "ml"}, {"effect", "NoSchedule"}}})}}},
+      {"status",
+       {{"allocatable", allocatable},
+        {"conditions", Json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
 }
 
 TEST(KubeNodeSpec, ReadsLabelsTaintsReadinessAndCapacity) {
-  auto n = NodeSpecFromObject(NodeObj("n1", "b1", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "4"}}));
+  auto n =
+      NodeSpecFromObject(NodeObj("n1", "b1", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "4"}}));
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(n->name, "n1");
   EXPECT_EQ(n->labels.at("block"), "b1");
@@ -40,11 +45,13 @@ TEST(KubeNodeSpec, ReadsLabelsTaintsReadinessAndCapacity) {
   // A bad quantity names the node and the field.
   auto bad = NodeSpecFromObject(NodeObj("n4", "b1", {{"cpu", "lots"}}));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("Node n4: status.allocatable.cpu"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("Node n4: status.allocatable.cpu"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(KubeNodeSpec, MigInstancesBecomeGpuLayouts) {
-  auto n = NodeSpecFromObject(NodeObj("m1", "b1", {{"nvidia.com/mig-1g.10gb", "7"}, {"nvidia.com/mig-3g.40gb", "2"}}));
+  auto n = NodeSpecFromObject(
+      NodeObj("m1", "b1", {{"nvidia.com/mig-1g.10gb", "7"}, {"nvidia.com/mig-3g.40gb", "2"}}));
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   // 2 x 3g.40gb fill one GPU (4 + 4 slices), 7 x 1g.10gb another.
   ASSERT_EQ(n->gpus.size(), 2u);
@@ -76,16 +83,19 @@ TEST(KubeTopologyAssignment, WrittenAndReadBack) {
   EXPECT_EQ(*back, nodes);
   // Universal values and counts, prefix and suffix, as Kueue may write them.
   Json k = {{"levels", {"block", "kubernetes.io/hostname"}},
-            {"slices", {{{"domainCount", 2},
-                         {"valuesPerLevel", {{{"universal", "b1"}}, {{"individual", {{"prefix", "node-"}, {"roots", {"a", "b"}}}}}}},
-                         {"podCounts", {{"universal", 3}}}}}}};
+            {"slices",
+             {{{"domainCount", 2},
+               {"valuesPerLevel",
+                {{{"universal", "b1"}}, {{"individual", {{"prefix", "node-"}, {"roots", {"a", "b"}}}}}}},
+               {"podCounts", {{"universal", 3}}}}}}};
   back = ParseTopologyAssignment(k, "t");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, (std::vector<std::pair<std::string, int32_t>>{{"node-a", 3}, {"node-b", 3}}));
   // v1beta1 domains, written and read.
   Json v1 = {{"levels", {"kubernetes.io/hostname"}}, {"domains", {{{"values", {"x"}}, {"count", 4}}}}};
   EXPECT_EQ(*ParseTopologyAssignment(v1, "t"), (std::vector<std::pair<std::string, int32_t>>{{"x", 4}}));
-  Json st = {{"admission", {{"podSetAssignments", Json::array({{{"name", "main"}, {"topologyAssignment", ta}}})}}}};
+  Json st = {
+      {"admission", {{"podSetAssignments", Json::array({{{"name", "main"}, {"topologyAssignment", ta}}})}}}};
   TopologyAssignmentsToV1beta1(&st);
   const Json& d = st["admission"]["podSetAssignments"][0]["topologyAssignment"];
   EXPECT_FALSE(d.contains("slices"));
@@ -95,7 +105,8 @@ TEST(KubeTopologyAssignment, WrittenAndReadBack) {
   k["slices"][0]["domainCount"] = 3;
   auto bad = ParseTopologyAssignment(k, "status.admission.podSetAssignments[0].topologyAssignment");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("podSetAssignments[0].topologyAssignment.slices[0]"), std::string::npos)
+  EXPECT_NE(bad.status().ToString().find("podSetAssignments[0].topologyAssignment.slices[0]"),
+            std::string::npos)
       << bad.status().ToString();
 }
 
@@ -168,7 +179,8 @@ TEST(KubeEngineNodes, TopologyFlavorsPlacedNodesFollowedIncrementally) {
   EXPECT_EQ(r.admitted, std::vector<std::string>{"ns/plain"}) << e.Find("ns/plain")->pending.message;
   EXPECT_TRUE(e.Find("ns/plain")->placements.empty());
   EXPECT_EQ(e.Find("ns/big")->state, core::WorkloadState::kPending);
-  EXPECT_NE(e.Find("ns/big")->pending.message.find("block"), std::string::npos) << e.Find("ns/big")->pending.message;
+  EXPECT_NE(e.Find("ns/big")->pending.message.find("block"), std::string::npos)
+      << e.Find("ns/big")->pending.message;
   // A third node in block a: admitted there.
   ASSERT_TRUE(e.AddNode(GpuNode("a3", "a", 4)).ok());
   r = e.Schedule(2);
