@@ -1460,7 +1460,8 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
 bool EngineImpl::FlavorPlaced(int32_t f) const {
   if (!cluster) return false;
   if (!opts.place_topology_flavors_only) return true;
-  const ResourceFlavorSpec* fs = f >= 0 && static_cast<size_t>(f) < flavors.size() ? flavors[f].spec : nullptr;
+  const ResourceFlavorSpec* fs =
+      f >= 0 && static_cast<size_t>(f) < flavors.size() ? flavors[f].spec : nullptr;
   return fs != nullptr && !fs->topology_name.empty();
 }
 
@@ -2434,7 +2435,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
           one.topology = g.topology;
           one.constraint = i < g.group_constraints.size() ? g.group_constraints[i] : g.constraint;
           placement::PlaceResult pr = sim.Place(one);
-          if (!pr.ok()) return FailedPrecondition("the pods of " + key + " do not fit the nodes any more: " + pr.reason);
+          if (!pr.ok())
+            return FailedPrecondition("the pods of " + key + " do not fit the nodes any more: " + pr.reason);
           (void)sim.Commit(" pin " + std::to_string(i), pr.placement);
           for (placement::PodPlacement pp : pr.placement.pods) {
             pp.group = static_cast<int32_t>(i);
@@ -2456,7 +2458,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
           one.only_nodes = {idx};
           placement::PlaceResult pr = sim.Place(one);
           if (!pr.ok())
-            return FailedPrecondition("the pods of " + key + " no longer fit node " + node + ": " + pr.reason);
+            return FailedPrecondition("the pods of " + key + " no longer fit node " + node + ": " +
+                                      pr.reason);
           (void)sim.Commit(" pin " + std::to_string(i) + " " + std::to_string(n++), pr.placement);
           for (placement::PodPlacement pp : pr.placement.pods) {
             pp.group = static_cast<int32_t>(i);
@@ -2467,7 +2470,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
         }
       }
       Status cs = e.cluster->Commit(key, merged);
-      if (!cs.ok()) return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
+      if (!cs.ok())
+        return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
       w.has_placement = true;
       w.placement = std::make_unique<placement::Placement>(std::move(merged));
     } else if (placed != nullptr) {
@@ -2521,18 +2525,19 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
 }
 
 Status Engine::RestoreOnNodes(const std::string& key, const std::string& cluster_queue,
-                             const std::vector<PodSetAssignment>& admission, Time admitted_at,
-                             const std::vector<std::vector<std::pair<std::string, int32_t>>>& nodes,
-                             uint64_t admission_seq) {
+                              const std::vector<PodSetAssignment>& admission, Time admitted_at,
+                              const std::vector<std::vector<std::pair<std::string, int32_t>>>& nodes,
+                              uint64_t admission_seq) {
   EngineImpl& e = *impl_;
   if (nodes.size() != admission.size())
-    return InvalidArgument("the node placement has " + std::to_string(nodes.size()) + " pod sets, the admission " +
-                           std::to_string(admission.size()));
+    return InvalidArgument("the node placement has " + std::to_string(nodes.size()) +
+                           " pod sets, the admission " + std::to_string(admission.size()));
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].empty()) continue;  // placed anew
     int64_t sum = 0;
     for (const auto& [node, count] : nodes[i]) {
-      if (count < 1) return InvalidArgument("pod set " + admission[i].name + ": node " + node + " has no pods");
+      if (count < 1)
+        return InvalidArgument("pod set " + admission[i].name + ": node " + node + " has no pods");
       sum += count;
     }
     if (sum != admission[i].count)
@@ -2547,7 +2552,8 @@ Status Engine::RestoreOnNodes(const std::string& key, const std::string& cluster
 
 Status Engine::Evict(const std::string& key, EvictionReason reason, const std::string& message, Time now) {
   EngineImpl& e = *impl_;
-  if (reason != EvictionReason::kNodeFailures) return InvalidArgument("only NodeFailures evictions are requested");
+  if (reason != EvictionReason::kNodeFailures)
+    return InvalidArgument("only NodeFailures evictions are requested");
   auto id = Lookup(e, key);
   if (!id.ok()) return id.status();
   if (e.wls[*id].info.state != WorkloadState::kAdmitted) return Status::Ok();

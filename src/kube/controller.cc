@@ -211,7 +211,8 @@ Status Controller::Start(int64_t sync_timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (nodes_ != nullptr) {
-    if (Status s = nodes_->Start([this] { loop_->Wake(); }, std::max<int64_t>(1, deadline - now_ms_())); !s.ok()) {
+    if (Status s = nodes_->Start([this] { loop_->Wake(); }, std::max<int64_t>(1, deadline - now_ms_()));
+        !s.ok()) {
       Stop();
       return s;
     }
@@ -675,8 +676,8 @@ bool Controller::RestoreLocked(core::Engine& engine, const std::string& key, int
   if (!w.in_engine) return false;
   int64_t at = obs->admitted_at_ms >= 0 ? obs->admitted_at_ms : now;
   // A TAS admission keeps its nodes (its pods may be pinned there already).
-  const bool pinned = engine.cluster() != nullptr &&
-                      std::any_of(obs->topology.begin(), obs->topology.end(), [](const auto& t) { return !t.empty(); });
+  const bool pinned = engine.cluster() != nullptr && std::any_of(obs->topology.begin(), obs->topology.end(),
+                                                                 [](const auto& t) { return !t.empty(); });
   Status restored = pinned ? engine.RestoreOnNodes(key, obs->cluster_queue, obs->admission, at, obs->topology)
                            : engine.Restore(key, obs->cluster_queue, obs->admission, at);
   if (Status s = restored; !s.ok()) {

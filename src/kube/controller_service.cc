@@ -194,7 +194,8 @@ Json Controller::Nodes() const {
   }
   for (const core::placement::NodeSpec& n : engine.nodes()) {
     Json taints = Json::array();
-    for (const core::Taint& t : n.taints) taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+    for (const core::Taint& t : n.taints)
+      taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
     Json alloc = Json::object();
     for (const auto& [res, amount] : n.allocatable) alloc[res] = core::FormatQuantity(amount);
     int mig = 0, whole = 0;

@@ -859,19 +859,26 @@ Json TopologyAssignmentJson(const std::vector<std::pair<std::string, int32_t>>& 
     same = same && count == nodes.front().second;
   }
   Json pod_counts = same ? Json{{"universal", nodes.front().second}} : Json{{"individual", counts}};
-  Json values = nodes.size() == 1 ? Json{{"universal", nodes.front().first}} : Json{{"individual", {{"roots", roots}}}};
-  Json slice = {{"domainCount", nodes.size()}, {"valuesPerLevel", Json::array({values})}, {"podCounts", pod_counts}};
+  Json values =
+      nodes.size() == 1 ? Json{{"universal", nodes.front().first}} : Json{{"individual", {{"roots", roots}}}};
+  Json slice = {
+      {"domainCount", nodes.size()}, {"valuesPerLevel", Json::array({values})}, {"podCounts", pod_counts}};
   return {{"levels", Json::array({core::placement::kHostnameLabel})}, {"slices", Json::array({slice})}};
 }
 
-Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(const Json& ta, const std::string& path) {
+Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(const Json& ta,
+                                                                             const std::string& path) {
   std::vector<std::pair<std::string, int32_t>> out;
   if (!ta.is_object()) return Invalid(path, "must be an object");
   const Json* levels = Child(ta, "levels");
-  if (levels == nullptr || !levels->is_array() || levels->empty()) return Invalid(path + ".levels", "must be a non-empty list");
+  if (levels == nullptr || !levels->is_array() || levels->empty())
+    return Invalid(path + ".levels", "must be a non-empty list");
   const size_t lowest = levels->size() - 1;
-  const bool hosts = (*levels)[lowest].is_string() && (*levels)[lowest].get<std::string>() == core::placement::kHostnameLabel;
-  auto count_ok = [](const Json& c) { return c.is_number_integer() && c.get<int64_t>() >= 1 && c.get<int64_t>() <= INT32_MAX; };
+  const bool hosts = (*levels)[lowest].is_string() &&
+                     (*levels)[lowest].get<std::string>() == core::placement::kHostnameLabel;
+  auto count_ok = [](const Json& c) {
+    return c.is_number_integer() && c.get<int64_t>() >= 1 && c.get<int64_t>() <= INT32_MAX;
+  };
   if (const Json* domains = Child(ta, "domains"); domains != nullptr) {  // v1beta1
     if (!domains->is_array()) return Invalid(path + ".domains", "must be a list");
     for (size_t d = 0; d < domains->size(); ++d) {
@@ -879,7 +886,8 @@ Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(con
       std::string dp = fmt::format("{}.domains[{}]", path, d);
       const Json* values = Child(dom, "values");
       const Json* count = Child(dom, "count");
-      if (values == nullptr || !values->is_array() || values->size() != levels->size() || !(*values)[lowest].is_string())
+      if (values == nullptr || !values->is_array() || values->size() != levels->size() ||
+          !(*values)[lowest].is_string())
         return Invalid(dp + ".values", "must list one value per level");
       if (count == nullptr || !count_ok(*count)) return Invalid(dp + ".count", "must be a positive integer");
       if (hosts) out.emplace_back((*values)[lowest].get<std::string>(), count->get<int32_t>());
@@ -920,7 +928,8 @@ Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(con
     if (const Json* u = Child(*pc, "universal"); u != nullptr) {
       if (!count_ok(*u)) return Invalid(sp + ".podCounts.universal", "must be a positive integer");
       counts.assign(n, u->get<int32_t>());
-    } else if (const Json* ind = Child(*pc, "individual"); ind != nullptr && ind->is_array() && ind->size() == n) {
+    } else if (const Json* ind = Child(*pc, "individual");
+               ind != nullptr && ind->is_array() && ind->size() == n) {
       for (const Json& c : *ind) {
         if (!count_ok(c)) return Invalid(sp + ".podCounts.individual", "must be positive integers");
         counts.push_back(c.get<int32_t>());
@@ -944,8 +953,10 @@ void TopologyAssignmentsToV1beta1(Json* status) {
     auto nodes = ParseTopologyAssignment(p["topologyAssignment"], "topologyAssignment");
     if (!nodes.ok()) continue;
     Json domains = Json::array();
-    for (const auto& [node, count] : *nodes) domains.push_back({{"values", Json::array({node})}, {"count", count}});
-    p["topologyAssignment"] = {{"levels", Json::array({core::placement::kHostnameLabel})}, {"domains", domains}};
+    for (const auto& [node, count] : *nodes)
+      domains.push_back({{"values", Json::array({node})}, {"count", count}});
+    p["topologyAssignment"] = {{"levels", Json::array({core::placement::kHostnameLabel})},
+                               {"domains", domains}};
   }
 }
 

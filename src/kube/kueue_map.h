@@ -172,7 +172,7 @@ Json TopologyAssignmentJson(const std::vector<std::pair<std::string, int32_t>>& 
 // kubernetes.io/hostname names nodes; any other yields an empty list.
 // Errors name the field under `path`.
 Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(const Json& ta,
-                                                                            const std::string& path);
+                                                                             const std::string& path);
 // Rewrites every status.admission.podSetAssignments[].topologyAssignment of
 // `status` in v1beta1's form (levels, domains [{values, count}]).
 void TopologyAssignmentsToV1beta1(Json* status);

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "kube/controller.h"
+#include "kube/kubeconfig.h"
 #include "kube/nodes.h"
 #include "kube/ungater.h"
-#include "kube/kubeconfig.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
