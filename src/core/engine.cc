@@ -29,6 +29,7 @@ const char* EvictionReasonName(EvictionReason r) {
     case EvictionReason::kLocalQueueStopped: return "LocalQueueStopped";
     case EvictionReason::kDeactivated: return "Deactivated";
     case EvictionReason::kMaximumExecutionTimeExceeded: return "MaximumExecutionTimeExceeded";
+    case EvictionReason::kNodeFailures: return "NodeFailures";
   }
   return "Unknown";
 }
@@ -1106,7 +1107,7 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
     Assignment a;
     AssignFlavors(*this, wl, cq, full, &a);
     if (a.mode != Mode::kFit) continue;
-    if (sim) {
+    if (sim && Placed(a)) {
       placement::GangRequest g;
       placement::PlaceResult built = BuildGang(wl, a, g);
       if (!built.ok()) break;  // it can never be placed: no reservation
@@ -1188,7 +1189,7 @@ const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t c
         if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, +1);
       }
     }
-    if (fits && r.nodes && cluster) {
+    if (fits && r.nodes && cluster && Placed(a)) {
       // Where the backfill would go now, then the reserved gang once the
       // holders are gone.
       placement::Cluster sim = *cluster;
@@ -1454,6 +1455,26 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
   placement::PlaceResult ok;
   ok.outcome = placement::PlaceOutcome::kPlaced;
   return ok;
+}
+
+bool EngineImpl::FlavorPlaced(int32_t f) const {
+  if (!cluster) return false;
+  if (!opts.place_topology_flavors_only) return true;
+  const ResourceFlavorSpec* fs =
+      f >= 0 && static_cast<size_t>(f) < flavors.size() ? flavors[f].spec : nullptr;
+  return fs != nullptr && !fs->topology_name.empty();
+}
+
+bool EngineImpl::Placed(const Assignment& a) const {
+  if (!cluster) return false;
+  if (!opts.place_topology_flavors_only) return true;
+  for (const PodSetAssign& ps : a.pod_sets) {
+    for (const auto& [res, f] : ps.flavors) {
+      (void)res;
+      if (FlavorPlaced(f)) return true;
+    }
+  }
+  return false;
 }
 
 placement::PlaceResult EngineImpl::PlaceWorkload(WlId id, const Assignment& a) {
@@ -1820,7 +1841,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         changed = true;
         continue;
       }
-      if (cluster) {
+      if (Placed(a)) {
         placement::PlaceResult pr = PlaceWorkload(en.wl, a);
         if (pr.ok()) {
           // Fewer pods than assigned were placed (minCount / minMember):
@@ -1942,7 +1963,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if ((a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) && !en.targets.empty()) {
       // With nodes, quota victims that would not free a placement give way
       // to victims that free both quota and nodes, when there are such.
-      if (cluster && !en.targets[0].nodes && !PlacesWithout(*this, en.wl, a, en.targets)) {
+      if (Placed(a) && !en.targets[0].nodes && !PlacesWithout(*this, en.wl, a, en.targets)) {
         std::vector<Target> both = PlacementTargets(*this, en.wl, en.cq, a);
         if (!both.empty()) en.targets = std::move(both);
       }
@@ -2382,24 +2403,83 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   }
   std::sort(usage.begin(), usage.end());
   // With nodes, the pods take their place before anything else changes.
-  if (e.cluster) {
-    if (placed != nullptr) {
+  Assignment a;
+  for (const PodSetAssignment& ps : admission) {
+    PodSetAssign psa;
+    psa.count = ps.count;
+    for (const auto& [res, flv] : ps.flavors) {
+      int32_t r = e.resources.Find(res), f = e.flavors_by_name.Find(flv);
+      if (r >= 0 && f >= 0) psa.flavors.emplace_back(r, f);
+    }
+    std::sort(psa.flavors.begin(), psa.flavors.end());
+    a.pod_sets.push_back(std::move(psa));
+  }
+  if (e.cluster && (placed != nullptr || e.Placed(a))) {
+    if (e.restore_pins != nullptr) {
+      placement::GangRequest g;
+      placement::PlaceResult built = e.BuildGang(*id, a, g);
+      if (!built.ok()) return FailedPrecondition("the pods of " + key + " cannot be placed: " + built.reason);
+      placement::Cluster sim = *e.cluster;
+      placement::Placement merged;
+      merged.placed.assign(g.groups.size(), 0);
+      merged.group_requests.assign(g.groups.size(), {});
+      const auto& pins = *e.restore_pins;
+      for (size_t i = 0; i < pins.size() && i < g.groups.size(); ++i) {
+        int32_t n = 0;
+        if (pins[i].empty()) {  // a pod set without named nodes: placed anew, under its own constraint
+          placement::GangRequest one;
+          one.groups.push_back(g.groups[i]);
+          one.groups[0].min_count = one.groups[0].count;
+          one.flavor_node_labels = g.flavor_node_labels;
+          one.flavor_tolerations = g.flavor_tolerations;
+          one.topology = g.topology;
+          one.constraint = i < g.group_constraints.size() ? g.group_constraints[i] : g.constraint;
+          placement::PlaceResult pr = sim.Place(one);
+          if (!pr.ok())
+            return FailedPrecondition("the pods of " + key + " do not fit the nodes any more: " + pr.reason);
+          (void)sim.Commit(" pin " + std::to_string(i), pr.placement);
+          for (placement::PodPlacement pp : pr.placement.pods) {
+            pp.group = static_cast<int32_t>(i);
+            merged.pods.push_back(std::move(pp));
+          }
+          merged.placed[i] += one.groups[0].count;
+          if (!pr.placement.group_requests.empty()) merged.group_requests[i] = pr.placement.group_requests[0];
+          continue;
+        }
+        for (const auto& [node, count] : pins[i]) {
+          const int32_t idx = sim.FindNode(node);
+          if (idx < 0) return FailedPrecondition("node " + node + " of " + key + "'s placement is gone");
+          placement::GangRequest one;
+          one.groups.push_back(g.groups[i]);
+          one.groups[0].count = count;
+          one.groups[0].min_count = count;
+          one.flavor_node_labels = g.flavor_node_labels;
+          one.flavor_tolerations = g.flavor_tolerations;
+          one.only_nodes = {idx};
+          placement::PlaceResult pr = sim.Place(one);
+          if (!pr.ok())
+            return FailedPrecondition("the pods of " + key + " no longer fit node " + node + ": " +
+                                      pr.reason);
+          (void)sim.Commit(" pin " + std::to_string(i) + " " + std::to_string(n++), pr.placement);
+          for (placement::PodPlacement pp : pr.placement.pods) {
+            pp.group = static_cast<int32_t>(i);
+            merged.pods.push_back(std::move(pp));
+          }
+          merged.placed[i] += count;
+          if (!pr.placement.group_requests.empty()) merged.group_requests[i] = pr.placement.group_requests[0];
+        }
+      }
+      Status cs = e.cluster->Commit(key, merged);
+      if (!cs.ok())
+        return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
+      w.has_placement = true;
+      w.placement = std::make_unique<placement::Placement>(std::move(merged));
+    } else if (placed != nullptr) {
       Status cs = e.cluster->Commit(key, *placed);
       if (!cs.ok()) return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
       w.has_placement = true;
       w.placement = std::make_unique<placement::Placement>(*placed);
     } else {
-      Assignment a;
-      for (const PodSetAssignment& ps : admission) {
-        PodSetAssign psa;
-        psa.count = ps.count;
-        for (const auto& [res, flv] : ps.flavors) {
-          int32_t r = e.resources.Find(res), f = e.flavors_by_name.Find(flv);
-          if (r >= 0 && f >= 0) psa.flavors.emplace_back(r, f);
-        }
-        std::sort(psa.flavors.begin(), psa.flavors.end());
-        a.pod_sets.push_back(std::move(psa));
-      }
       placement::PlaceResult pr = e.PlaceWorkload(*id, a);
       bool whole = pr.ok();
       for (size_t i = 0; whole && i < a.pod_sets.size() && i < pr.placement.placed.size(); ++i) {
@@ -2443,6 +2523,85 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   e.ArmExpiry(*id);
   return Status::Ok();
 }
+
+Status Engine::RestoreOnNodes(const std::string& key, const std::string& cluster_queue,
+                              const std::vector<PodSetAssignment>& admission, Time admitted_at,
+                              const std::vector<std::vector<std::pair<std::string, int32_t>>>& nodes,
+                              uint64_t admission_seq) {
+  EngineImpl& e = *impl_;
+  if (nodes.size() != admission.size())
+    return InvalidArgument("the node placement has " + std::to_string(nodes.size()) +
+                           " pod sets, the admission " + std::to_string(admission.size()));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].empty()) continue;  // placed anew
+    int64_t sum = 0;
+    for (const auto& [node, count] : nodes[i]) {
+      if (count < 1)
+        return InvalidArgument("pod set " + admission[i].name + ": node " + node + " has no pods");
+      sum += count;
+    }
+    if (sum != admission[i].count)
+      return InvalidArgument("pod set " + admission[i].name + ": the nodes hold " + std::to_string(sum) +
+                             " pods, the admission " + std::to_string(admission[i].count));
+  }
+  e.restore_pins = &nodes;
+  Status s = Restore(key, cluster_queue, admission, admitted_at, nullptr, admission_seq);
+  e.restore_pins = nullptr;
+  return s;
+}
+
+Status Engine::Evict(const std::string& key, EvictionReason reason, const std::string& message, Time now) {
+  EngineImpl& e = *impl_;
+  if (reason != EvictionReason::kNodeFailures)
+    return InvalidArgument("only NodeFailures evictions are requested");
+  auto id = Lookup(e, key);
+  if (!id.ok()) return id.status();
+  if (e.wls[*id].info.state != WorkloadState::kAdmitted) return Status::Ok();
+  e.Evict(*id, reason, kNoWl, now, &e.pending_evictions, message);
+  return Status::Ok();
+}
+
+Status Engine::AddNode(placement::NodeSpec node) {
+  EngineImpl& e = *impl_;
+  if (!e.cluster) {
+    std::vector<placement::NodeSpec> one;
+    one.push_back(std::move(node));
+    return SetNodes(std::move(one));
+  }
+  for (const placement::NodeSpec& n : e.node_specs) {
+    if (n.name == node.name) return AlreadyExists("node " + node.name + " exists");
+  }
+  Status s = e.cluster->AddNode(node);
+  if (!s.ok()) return s;
+  e.node_specs.push_back(std::move(node));
+  e.BindFlavorsToNodes();
+  e.UnparkList(&e.parked_placement);
+  for (int32_t root = 0; root < static_cast<int32_t>(e.root_epoch.size()); ++root) e.Unpark(root);
+  ++e.state_gen;
+  return Status::Ok();
+}
+
+Status Engine::SetNodeReady(const std::string& name, bool ready) {
+  EngineImpl& e = *impl_;
+  placement::NodeSpec* spec = nullptr;
+  for (placement::NodeSpec& n : e.node_specs) {
+    if (n.name == name) spec = &n;
+  }
+  if (spec == nullptr || !e.cluster) return NotFound("node " + name + " does not exist");
+  if (spec->ready == ready) return Status::Ok();
+  Status s = e.cluster->SetReady(name, ready);
+  if (!s.ok()) return s;
+  spec->ready = ready;
+  e.BindFlavorsToNodes();
+  if (ready) {
+    e.UnparkList(&e.parked_placement);
+    for (int32_t root = 0; root < static_cast<int32_t>(e.root_epoch.size()); ++root) e.Unpark(root);
+  }
+  ++e.state_gen;
+  return Status::Ok();
+}
+
+const std::vector<placement::NodeSpec>& Engine::nodes() const { return impl_->node_specs; }
 
 Status Engine::SetNodes(std::vector<placement::NodeSpec> nodes) {
   EngineImpl& e = *impl_;

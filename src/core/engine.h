@@ -74,6 +74,12 @@ struct EngineOptions {
   // (server/inventory.h). false places by capacity and GPU shape only,
   // ignoring labels, and leaves flavor assignment quota-only.
   bool placement_matches_labels = true;
+  // With nodes: true places only the workloads whose admitted flavors name a
+  // Topology (ResourceFlavor spec.topologyName, Kueue's TAS); the others are
+  // admitted by quota alone and left to the cluster's scheduler, as Kueue
+  // does without TAS. Kubernetes mode uses true (docs/kubernetes.md, "Nodes
+  // and topology"); false (arteld, the simulator) places every workload.
+  bool place_topology_flavors_only = false;
   // Safety valve: the most cycles one `Schedule` call may run.
   int max_rounds = 1 << 20;
 };
@@ -93,6 +99,9 @@ enum class EvictionReason {
   // ClusterQueue's default or ceiling). Not a requeue: once its pods are
   // gone (CompleteEviction, or Finish) it is Finished and `failed`.
   kMaximumExecutionTimeExceeded,
+  // A node its pods ran on was lost (deleted, or not ready past a grace);
+  // requeued like a preemption (Kueue's NodeFailures). See Engine::Evict.
+  kNodeFailures,
 };
 const char* EvictionReasonName(EvictionReason r);
 
@@ -315,6 +324,32 @@ class Engine {
   // Call it after Submit and before Restore.
   // REQUIRES: the workload is Pending; `used` >= 0.
   Status RestoreUsedTime(const std::string& key, Time used);
+
+  // Evicts an admitted workload for a reason the caller observed (only
+  // kNodeFailures is accepted): reported by the next `Schedule` call, then
+  // as any eviction (CompleteEviction requeues it). No-op for a workload
+  // that is not Admitted.
+  Status Evict(const std::string& key, EvictionReason reason, const std::string& message, Time now);
+
+  // Restore (above) for a workload whose pods were placed by node name (a
+  // Kueue topologyAssignment read back): `nodes[i]` lists, for pod set i,
+  // (node, pod count) pairs. The pods are placed anew on exactly those nodes
+  // and counts; fails, changing nothing, when they no longer fit there, or
+  // when the counts do not add up to the admitted counts (InvalidArgument).
+  Status RestoreOnNodes(const std::string& key, const std::string& cluster_queue,
+                        const std::vector<PodSetAssignment>& admission, Time admitted_at,
+                        const std::vector<std::vector<std::pair<std::string, int32_t>>>& nodes,
+                        uint64_t admission_seq = 0);
+
+  // Incremental node changes (cheaper than SetNodes, which rebuilds the
+  // placement state): a new node; a node's readiness (a node not ready keeps
+  // its pods and takes no new ones). Both fail, changing nothing, on an
+  // unknown or duplicate name. A removed node or one whose labels, taints or
+  // capacity changed goes through SetNodes.
+  Status AddNode(placement::NodeSpec node);
+  Status SetNodeReady(const std::string& name, bool ready);
+  // The nodes as last set (SetNodes, AddNode, SetNodeReady).
+  const std::vector<placement::NodeSpec>& nodes() const;
 
   // Replaces the nodes pods are placed on (issue 3). Without nodes (the
   // default) admission is quota-only, as in Kueue without TAS. With nodes,

@@ -438,6 +438,9 @@ class EngineImpl {
   // flavor's nodeLabels, and, when there is none, why (flavor_nodes_why).
   std::vector<std::vector<int32_t>> flavor_nodes;
   std::vector<std::string> flavor_nodes_why;
+  // Set by Engine::RestoreOnNodes for the Restore it makes: per pod set,
+  // the (node, count) pairs to place the pods on.
+  const std::vector<std::vector<std::pair<std::string, int32_t>>>* restore_pins = nullptr;
   uint64_t nodes_gen = 1;  // bumped by RebuildCluster; invalidates Wl::node_fit
 
   // --- helpers shared by the policies (engine.cc) ---
@@ -489,6 +492,11 @@ class EngineImpl {
   // Places every admitted pod of `id` per assignment `a`; on success commits
   // and records the placement. Returns the placement outcome.
   placement::PlaceResult PlaceWorkload(WlId id, const Assignment& a);
+  // With nodes: whether pods of flavor `f` are placed on them
+  // (EngineOptions::place_topology_flavors_only), and whether assignment `a`
+  // is (some flavor of it is).
+  bool FlavorPlaced(int32_t f) const;
+  bool Placed(const Assignment& a) const;
   // The gang request PlaceWorkload places: `g` is filled and the result is
   // kPlaced (an empty placement), or kInfeasible with the reason.
   placement::PlaceResult BuildGang(WlId id, const Assignment& a, placement::GangRequest& g) const;

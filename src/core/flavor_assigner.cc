@@ -143,7 +143,7 @@ bool TasExcludes(const EngineImpl& e, const CqRt& cq, const ResourceFlavorSpec* 
 // per pod set and flavor is kept on the workload until the next change.
 // Sets `why`.
 bool NodesExclude(EngineImpl& e, WlId id, size_t i, int32_t f, std::string* why) {
-  if (!e.cluster || !e.opts.placement_matches_labels) return false;
+  if (!e.cluster || !e.opts.placement_matches_labels || !e.FlavorPlaced(f)) return false;
   Wl& w = e.wls[id];
   const size_t nf = e.flavors.size();
   if (w.node_fit_gen != e.nodes_gen || w.node_fit.size() != w.pod_sets.size() * nf) {

@@ -669,7 +669,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
 }  // namespace
 
 bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vector<Target>& victims) {
-  if (!e.cluster) return true;
+  if (!e.Placed(a)) return true;
   placement::GangRequest gang;
   if (!e.BuildGang(wl, a, gang).ok()) return false;
   placement::Cluster sim = *e.cluster;
@@ -681,7 +681,7 @@ bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vecto
 }
 
 std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cqi, const Assignment& a) {
-  if (!e.cluster) return {};
+  if (!e.Placed(a)) return {};
   const PreemptionSpec& pol = e.cqs[cqi].spec->preemption;
   if (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
       (e.tree.node(e.cqs[cqi].node).parent < 0 || pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever)) {

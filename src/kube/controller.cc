@@ -86,6 +86,9 @@ bool Transient(const ApiError& e) { return e.http == 0 || e.http == 429 || e.htt
 Controller::Controller(ClientConfig config, ControllerOptions options, server::Logger* log,
                        std::function<int64_t()> now_ms)
     : config_(std::move(config)), options_(std::move(options)), log_(log), now_ms_(std::move(now_ms)) {
+  // Kueue places only TAS pod sets; the rest is kube-scheduler's
+  // (docs/kubernetes.md, "Nodes and topology").
+  options_.engine.place_topology_flavors_only = true;
   if (options_.instance.empty()) {
     char host[256] = {0};
     if (gethostname(host, sizeof(host) - 1) == 0) options_.instance = host;
@@ -207,6 +210,13 @@ Status Controller::Start(int64_t sync_timeout_ms) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (nodes_ != nullptr) {
+    if (Status s = nodes_->Start([this] { loop_->Wake(); }, std::max<int64_t>(1, deadline - now_ms_()));
+        !s.ok()) {
+      Stop();
+      return s;
+    }
+  }
   // Everything listed is in the inbox now: fold it in without scheduling
   // (restores before any decision), then start the loop.
   loop_->RunOnce(false);
@@ -225,6 +235,7 @@ Status Controller::Start(int64_t sync_timeout_ms) {
 void Controller::Stop() {
   ready_ = false;
   if (loop_) loop_->Stop();
+  if (nodes_ != nullptr) nodes_->Stop();
   for (auto& inf : informers_) inf->Stop();
   {
     std::lock_guard<std::mutex> l(out_mu_);
@@ -326,7 +337,8 @@ bool Controller::Poll(int64_t now) {
     built_ = config_builder_.Build(k);
     config_dirty_ = false;
   }
-  return !events_.empty() || !done_.empty() || built_.has_value();
+  const bool nodes_changed = nodes_ != nullptr && nodes_->Poll(now);
+  return !events_.empty() || !done_.empty() || built_.has_value() || nodes_changed;
 }
 
 void Controller::ApplyConfigLocked(core::Engine& engine, int64_t now) {
@@ -375,6 +387,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
       }
     }
   }
+  if (nodes_ != nullptr) nodes_->SyncLocked(engine, now);
   // Fold the objects: the newest one per key wins; older ones (an informer
   // lagging behind our own write) are ignored.
   std::vector<std::string> touched;
@@ -662,7 +675,12 @@ bool Controller::RestoreLocked(core::Engine& engine, const std::string& key, int
   SubmitLocked(engine, key, now);
   if (!w.in_engine) return false;
   int64_t at = obs->admitted_at_ms >= 0 ? obs->admitted_at_ms : now;
-  if (Status s = engine.Restore(key, obs->cluster_queue, obs->admission, at); !s.ok()) {
+  // A TAS admission keeps its nodes (its pods may be pinned there already).
+  const bool pinned = engine.cluster() != nullptr && std::any_of(obs->topology.begin(), obs->topology.end(),
+                                                                 [](const auto& t) { return !t.empty(); });
+  Status restored = pinned ? engine.RestoreOnNodes(key, obs->cluster_queue, obs->admission, at, obs->topology)
+                           : engine.Restore(key, obs->cluster_queue, obs->admission, at);
+  if (Status s = restored; !s.ok()) {
     log_->Warn("admission not restorable; the workload is pending again",
                {{"workload", key}, {"clusterQueue", obs->cluster_queue}, {"error", s.ToString()}});
     return true;  // submitted, pending
@@ -727,6 +745,7 @@ void Controller::OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) {
   wr.object = w.obj;
   wr.precondition_rv = Str(w.obj, "metadata", "resourceVersion");
   wr.status = AdmittedStatus(BaseStatus(w), info, Rfc3339(now), Generation(w.obj));
+  if (version_ == "v1beta1") TopologyAssignmentsToV1beta1(&wr.status);
   wr.gen = ++w.write_gen;
   w.admit_gen = wr.gen;
   w.admit_inflight = true;

@@ -73,6 +73,22 @@ struct ControllerOptions {
   std::function<void(const std::string&, const std::string&, const std::string&)> before_status_write;
 };
 
+// The nodes the engine places on (kube/nodes.h): started by Controller::Start
+// before the first pass, polled and folded into the engine by the loop.
+class NodeSource {
+ public:
+  virtual ~NodeSource() = default;
+  // Starts watching; returns once the first list is delivered (or fails
+  // after `timeout_ms`). `wake` asks the loop for a pass.
+  virtual Status Start(std::function<void()> wake, int64_t timeout_ms) = 0;
+  virtual void Stop() = 0;
+  // Loop thread, no lock: true when a pass is needed.
+  virtual bool Poll(int64_t now) = 0;
+  // Loop thread, loop lock held: fold the changes into the engine (after
+  // the configuration, before the workloads).
+  virtual void SyncLocked(core::Engine& engine, int64_t now) = 0;
+};
+
 // Counters for tests and /metrics.
 struct ControllerStats {
   uint64_t status_writes = 0;
@@ -105,6 +121,8 @@ class Controller : public server::Service, public loop::Backend {
   // dropped: the cluster keeps what landed, and the next start decides again).
   void Stop();
   bool ready() const override { return ready_.load(); }
+  // Placement nodes (kube/nodes.h); before Start. Not owned.
+  void SetNodeSource(NodeSource* nodes) { nodes_ = nodes; }
 
   loop::ControlLoop& control_loop() { return *loop_; }
   const std::string& kueue_version() const { return version_; }
@@ -241,6 +259,7 @@ class Controller : public server::Service, public loop::Backend {
   Json WorkloadJsonLocked(const std::string& key, const Wl& w, const server::Redactor& red) const;
 
   ClientConfig config_;
+  NodeSource* nodes_ = nullptr;
   ControllerOptions options_;
   server::Logger* log_;
   std::function<int64_t()> now_ms_;

@@ -194,7 +194,49 @@ int Controller::LocalQueueWorkloads(const std::string& ns, const std::string& lo
 }
 
 Json Controller::Cohorts() const { return loop_ ? loop_->CohortsJson() : Json::array(); }
-Json Controller::Nodes() const { return Json{{"items", Json::array()}}; }
+// The Node objects the engine places TAS pods on (kube/nodes.h), with the
+// pods Artel placed on each; empty without nodes.
+Json Controller::Nodes() const {
+  Json items = Json::array();
+  if (!loop_) return Json{{"kind", "NodeList"}, {"items", items}};
+  std::lock_guard<std::mutex> l(loop_->mu());
+  const core::Engine& engine = loop_->engine();
+  std::map<std::string, int> placed, gpus_used;
+  for (const core::WorkloadInfo* w : engine.Workloads()) {
+    if (w->state != core::WorkloadState::kAdmitted && w->state != core::WorkloadState::kEvicting) continue;
+    for (const core::PodPlacementInfo& p : w->placements) {
+      placed[p.node]++;
+      gpus_used[p.node] += static_cast<int>(p.gpus.size());
+    }
+  }
+  for (const core::placement::NodeSpec& n : engine.nodes()) {
+    Json taints = Json::array();
+    for (const core::Taint& t : n.taints)
+      taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+    Json alloc = Json::object();
+    for (const auto& [res, amount] : n.allocatable) alloc[res] = core::FormatQuantity(amount);
+    int mig = 0, whole = 0;
+    for (const core::placement::GpuSpec& g : n.gpus) {
+      mig += static_cast<int>(g.mig_layout.size());
+      whole += g.mig ? 0 : 1;
+    }
+    if (n.gpus.empty()) {
+      auto g = n.allocatable.find("nvidia.com/gpu");
+      whole = g == n.allocatable.end() ? 0 : static_cast<int>(g->second / 1000);
+    }
+    auto pit = placed.find(n.name);
+    items.push_back({{"name", n.name},
+                     {"ready", n.ready},
+                     {"labels", n.labels},
+                     {"taints", taints},
+                     {"allocatable", alloc},
+                     {"gpus", whole},
+                     {"gpusInUse", gpus_used[n.name]},
+                     {"migInstances", mig},
+                     {"placedPods", pit == placed.end() ? 0 : pit->second}});
+  }
+  return Json{{"kind", "NodeList"}, {"items", items}};
+}
 Json Controller::Gpus(const server::Principal&) const { return Json{{"items", Json::array()}}; }
 
 Json Controller::Config(const server::Principal& who) const {

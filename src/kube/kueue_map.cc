@@ -713,6 +713,17 @@ Json AdmittedStatus(const Json& current_status, const core::WorkloadInfo& info, 
     Json p = {{"name", a.name}, {"count", a.count}};
     if (!flavors.empty()) p["flavors"] = flavors;
     if (!usage.empty()) p["resourceUsage"] = usage;
+    std::vector<std::pair<std::string, int32_t>> nodes;
+    for (const core::PodPlacementInfo& pl : info.placements) {
+      if (pl.pod_set != a.name) continue;
+      auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.first == pl.node; });
+      if (it == nodes.end()) {
+        nodes.emplace_back(pl.node, 1);
+      } else {
+        it->second++;
+      }
+    }
+    if (!nodes.empty()) p["topologyAssignment"] = TopologyAssignmentJson(nodes);
     psas.push_back(std::move(p));
   }
   st["admission"] = {{"clusterQueue", info.cluster_queue}, {"podSetAssignments", psas}};
@@ -795,6 +806,9 @@ Json EvictedStatus(const Json& current_status, const core::Eviction& e, const st
   } else if (e.reason == core::EvictionReason::kLocalQueueStopped) {
     reason = "LocalQueueStopped";
     message = "Evicted: the LocalQueue is stopped (HoldAndDrain)";
+  } else if (e.reason == core::EvictionReason::kNodeFailures) {
+    reason = "NodeFailures";
+    message = "Evicted: a node of the workload's topology assignment was lost";
   } else if (e.reason == core::EvictionReason::kMaximumExecutionTimeExceeded) {
     reason = "MaximumExecutionTimeExceeded";
     message = "Evicted: the workload exceeded its maximum execution time";
@@ -834,6 +848,116 @@ Json FinishedStatus(const Json& current_status, bool succeeded, const std::strin
   Json st = StatusObject(current_status);
   SetCond(&st, "Finished", true, succeeded ? "Succeeded" : "Failed", message, now, generation);
   return st;
+}
+
+Json TopologyAssignmentJson(const std::vector<std::pair<std::string, int32_t>>& nodes) {
+  Json roots = Json::array(), counts = Json::array();
+  bool same = true;
+  for (const auto& [node, count] : nodes) {
+    roots.push_back(node);
+    counts.push_back(count);
+    same = same && count == nodes.front().second;
+  }
+  Json pod_counts = same ? Json{{"universal", nodes.front().second}} : Json{{"individual", counts}};
+  Json values =
+      nodes.size() == 1 ? Json{{"universal", nodes.front().first}} : Json{{"individual", {{"roots", roots}}}};
+  Json slice = {
+      {"domainCount", nodes.size()}, {"valuesPerLevel", Json::array({values})}, {"podCounts", pod_counts}};
+  return {{"levels", Json::array({core::placement::kHostnameLabel})}, {"slices", Json::array({slice})}};
+}
+
+Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(const Json& ta,
+                                                                             const std::string& path) {
+  std::vector<std::pair<std::string, int32_t>> out;
+  if (!ta.is_object()) return Invalid(path, "must be an object");
+  const Json* levels = Child(ta, "levels");
+  if (levels == nullptr || !levels->is_array() || levels->empty())
+    return Invalid(path + ".levels", "must be a non-empty list");
+  const size_t lowest = levels->size() - 1;
+  const bool hosts = (*levels)[lowest].is_string() &&
+                     (*levels)[lowest].get<std::string>() == core::placement::kHostnameLabel;
+  auto count_ok = [](const Json& c) {
+    return c.is_number_integer() && c.get<int64_t>() >= 1 && c.get<int64_t>() <= INT32_MAX;
+  };
+  if (const Json* domains = Child(ta, "domains"); domains != nullptr) {  // v1beta1
+    if (!domains->is_array()) return Invalid(path + ".domains", "must be a list");
+    for (size_t d = 0; d < domains->size(); ++d) {
+      const Json& dom = (*domains)[d];
+      std::string dp = fmt::format("{}.domains[{}]", path, d);
+      const Json* values = Child(dom, "values");
+      const Json* count = Child(dom, "count");
+      if (values == nullptr || !values->is_array() || values->size() != levels->size() ||
+          !(*values)[lowest].is_string())
+        return Invalid(dp + ".values", "must list one value per level");
+      if (count == nullptr || !count_ok(*count)) return Invalid(dp + ".count", "must be a positive integer");
+      if (hosts) out.emplace_back((*values)[lowest].get<std::string>(), count->get<int32_t>());
+    }
+    return out;
+  }
+  const Json* slices = Child(ta, "slices");
+  if (slices == nullptr || !slices->is_array()) return Invalid(path + ".slices", "must be a list");
+  for (size_t si = 0; si < slices->size(); ++si) {
+    const Json& sl = (*slices)[si];
+    std::string sp = fmt::format("{}.slices[{}]", path, si);
+    const Json* dc = Child(sl, "domainCount");
+    if (dc == nullptr || !count_ok(*dc) || dc->get<int64_t>() > 100000)
+      return Invalid(sp + ".domainCount", "must be an integer from 1 to 100000");
+    const size_t n = dc->get<size_t>();
+    const Json* vpl = Child(sl, "valuesPerLevel");
+    if (vpl == nullptr || !vpl->is_array() || vpl->size() != levels->size())
+      return Invalid(sp + ".valuesPerLevel", "must have one entry per level");
+    const Json& v = (*vpl)[lowest];
+    std::vector<std::string> names;
+    if (const Json* u = Child(v, "universal"); u != nullptr && u->is_string()) {
+      names.assign(n, u->get<std::string>());
+    } else if (const Json* ind = Child(v, "individual"); ind != nullptr && ind->is_object()) {
+      std::string prefix = StrAt(*ind, "prefix"), suffix = StrAt(*ind, "suffix");
+      const Json* roots = Child(*ind, "roots");
+      if (roots == nullptr || !roots->is_array() || roots->size() != n)
+        return Invalid(sp + ".valuesPerLevel.individual.roots", "must have domainCount entries");
+      for (const Json& r : *roots) {
+        if (!r.is_string()) return Invalid(sp + ".valuesPerLevel.individual.roots", "must be strings");
+        names.push_back(prefix + r.get<std::string>() + suffix);
+      }
+    } else {
+      return Invalid(sp + ".valuesPerLevel", "needs universal or individual");
+    }
+    const Json* pc = Child(sl, "podCounts");
+    std::vector<int32_t> counts;
+    if (pc == nullptr) return Invalid(sp + ".podCounts", "is required");
+    if (const Json* u = Child(*pc, "universal"); u != nullptr) {
+      if (!count_ok(*u)) return Invalid(sp + ".podCounts.universal", "must be a positive integer");
+      counts.assign(n, u->get<int32_t>());
+    } else if (const Json* ind = Child(*pc, "individual");
+               ind != nullptr && ind->is_array() && ind->size() == n) {
+      for (const Json& c : *ind) {
+        if (!count_ok(c)) return Invalid(sp + ".podCounts.individual", "must be positive integers");
+        counts.push_back(c.get<int32_t>());
+      }
+    } else {
+      return Invalid(sp + ".podCounts", "needs universal or individual with domainCount entries");
+    }
+    if (hosts) {
+      for (size_t i = 0; i < n; ++i) out.emplace_back(names[i], counts[i]);
+    }
+  }
+  return out;
+}
+
+void TopologyAssignmentsToV1beta1(Json* status) {
+  if (!status->is_object() || !status->contains("admission")) return;
+  Json& psas = (*status)["admission"]["podSetAssignments"];
+  if (!psas.is_array()) return;
+  for (Json& p : psas) {
+    if (!p.is_object() || !p.contains("topologyAssignment")) continue;
+    auto nodes = ParseTopologyAssignment(p["topologyAssignment"], "topologyAssignment");
+    if (!nodes.ok()) continue;
+    Json domains = Json::array();
+    for (const auto& [node, count] : *nodes)
+      domains.push_back({{"values", Json::array({node})}, {"count", count}});
+    p["topologyAssignment"] = {{"levels", Json::array({core::placement::kHostnameLabel})},
+                               {"domains", domains}};
+  }
 }
 
 Result<ObservedState> ObserveWorkload(const Json& workload) {
@@ -912,6 +1036,13 @@ Result<ObservedState> ObserveWorkload(const Json& workload) {
         a.resource_usage[it.key()] = *q;
       }
     }
+    std::vector<std::pair<std::string, int32_t>> nodes;
+    if (const Json* ta = Child(p, "topologyAssignment"); ta != nullptr && !ta->is_null()) {
+      auto parsed = ParseTopologyAssignment(*ta, path + ".topologyAssignment");
+      if (!parsed.ok()) return parsed.status();
+      nodes = std::move(*parsed);
+    }
+    o.topology.push_back(std::move(nodes));
     o.admission.push_back(std::move(a));
   }
   return o;

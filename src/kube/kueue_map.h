@@ -117,7 +117,8 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
 // (0 = leave observedGeneration out).
 //
 // Admitted: status.admission {clusterQueue, podSetAssignments[{name, flavors,
-// resourceUsage, count}]}, QuotaReserved=True (QuotaReserved), Admitted=True
+// resourceUsage, count, and topologyAssignment when the engine placed the
+// pod set's pods (info.placements)}]}, QuotaReserved=True (QuotaReserved), Admitted=True
 // (Admitted); an Evicted or Preempted condition that is True becomes False
 // (reason QuotaReserved).
 Json AdmittedStatus(const Json& current_status, const core::WorkloadInfo& info,
@@ -157,7 +158,24 @@ struct ObservedState {
   std::vector<core::PodSetAssignment> admission;  // from status.admission
   int64_t admitted_at_ms = -1;                    // lastTransitionTime of QuotaReserved
   std::string evicted_reason;                     // reason of Evicted when evicted
+  // Per entry of `admission`: the pods' nodes from its topologyAssignment
+  // (node, pod count), in the order written; empty without one.
+  std::vector<std::vector<std::pair<std::string, int32_t>>> topology;
 };
+
+// Kueue's TopologyAssignment (v1beta2) at the node level: levels
+// [kubernetes.io/hostname], one slice of the nodes with their pod counts.
+Json TopologyAssignmentJson(const std::vector<std::pair<std::string, int32_t>>& nodes);
+// Reads a TopologyAssignment back as (node, pod count) pairs: v1beta2 slices
+// (universal or individual values and counts, prefix and suffix) and
+// v1beta1 domains. Only an assignment whose lowest level is
+// kubernetes.io/hostname names nodes; any other yields an empty list.
+// Errors name the field under `path`.
+Result<std::vector<std::pair<std::string, int32_t>>> ParseTopologyAssignment(const Json& ta,
+                                                                             const std::string& path);
+// Rewrites every status.admission.podSetAssignments[].topologyAssignment of
+// `status` in v1beta1's form (levels, domains [{values, count}]).
+void TopologyAssignmentsToV1beta1(Json* status);
 // Errors (InvalidArgument with the field path) for a status Artel cannot
 // read back: a bad quantity in resourceUsage, a bad timestamp.
 Result<ObservedState> ObserveWorkload(const Json& workload);

@@ -25,6 +25,7 @@ std::string KueueEvictedReason(core::EvictionReason r) {
     case core::EvictionReason::kDeactivated: return "InactiveWorkload";
     // Kueue deactivates a workload whose maximumExecutionTimeSeconds ran out.
     case core::EvictionReason::kMaximumExecutionTimeExceeded: return "InactiveWorkload";
+    case core::EvictionReason::kNodeFailures: return "NodeFailures";
     default: return "Preempted";
   }
 }

@@ -16,6 +16,8 @@
 #include "kube/controller.h"
 #include "kube/kubeconfig.h"
 #include "kube/namespace_queues.h"
+#include "kube/nodes.h"
+#include "kube/ungater.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
@@ -84,6 +86,11 @@ int main(int argc, char** argv) {
   app.add_option("--kube-queue-status-full-pass-ms", kube_full_pass_ms,
                  "Kubernetes mode: rebuild every queue status at least this often even when nothing "
                  "they depend on was seen to change (0: only on changes)")
+      ->check(CLI::NonNegativeNumber);
+  int64_t kube_node_lost_ms = 30000;
+  app.add_option("--kube-node-lost-grace-ms", kube_node_lost_ms,
+                 "Kubernetes mode: a node not Ready this long is lost; the placed workloads on it are "
+                 "evicted (NodeFailures) and requeued")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
@@ -186,7 +193,9 @@ int main(int argc, char** argv) {
   std::unique_ptr<Daemon> daemon;
   std::unique_ptr<artel::kube::Controller> controller;
   std::unique_ptr<artel::kube::NamespaceQueues> namespace_queues;
-  std::optional<artel::kube::ClientConfig> kube_client_config;
+  std::unique_ptr<artel::kube::NodeWatcher> node_watcher;
+  std::unique_ptr<artel::kube::TopologyUngater> ungater;
+  std::optional<artel::kube::ClientConfig> kube_config;
   Service* service = nullptr;
   if (!kube_mode && !cfg.namespace_queues.templates.empty()) {
     std::cerr << "arteld: kubernetes.namespaceQueues is for Kubernetes mode (--kubeconfig or --kubernetes)\n";
@@ -202,7 +211,7 @@ int main(int argc, char** argv) {
       std::cerr << "arteld: " << kc.status().ToString() << "\n";
       return 2;
     }
-    kube_client_config = kc.value();
+    kube_config = kc.value();
     artel::kube::ControllerOptions co;
     co.engine = cfg.daemon.engine;
     co.loop.tick_ms = cfg.daemon.tick_ms;
@@ -210,11 +219,14 @@ int main(int argc, char** argv) {
     co.loop.debounce_ms = cfg.daemon.debounce_ms;
     co.kueue_version = kueue_version;
     co.queue_status_full_pass_ms = kube_full_pass_ms;
+    node_watcher = std::make_unique<artel::kube::NodeWatcher>(
+        kc.value(), artel::kube::NodeWatcherOptions{.lost_grace_ms = kube_node_lost_ms}, &log);
     controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     });
+    controller->SetNodeSource(node_watcher.get());
     service = controller.get();
   } else {
     auto d = Daemon::Open(cfg.daemon, &log);
@@ -250,7 +262,7 @@ int main(int argc, char** argv) {
         for (const auto& [lq, cq] : entries) no.templates[name].push_back({lq, cq});
       artel::kube::Controller* c = controller.get();
       namespace_queues = std::make_unique<artel::kube::NamespaceQueues>(
-          *kube_client_config, artel::kube::WithVersion(artel::kube::kLocalQueues, controller->kueue_version()),
+          *kube_config, artel::kube::WithVersion(artel::kube::kLocalQueues, controller->kueue_version()),
           no, &log, [c](const std::string& ns, const std::string& name) { return c->LocalQueueWorkloads(ns, name); });
       if (artel::Status s = namespace_queues->Start(); !s.ok()) {
         log.Error("cannot start", {{"error", s.ToString()}});
@@ -258,6 +270,10 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    // Pins the pods of TAS admissions to their nodes (kube/ungater.h).
+    ungater = std::make_unique<artel::kube::TopologyUngater>(
+        *kube_config, artel::kube::WithVersion(artel::kube::kWorkloads, controller->kueue_version()), &log);
+    ungater->Start();
   } else {
     daemon->Start();
   }
@@ -279,6 +295,7 @@ int main(int argc, char** argv) {
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
   if (namespace_queues) namespace_queues->Stop();
+  if (ungater) ungater->Stop();
   if (controller) controller->Stop();
   if (daemon) daemon->Shutdown();
   server.join();
