@@ -247,8 +247,12 @@ void ApiServer::Routes() {
 
   http_->Get("/healthz", [](const Req&, Res& res) { SendJson(res, 200, Json{{"status", "ok"}}); });
   http_->Get("/readyz", [this](const Req&, Res& res) {
-    if (service_->ready()) {
-      SendJson(res, 200, Json{{"status", "ready"}});
+    if (leading_ && !leading_()) {
+      SendJson(res, 200, Json{{"status", "standby"}, {"leader", false}});
+    } else if (service_->ready()) {
+      Json body{{"status", "ready"}};
+      if (leading_) body["leader"] = true;
+      SendJson(res, 200, body);
     } else {
       SendJson(res, 503, Json{{"code", "Unavailable"}, {"message", "not ready"}});
     }

@@ -7,17 +7,57 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <time.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <random>
 #include <thread>
 
 #include "kube/controller.h"
 #include "kube/kubeconfig.h"
+#include "kube/leader.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/daemon.h"
+
+namespace {
+
+// "15s", "500ms", "2m" or plain seconds -> milliseconds; -1 when malformed.
+int64_t ParseDurationMs(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return -1;
+  double v = 0;
+  try {
+    v = std::stod(text.substr(0, i));
+  } catch (...) {
+    return -1;
+  }
+  std::string unit = text.substr(i);
+  if (unit == "ms") return static_cast<int64_t>(v);
+  if (unit == "s" || unit.empty()) return static_cast<int64_t>(v * 1000);
+  if (unit == "m") return static_cast<int64_t>(v * 60000);
+  return -1;
+}
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits up to `ms` for one of `sigs`; the signal, or 0 on timeout.
+int WaitSignal(const sigset_t& sigs, int64_t ms) {
+  timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+  int sig = sigtimedwait(&sigs, nullptr, &ts);
+  return sig > 0 ? sig : 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace artel::server;
@@ -83,7 +123,42 @@ int main(int argc, char** argv) {
                  "Kubernetes mode: rebuild every queue status at least this often even when nothing "
                  "they depend on was seen to change (0: only on changes)")
       ->check(CLI::NonNegativeNumber);
+  // Leader election (docs/kubernetes.md, "Leader election").
+  bool leader_elect = false;
+  artel::kube::LeaderOptions lo;
+  std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
+  app.add_flag("--leader-elect", leader_elect,
+               "Kubernetes mode: run as one of several replicas; only the holder of the Lease writes");
+  app.add_option("--leader-elect-lease-name", lo.lease_name, "Name of the coordination.k8s.io Lease")
+      ->capture_default_str();
+  app.add_option("--leader-elect-lease-namespace", lo.lease_namespace,
+                 "Namespace of the Lease (default: arteld's own namespace in a pod, else the "
+                 "kubeconfig context's)");
+  app.add_option("--leader-elect-identity", lo.identity, "This replica's holderIdentity (default: hostname_pid_random)");
+  app.add_option("--leader-elect-lease-duration", lease_duration,
+                 "How long a candidate waits after the last renewal seen before taking the Lease")
+      ->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", renew_deadline,
+                 "How long the leader keeps trying to renew before it stops and exits")
+      ->capture_default_str();
+  app.add_option("--leader-elect-retry-period", retry_period, "Time between attempts to take or renew the Lease")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (leader_elect) {
+    for (auto [text, out] : {std::pair<std::string*, int64_t*>{&lease_duration, &lo.lease_duration_ms},
+                             {&renew_deadline, &lo.renew_deadline_ms},
+                             {&retry_period, &lo.retry_period_ms}}) {
+      *out = ParseDurationMs(*text);
+      if (*out <= 0) {
+        std::cerr << "arteld: --leader-elect-*: bad duration '" << *text << "' (expected e.g. 15s or 500ms)\n";
+        return 2;
+      }
+    }
+    if (std::string why = artel::kube::ValidateLeaderOptions(lo); !why.empty()) {
+      std::cerr << "arteld: --leader-elect: " << why << "\n";
+      return 2;
+    }
+  }
 
   ArteldConfig cfg;
   if (!config_file.empty()) {
@@ -138,6 +213,10 @@ int main(int argc, char** argv) {
                  "configuration comes from the cluster (kubectl apply)\n";
     return 2;
   }
+  if (leader_elect && !kube_mode) {
+    std::cerr << "arteld: --leader-elect needs Kubernetes mode (--kubeconfig or --kubernetes)\n";
+    return 2;
+  }
   if (!kube_mode && cfg.daemon.data_dir.empty()) {
     std::cerr << "arteld: --data-dir (or dataDir in --config) is required\n";
     return 2;
@@ -183,6 +262,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<Daemon> daemon;
   std::unique_ptr<artel::kube::Controller> controller;
+  std::unique_ptr<artel::kube::LeaderElector> elector;
   Service* service = nullptr;
   if (kube_mode) {
     // Kubernetes mode: the cluster is the state (docs/kubernetes.md).
@@ -201,12 +281,13 @@ int main(int argc, char** argv) {
     co.loop.debounce_ms = cfg.daemon.debounce_ms;
     co.kueue_version = kueue_version;
     co.queue_status_full_pass_ms = kube_full_pass_ms;
-    controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
+    controller = std::make_unique<artel::kube::Controller>(kc.value(), co, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     });
     service = controller.get();
+    if (leader_elect) elector = std::make_unique<artel::kube::LeaderElector>(*kc, lo, &log, SteadyMs);
   } else {
     auto d = Daemon::Open(cfg.daemon, &log);
     if (!d.ok()) {
@@ -218,39 +299,87 @@ int main(int argc, char** argv) {
     service = daemon.get();
   }
   ApiServer api(cfg.api, service, table.get(), &log);
+  if (elector) api.SetLeaderCheck([&elector] { return elector->leading(); });
   auto port = api.Bind();
   if (!port.ok()) {
     std::cerr << "arteld: " << port.status().message() << "\n";
     return 1;
+  }
+  std::string scheme = api.tls() ? "https" : "http";
+  std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
+  std::string url = scheme + "://" + host + ":" + std::to_string(*port);
+  std::thread server;
+  if (elector) {
+    // A standby serves the API (empty), the probes and the webhooks while it
+    // waits for the Lease; nothing that writes starts before it holds it.
+    log.Info("listening", {{"url", url}, {"mode", "kubernetes"}, {"leader_election", "standby"}});
+    std::printf("listening on %s\n", url.c_str());
+    std::fflush(stdout);
+    server = std::thread([&] { api.Serve(); });
+    log.Info("leader election: waiting for the lease",
+             {{"lease", elector->options().lease_namespace + "/" + elector->options().lease_name},
+              {"identity", elector->identity()}});
+    std::mt19937 jitter(std::random_device{}());
+    while (!elector->TryAcquireOrRenew()) {
+      log.Debug("leader election: not the leader", {{"reason", elector->last_error()}});
+      int64_t wait = lo.retry_period_ms + static_cast<int64_t>(jitter() % (lo.retry_period_ms / 5 + 1));
+      if (int sig = WaitSignal(sigs, wait); sig != 0) {
+        log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        api.Stop();
+        server.join();
+        return 0;
+      }
+    }
+    elector->StartRenewing();
   }
   if (controller) {
     // Lists the whole cluster before the first scheduling pass.
     if (artel::Status s = controller->Start(); !s.ok()) {
       log.Error("cannot start", {{"error", s.ToString()}});
       std::cerr << "arteld: " << s.ToString() << "\n";
+      if (server.joinable()) {
+        api.Stop();
+        server.join();
+      }
       return 1;
     }
   } else {
     daemon->Start();
   }
-  std::string scheme = api.tls() ? "https" : "http";
-  std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
-  std::string url = scheme + "://" + host + ":" + std::to_string(*port);
-  if (controller) {
+  if (elector) {
+    log.Info("leading", {{"url", url}, {"kueue", controller->kueue_version()}});
+  } else if (controller) {
     log.Info("listening", {{"url", url}, {"mode", "kubernetes"}, {"kueue", controller->kueue_version()}});
   } else {
     log.Info("listening",
              {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", daemon->gpu_mode()}});
   }
-  std::printf("listening on %s\n", url.c_str());
-  std::fflush(stdout);
-  std::thread server([&] { api.Serve(); });
+  if (!elector) {
+    std::printf("listening on %s\n", url.c_str());
+    std::fflush(stdout);
+    server = std::thread([&] { api.Serve(); });
+  }
 
   int sig = 0;
-  sigwait(&sigs, &sig);
+  if (elector) {
+    // The leader's watchdog: no renewal within the renew deadline means
+    // another replica may take the Lease soon, so stop writing at once.
+    const int64_t step = std::max<int64_t>(50, lo.retry_period_ms / 4);
+    while ((sig = WaitSignal(sigs, step)) == 0) {
+      if (elector->Lost()) {
+        log.Error("leader election: lost the lease; exiting so that no second writer runs",
+                  {{"error", elector->last_error()}});
+        std::fflush(stderr);
+        _exit(1);
+      }
+    }
+  } else {
+    sigwait(&sigs, &sig);
+  }
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
   if (controller) controller->Stop();
+  if (elector) elector->Release();  // after the writers stopped: the next leader starts at once
   if (daemon) daemon->Shutdown();
   server.join();
   log.Info("stopped");
