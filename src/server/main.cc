@@ -19,6 +19,7 @@
 #include "kube/controller.h"
 #include "kube/kubeconfig.h"
 #include "kube/leader.h"
+#include "kube/webhook.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
@@ -143,6 +144,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--leader-elect-retry-period", retry_period, "Time between attempts to take or renew the Lease")
       ->capture_default_str();
+  // Admission webhooks (docs/kubernetes.md, "Admission webhooks").
+  std::string webhook_listen, webhook_cert, webhook_key;
+  app.add_option("--webhook-listen", webhook_listen,
+                 "Kubernetes mode: HOST:PORT of the HTTPS admission webhooks (/mutate, /validate)");
+  app.add_option("--webhook-cert", webhook_cert, "Serving certificate of the webhooks (PEM)");
+  app.add_option("--webhook-key", webhook_key, "Private key of the webhooks' certificate (PEM)");
   CLI11_PARSE(app, argc, argv);
   if (leader_elect) {
     for (auto [text, out] : {std::pair<std::string*, int64_t*>{&lease_duration, &lo.lease_duration_ms},
@@ -211,6 +218,14 @@ int main(int argc, char** argv) {
   if (kube_mode && (!cfg.daemon.fake_gpus.empty() || !cfg.daemon.manifests.empty())) {
     std::cerr << "arteld: --fake-gpus and --manifests are standalone options; in Kubernetes mode the "
                  "configuration comes from the cluster (kubectl apply)\n";
+    return 2;
+  }
+  if (!webhook_listen.empty() && (!kube_mode || webhook_cert.empty() || webhook_key.empty())) {
+    std::cerr << "arteld: --webhook-listen needs Kubernetes mode and --webhook-cert and --webhook-key\n";
+    return 2;
+  }
+  if (webhook_listen.empty() && (!webhook_cert.empty() || !webhook_key.empty())) {
+    std::cerr << "arteld: --webhook-cert and --webhook-key need --webhook-listen\n";
     return 2;
   }
   if (leader_elect && !kube_mode) {
@@ -308,6 +323,27 @@ int main(int argc, char** argv) {
   std::string scheme = api.tls() ? "https" : "http";
   std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
   std::string url = scheme + "://" + host + ":" + std::to_string(*port);
+  // The webhooks serve on every replica, leader or not.
+  std::unique_ptr<artel::kube::WebhookServer> webhook;
+  if (!webhook_listen.empty()) {
+    artel::kube::WebhookOptions wo;
+    wo.cert_file = webhook_cert;
+    wo.key_file = webhook_key;
+    if (artel::Status s = ParseListen(webhook_listen, &wo.host, &wo.port); !s.ok()) {
+      std::cerr << "arteld: --webhook-listen: " << s.message() << "\n";
+      return 2;
+    }
+    webhook = std::make_unique<artel::kube::WebhookServer>(wo, &log);
+    auto wport = webhook->Bind();
+    if (!wport.ok()) {
+      std::cerr << "arteld: " << wport.status().message() << "\n";
+      return 1;
+    }
+    std::string whost = wo.host.find(':') != std::string::npos ? "[" + wo.host + "]" : wo.host;
+    log.Info("admission webhooks listening",
+             {{"webhook_url", "https://" + whost + ":" + std::to_string(*wport)}});
+    webhook->Start();
+  }
   std::thread server;
   if (elector) {
     // A standby serves the API (empty), the probes and the webhooks while it

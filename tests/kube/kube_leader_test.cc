@@ -199,9 +199,31 @@ spec: {clusterQueue: lead}
       kWait))
       << env.Get("clusterqueues.kueue.x-k8s.io", "", "lead").dump(1);
 
-  // A clean stop releases the Lease at once (no holder).
-  EXPECT_TRUE(b.Stop());
+  // A leader that cannot renew (the API server is gone) stops writing and
+  // exits non-zero once the renew deadline (2 s) has passed, before the
+  // lease (3 s) could expire for anyone else.
+  ASSERT_TRUE(env.k8s->StopApiServer().ok());
+  auto stopped = std::chrono::steady_clock::now();
+  int code = 0;
+  ASSERT_TRUE(b.WaitExit(15000, &code)) << b.log();
+  double exit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  EXPECT_EQ(code, 1);
+  EXPECT_LT(exit_s, 3.0);
+  EXPECT_NE(b.log().find("lost the lease"), std::string::npos) << b.log();
+  ASSERT_TRUE(env.k8s->StartApiServer().ok());
+
+  // A fresh replica takes the expired Lease; a clean stop releases it at
+  // once (no holder), so that the next one need not wait.
+  Arteld c(TempDir("arteld-c"));
+  std::vector<std::string> cflags = {"--kubeconfig", env.k8s->kubeconfig()};
+  for (const std::string& f : LeaderFlags("replica-c")) cflags.push_back(f);
+  ASSERT_TRUE(c.Start(cflags, &error)) << error;
+  ASSERT_TRUE(WaitFor([&] { return Holder(env) == "replica-c"; }, kWait)) << c.log();
+  ASSERT_TRUE(WaitFor([&] { return c.Get("/readyz").json().value("leader", false); }, kWait));
+  EXPECT_TRUE(c.Stop()) << c.log();
   EXPECT_EQ(Holder(env), "");
+  lease = env.Get("leases.coordination.k8s.io", "default", "artel-leader");
+  EXPECT_GE(lease["spec"].value("leaseTransitions", 0), 2) << lease.dump(1);
 }
 
 }  // namespace
