@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kube/kueue_map.h"
 #include "kube/leader.h"
 #include "kube/webhook.h"
 
@@ -121,6 +122,27 @@ TEST(WebhookValidate, RealisticWorkloadPasses) {
           "env":[{"name":"X","value":"1"}],"volumeMounts":[{"name":"v","mountPath":"/v"}],
           "resources":{"requests":{"cpu":"1","nvidia.com/gpu":"1"}}}]}}}]}})");
   EXPECT_EQ(ValidateKueueObject(wl), "");
+}
+
+// The webhook refuses exactly what the controller's Workload reader
+// (WorkloadFromObject) refuses, with the same field and words: here init
+// containers, which Artel's reader does not take yet (docs/kubernetes.md).
+TEST(WebhookValidate, WorkloadVerdictIsTheControllers) {
+  Json wl = Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "a"}, "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "minCount": 1, "topologyRequest": {"required": "cloud.google.com/gce-topology-block"}, "template": {"metadata": {"annotations": {"x": "y"}}, "spec": {"serviceAccountName": "sa", "hostNetwork": false, "priorityClassName": "high", "nodeSelector": {"a": "b"}, "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}], "initContainers": [{"name": "i", "image": "x", "command": ["sh"]}], "imagePullSecrets": [{"name": "s"}], "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority", "priority": 10, "containers": [{"name": "c", "image": "x", "args": ["a"], "workingDir": "/", "ports": [{"containerPort": 80, "protocol": "TCP"}], "readinessProbe": {"httpGet": {"path": "/", "port": 80}}, "livenessProbe": {"exec": {"command": ["true"]}}, "lifecycle": {}, "stdin": false, "tty": false, "securityContext": {"privileged": false}, "envFrom": [{"configMapRef": {"name": "c"}}], "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}]}})");
+  std::string webhook = ValidateKueueObject(wl);
+  auto controller = WorkloadFromObject(wl, core::Config{});
+  ASSERT_FALSE(controller.ok());
+  std::string want = controller.status().ToString();
+  ASSERT_GE(webhook.size(), want.size()) << webhook;
+  EXPECT_EQ(webhook.substr(webhook.size() - want.size()), want) << webhook;
+  EXPECT_EQ(webhook.rfind("Workload/w:", 0), 0u) << webhook;
+  // Without them (and hostNetwork and envFrom, the reader's next refusals)
+  // it passes both.
+  wl["spec"]["podSets"][0]["template"]["spec"].erase("initContainers");
+  wl["spec"]["podSets"][0]["template"]["spec"].erase("hostNetwork");
+  wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0].erase("envFrom");
+  EXPECT_EQ(ValidateKueueObject(wl), "");
+  EXPECT_TRUE(WorkloadFromObject(wl, core::Config{}).ok());
 }
 
 TEST(LeaderOptions, ClientGoRules) {
