@@ -84,9 +84,9 @@ bool LeaderElector::TryAcquireOrRenew() {
   auto won = [&](bool transition) {
     last_renew_ms_ = now;
     if (!leading_.exchange(true) || transition)
-      log_->Info("leader election: this replica leads",
-                 {{"lease", options_.lease_namespace + "/" + options_.lease_name},
-                  {"identity", options_.identity}});
+      log_->Info(
+          "leader election: this replica leads",
+          {{"lease", options_.lease_namespace + "/" + options_.lease_name}, {"identity", options_.identity}});
     return true;
   };
   ApiResult<Json> got = client_->Get(kLeases, options_.lease_namespace, options_.lease_name);
@@ -172,19 +172,18 @@ void LeaderElector::Release() {
   cv_.notify_all();
   if (renewer_.joinable()) renewer_.join();
   if (!leading_.exchange(false)) return;
-  ApiResult<Json> r = UpdateWithRetry(*client_, kLeases, options_.lease_namespace, options_.lease_name,
-                                      [this](Json& lease) {
-                                        Json& spec = lease["spec"];
-                                        if (!spec.is_object() ||
-                                            spec.value("holderIdentity", std::string()) != options_.identity)
-                                          return false;
-                                        const std::string t = NowMicroTime();
-                                        spec["holderIdentity"] = "";
-                                        spec["leaseDurationSeconds"] = 1;
-                                        spec["renewTime"] = t;
-                                        spec["acquireTime"] = t;
-                                        return true;
-                                      });
+  ApiResult<Json> r =
+      UpdateWithRetry(*client_, kLeases, options_.lease_namespace, options_.lease_name, [this](Json& lease) {
+        Json& spec = lease["spec"];
+        if (!spec.is_object() || spec.value("holderIdentity", std::string()) != options_.identity)
+          return false;
+        const std::string t = NowMicroTime();
+        spec["holderIdentity"] = "";
+        spec["leaseDurationSeconds"] = 1;
+        spec["renewTime"] = t;
+        spec["acquireTime"] = t;
+        return true;
+      });
   if (r.ok())
     log_->Info("leader election: lease released", {{"lease", options_.lease_name}});
   else

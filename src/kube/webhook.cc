@@ -86,8 +86,8 @@ Json UserFields(const Json& object) {
 }
 
 const std::set<std::string>& KueueKinds() {
-  static const std::set<std::string> kinds = {"ResourceFlavor", "ClusterQueue",          "LocalQueue", "Cohort",
-                                              "WorkloadPriorityClass", "Topology", "Workload"};
+  static const std::set<std::string> kinds = {"ResourceFlavor",        "ClusterQueue", "LocalQueue", "Cohort",
+                                              "WorkloadPriorityClass", "Topology",     "Workload"};
   return kinds;
 }
 
@@ -114,7 +114,8 @@ std::string ValidateKueueObject(const Json& object) {
 }
 
 Json MutateReview(const Json& review) {
-  if (!IsReview(review)) return Refuse(review, 400, "the request is not an admission.k8s.io/v1 AdmissionReview");
+  if (!IsReview(review))
+    return Refuse(review, 400, "the request is not an admission.k8s.io/v1 AdmissionReview");
   const Json& req = review["request"];
   Json ans = Answer(review, true);
   if (req.value("operation", std::string()) != "CREATE") return ans;
@@ -125,17 +126,23 @@ Json MutateReview(const Json& review) {
   Json patch = Json::array();
   if (group == "batch" && k == "Job") {
     const Json spec = obj.value("spec", Json::object());
-    if (spec.value("suspend", false) != true) patch.push_back({{"op", "add"}, {"path", "/spec/suspend"}, {"value", true}});
+    if (spec.value("suspend", false) != true)
+      patch.push_back({{"op", "add"}, {"path", "/spec/suspend"}, {"value", true}});
   } else if (group.empty() && k == "Pod") {
     if (OwnedByJob(obj)) return ans;
     const Json spec = obj.value("spec", Json::object());
     auto gates = spec.find("schedulingGates");
     if (gates == spec.end() || !gates->is_array()) {
-      patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates"}, {"value", Json::array({{{"name", kAdmissionGate}}})}});
+      patch.push_back({{"op", "add"},
+                       {"path", "/spec/schedulingGates"},
+                       {"value", Json::array({{{"name", kAdmissionGate}}})}});
     } else {
       bool has = false;
-      for (const Json& g : *gates) has = has || (g.is_object() && g.value("name", std::string()) == kAdmissionGate);
-      if (!has) patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates/-"}, {"value", {{"name", kAdmissionGate}}}});
+      for (const Json& g : *gates)
+        has = has || (g.is_object() && g.value("name", std::string()) == kAdmissionGate);
+      if (!has)
+        patch.push_back(
+            {{"op", "add"}, {"path", "/spec/schedulingGates/-"}, {"value", {{"name", kAdmissionGate}}}});
     }
   }
   if (!patch.empty()) {
@@ -146,7 +153,8 @@ Json MutateReview(const Json& review) {
 }
 
 Json ValidateReview(const Json& review) {
-  if (!IsReview(review)) return Refuse(review, 400, "the request is not an admission.k8s.io/v1 AdmissionReview");
+  if (!IsReview(review))
+    return Refuse(review, 400, "the request is not an admission.k8s.io/v1 AdmissionReview");
   const Json& req = review["request"];
   const std::string op = req.value("operation", std::string());
   if (op != "CREATE" && op != "UPDATE") return Answer(review, true);
@@ -181,11 +189,12 @@ WebhookServer::WebhookServer(WebhookOptions options, server::Logger* log)
       Json ans = fn(review);
       if (!ans["response"].value("allowed", true) || ans["response"].contains("patch")) {
         const Json& rq = review["request"];
-        log_->Info("admission webhook", {{"path", path},
-                                         {"kind", rq.value("kind", Json::object()).value("kind", std::string())},
-                                         {"namespace", rq.value("namespace", std::string())},
-                                         {"name", rq.value("name", std::string())},
-                                         {"allowed", ans["response"].value("allowed", true) ? "true" : "false"}});
+        log_->Info("admission webhook",
+                   {{"path", path},
+                    {"kind", rq.value("kind", Json::object()).value("kind", std::string())},
+                    {"namespace", rq.value("namespace", std::string())},
+                    {"name", rq.value("name", std::string())},
+                    {"allowed", ans["response"].value("allowed", true) ? "true" : "false"}});
       }
       res.set_content(ans.dump(), "application/json");
     });
@@ -210,7 +219,8 @@ Result<int> WebhookServer::Bind() {
     port = -1;
   }
   if (port <= 0)
-    return InvalidArgument("webhook: cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+    return InvalidArgument("webhook: cannot listen on " + options_.host + ":" +
+                           std::to_string(options_.port));
   return port;
 }
 

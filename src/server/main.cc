@@ -5,11 +5,10 @@
 // gracefully (stop accepting, stop the loop, write a snapshot).
 
 #include <signal.h>
-
-#include <CLI/CLI.hpp>
 #include <time.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -135,14 +134,16 @@ int main(int argc, char** argv) {
   app.add_option("--leader-elect-lease-namespace", lo.lease_namespace,
                  "Namespace of the Lease (default: arteld's own namespace in a pod, else the "
                  "kubeconfig context's)");
-  app.add_option("--leader-elect-identity", lo.identity, "This replica's holderIdentity (default: hostname_pid_random)");
+  app.add_option("--leader-elect-identity", lo.identity,
+                 "This replica's holderIdentity (default: hostname_pid_random)");
   app.add_option("--leader-elect-lease-duration", lease_duration,
                  "How long a candidate waits after the last renewal seen before taking the Lease")
       ->capture_default_str();
   app.add_option("--leader-elect-renew-deadline", renew_deadline,
                  "How long the leader keeps trying to renew before it stops and exits")
       ->capture_default_str();
-  app.add_option("--leader-elect-retry-period", retry_period, "Time between attempts to take or renew the Lease")
+  app.add_option("--leader-elect-retry-period", retry_period,
+                 "Time between attempts to take or renew the Lease")
       ->capture_default_str();
   // Admission webhooks (docs/kubernetes.md, "Admission webhooks").
   std::string webhook_listen, webhook_cert, webhook_key;
@@ -157,7 +158,8 @@ int main(int argc, char** argv) {
                              {&retry_period, &lo.retry_period_ms}}) {
       *out = ParseDurationMs(*text);
       if (*out <= 0) {
-        std::cerr << "arteld: --leader-elect-*: bad duration '" << *text << "' (expected e.g. 15s or 500ms)\n";
+        std::cerr << "arteld: --leader-elect-*: bad duration '" << *text
+                  << "' (expected e.g. 15s or 500ms)\n";
         return 2;
       }
     }

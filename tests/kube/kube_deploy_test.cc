@@ -37,7 +37,8 @@ std::string MonitoringCrd(const std::string& plural, const std::string& kind) {
          ".monitoring.coreos.com\nspec:\n  group: monitoring.coreos.com\n  scope: Namespaced\n  names:\n"
          "    plural: " +
          plural + "\n    kind: " + kind +
-         "\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+         "\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      "
+         "openAPIV3Schema:\n"
          "        type: object\n        x-kubernetes-preserve-unknown-fields: true\n";
 }
 
@@ -63,9 +64,10 @@ std::string TokenKubeconfig(KubeEnv& env, const std::string& ns, const std::stri
 // SelfSubjectAccessReview: works for kinds the cluster does not serve).
 bool CanI(KubeEnv& env, const std::string& kc, const std::string& verb, const std::string& group,
           const std::string& resource, const std::string& ns) {
-  Json review = {{"apiVersion", "authorization.k8s.io/v1"},
-                 {"kind", "SelfSubjectAccessReview"},
-                 {"spec", {{"resourceAttributes", {{"verb", verb}, {"group", group}, {"resource", resource}}}}}};
+  Json review = {
+      {"apiVersion", "authorization.k8s.io/v1"},
+      {"kind", "SelfSubjectAccessReview"},
+      {"spec", {{"resourceAttributes", {{"verb", verb}, {"group", group}, {"resource", resource}}}}}};
   if (!ns.empty()) review["spec"]["resourceAttributes"]["namespace"] = ns;
   auto r = env.k8s->KubectlAs(kc, {"create", "--validate=false", "-o", "json", "-f", "-"}, review.dump());
   if (!r.ok()) {
@@ -95,8 +97,8 @@ TEST(KubeDeploy, kube_BaseAppliesAndItsRbacIsEnough) {
                               {"prometheusrules", "PrometheusRule"}}) {
     if (env.Kubectl({"get", "crd", plural + ".monitoring.coreos.com"}).ok()) continue;
     ASSERT_EQ(env.Apply(MonitoringCrd(plural, kind)), "");
-    auto est = env.Kubectl({"wait", "--for=condition=Established", "--timeout=60s",
-                            "crd/" + plural + ".monitoring.coreos.com"});
+    auto est = env.Kubectl(
+        {"wait", "--for=condition=Established", "--timeout=60s", "crd/" + plural + ".monitoring.coreos.com"});
     ASSERT_TRUE(est.ok()) << est.status().ToString();
   }
   // A server-side dry run checks every object against the API (schemas,
@@ -115,8 +117,8 @@ TEST(KubeDeploy, kube_BaseAppliesAndItsRbacIsEnough) {
   {
     std::string out, err;
     int rc = RunCommand({base + "/webhook-cert.sh", env.dir + "/webhook-pki"},
-                        {{"KUBECTL", env.k8s->bin_dir() + "/kubectl"}, {"KUBECONFIG", env.k8s->kubeconfig()}}, &out,
-                        &err);
+                        {{"KUBECTL", env.k8s->bin_dir() + "/kubectl"}, {"KUBECONFIG", env.k8s->kubeconfig()}},
+                        &out, &err);
     ASSERT_EQ(rc, 0) << out << err;
     Json secret = env.Get("secret", "artel-system", "artel-webhook-tls");
     EXPECT_EQ(secret.value("type", ""), "kubernetes.io/tls") << secret.dump(1);
@@ -134,13 +136,15 @@ TEST(KubeDeploy, kube_BaseAppliesAndItsRbacIsEnough) {
   // It may not do what it was not given: reading Secrets.
   EXPECT_FALSE(env.k8s->KubectlAs(kc, {"get", "secrets", "-n", "artel-system"}).ok());
   env.arteld = std::make_unique<Arteld>(env.dir);
-  ASSERT_TRUE(env.arteld->Start({"--kubeconfig", kc, "--leader-elect", "--leader-elect-retry-period", "500ms",
-                                 "--leader-elect-renew-deadline", "2s", "--leader-elect-lease-duration", "3s"},
-                                &error))
+  ASSERT_TRUE(
+      env.arteld->Start({"--kubeconfig", kc, "--leader-elect", "--leader-elect-retry-period", "500ms",
+                         "--leader-elect-renew-deadline", "2s", "--leader-elect-lease-duration", "3s"},
+                        &error))
       << error;
   ASSERT_TRUE(WaitFor([&] { return env.arteld->Get("/readyz").json().value("leader", false); }, kWait))
       << env.arteld->log();
-  EXPECT_EQ(env.Get("leases.coordination.k8s.io", "artel-system", "artel-leader")["spec"].value("holderIdentity", "")
+  EXPECT_EQ(env.Get("leases.coordination.k8s.io", "artel-system", "artel-leader")["spec"]
+                .value("holderIdentity", "")
                 .empty(),
             false);
   ASSERT_EQ(env.Create("team-a", "a-1", "default", 1), "");
@@ -148,7 +152,8 @@ TEST(KubeDeploy, kube_BaseAppliesAndItsRbacIsEnough) {
       << env.arteld->log();
   EXPECT_TRUE(WaitFor(
       [&] {
-        return env.Get("clusterqueues.kueue.x-k8s.io", "", "team-a")["status"].value("admittedWorkloads", -1) == 1 &&
+        return env.Get("clusterqueues.kueue.x-k8s.io", "", "team-a")["status"].value("admittedWorkloads",
+                                                                                     -1) == 1 &&
                env.Get("localqueues.kueue.x-k8s.io", "team-a", "default")["status"].value("admittedWorkloads",
                                                                                           -1) == 1;
       },
@@ -174,39 +179,45 @@ TEST(KubeDeploy, kube_BaseAppliesAndItsRbacIsEnough) {
                        Can{"create", "kueue.x-k8s.io", "localqueues", "team-b"}, Can{"list", "", "nodes", ""},
                        Can{"update", "scheduling.volcano.sh", "podgroups", "team-a"},
                        Can{"update", "scheduling.run.ai", "podgroups", "team-a"}}) {
-    EXPECT_TRUE(CanI(env, kc, c.verb, c.group, c.resource, c.ns)) << c.verb << " " << c.group << "/" << c.resource;
+    EXPECT_TRUE(CanI(env, kc, c.verb, c.group, c.resource, c.ns))
+        << c.verb << " " << c.group << "/" << c.resource;
   }
   EXPECT_FALSE(CanI(env, kc, "create", "batch", "jobs", "team-a"));
   EXPECT_FALSE(CanI(env, kc, "get", "", "secrets", "artel-system"));
 
   // A tenant: ServiceAccount ci in team-a, artel-tenant bound in team-a only.
   ASSERT_TRUE(env.Kubectl({"create", "serviceaccount", "ci", "-n", "team-a"}).ok());
-  ASSERT_TRUE(env.Kubectl({"create", "rolebinding", "artel-tenant", "-n", "team-a", "--clusterrole=artel-tenant",
-                           "--serviceaccount=team-a:ci"})
+  ASSERT_TRUE(env.Kubectl({"create", "rolebinding", "artel-tenant", "-n", "team-a",
+                           "--clusterrole=artel-tenant", "--serviceaccount=team-a:ci"})
                   .ok());
   std::string tkc = TokenKubeconfig(env, "team-a", "ci", &error);
   ASSERT_FALSE(tkc.empty()) << error;
   ASSERT_EQ(env.Create("team-b", "b-1", "default", 1), "");
   // Its own namespace: create and delete Workloads.
-  auto own = env.k8s->KubectlAs(tkc, {"create", "--validate=false", "-f", "-"}, KubeEnv::WorkloadYaml("team-a", "mine", "default", 1));
+  auto own = env.k8s->KubectlAs(tkc, {"create", "--validate=false", "-f", "-"},
+                                KubeEnv::WorkloadYaml("team-a", "mine", "default", 1));
   EXPECT_TRUE(own.ok()) << own.status().ToString();
   // Another namespace: no create, delete, patch or status write.
-  auto other_create =
-      env.k8s->KubectlAs(tkc, {"create", "--validate=false", "-f", "-"}, KubeEnv::WorkloadYaml("team-b", "theirs", "default", 1));
+  auto other_create = env.k8s->KubectlAs(tkc, {"create", "--validate=false", "-f", "-"},
+                                         KubeEnv::WorkloadYaml("team-b", "theirs", "default", 1));
   EXPECT_FALSE(other_create.ok());
   EXPECT_NE(other_create.status().ToString().find("cannot create resource \"workloads\""), std::string::npos)
       << other_create.status().ToString();
   auto other_delete = env.k8s->KubectlAs(tkc, {"delete", "workloads.kueue.x-k8s.io", "b-1", "-n", "team-b"});
   EXPECT_FALSE(other_delete.ok());
-  EXPECT_NE(other_delete.status().ToString().find("forbidden"), std::string::npos) << other_delete.status().ToString();
-  auto other_patch = env.k8s->KubectlAs(
-      tkc, {"patch", "workloads.kueue.x-k8s.io", "b-1", "-n", "team-b", "--type=merge", "-p", R"({"spec":{"active":false}})"});
+  EXPECT_NE(other_delete.status().ToString().find("forbidden"), std::string::npos)
+      << other_delete.status().ToString();
+  auto other_patch = env.k8s->KubectlAs(tkc, {"patch", "workloads.kueue.x-k8s.io", "b-1", "-n", "team-b",
+                                              "--type=merge", "-p", R"({"spec":{"active":false}})"});
   EXPECT_FALSE(other_patch.ok());
-  EXPECT_NE(other_patch.status().ToString().find("forbidden"), std::string::npos) << other_patch.status().ToString();
-  auto own_status = env.k8s->KubectlAs(tkc, {"patch", "workloads.kueue.x-k8s.io", "mine", "-n", "team-a",
-                                             "--subresource=status", "--type=merge", "-p", R"({"status":{}})"});
+  EXPECT_NE(other_patch.status().ToString().find("forbidden"), std::string::npos)
+      << other_patch.status().ToString();
+  auto own_status =
+      env.k8s->KubectlAs(tkc, {"patch", "workloads.kueue.x-k8s.io", "mine", "-n", "team-a",
+                               "--subresource=status", "--type=merge", "-p", R"({"status":{}})"});
   EXPECT_FALSE(own_status.ok()) << "a tenant may not write a Workload's status (its admission)";
-  EXPECT_NE(own_status.status().ToString().find("forbidden"), std::string::npos) << own_status.status().ToString();
+  EXPECT_NE(own_status.status().ToString().find("forbidden"), std::string::npos)
+      << own_status.status().ToString();
   EXPECT_FALSE(env.Workload("team-b", "b-1").is_null());
   EXPECT_TRUE(env.Workload("team-b", "theirs").is_null());
 }

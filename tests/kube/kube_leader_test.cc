@@ -74,7 +74,8 @@ spec:
     - name: gpu
       resources:
       - {name: cpu, nominalQuota: "100"}
-      - {name: nvidia.com/gpu, nominalQuota: ")" + std::to_string(kQuota) + R"("}
+      - {name: nvidia.com/gpu, nominalQuota: ")" +
+                      std::to_string(kQuota) + R"("}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -120,8 +121,7 @@ spec: {clusterQueue: lead}
   a.Kill(SIGKILL);
   auto killed = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitFor([&] { return Holder(env) == "replica-b"; }, 15000)) << b.log();
-  double takeover_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  double takeover_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   EXPECT_LT(takeover_s, 15.0);
   Json lease = env.Get("leases.coordination.k8s.io", "default", "artel-leader");
   EXPECT_GE(lease["spec"].value("leaseTransitions", 0), 1) << lease.dump(1);

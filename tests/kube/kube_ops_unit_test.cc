@@ -16,7 +16,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json Review(const std::string& group, const std::string& kind, const Json& obj, const std::string& op = "CREATE") {
+Json Review(const std::string& group, const std::string& kind, const Json& obj,
+            const std::string& op = "CREATE") {
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
           {"request",
@@ -60,19 +61,25 @@ TEST(WebhookMutate, LabelledJobIsSuspended) {
 
 TEST(WebhookMutate, LabelledPodIsGatedOnce) {
   Json pod = {{"metadata", {{"name", "p"}, {"labels", kLabels}}}, {"spec", {{"containers", Json::array()}}}};
-  EXPECT_EQ(Patch(MutateReview(Review("", "Pod", pod))),
-            Json::parse(R"([{"op":"add","path":"/spec/schedulingGates","value":[{"name":"kueue.x-k8s.io/admission"}]}])"));
+  EXPECT_EQ(
+      Patch(MutateReview(Review("", "Pod", pod))),
+      Json::parse(
+          R"([{"op":"add","path":"/spec/schedulingGates","value":[{"name":"kueue.x-k8s.io/admission"}]}])"));
   pod["spec"]["schedulingGates"] = Json::parse(R"([{"name":"other"}])");
-  EXPECT_EQ(Patch(MutateReview(Review("", "Pod", pod))),
-            Json::parse(R"([{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"kueue.x-k8s.io/admission"}}])"));
+  EXPECT_EQ(
+      Patch(MutateReview(Review("", "Pod", pod))),
+      Json::parse(
+          R"([{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"kueue.x-k8s.io/admission"}}])"));
   pod["spec"]["schedulingGates"] = Json::parse(R"([{"name":"kueue.x-k8s.io/admission"}])");
   EXPECT_FALSE(MutateReview(Review("", "Pod", pod))["response"].contains("patch"));
   // A Job's pod belongs to the Job integration.
-  Json owned = {{"metadata",
-                 {{"name", "p"},
-                  {"labels", kLabels},
-                  {"ownerReferences", Json::parse(R"([{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"x","controller":true}])")}}},
-                {"spec", Json::object()}};
+  Json owned = {
+      {"metadata",
+       {{"name", "p"},
+        {"labels", kLabels},
+        {"ownerReferences",
+         Json::parse(R"([{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"x","controller":true}])")}}},
+      {"spec", Json::object()}};
   EXPECT_FALSE(MutateReview(Review("", "Pod", owned))["response"].contains("patch"));
 }
 
@@ -93,16 +100,20 @@ TEST(WebhookValidate, PositionedMessageAndServerFieldsIgnored) {
   EXPECT_FALSE(a["response"].value("allowed", true));
   std::string msg = a["response"]["status"].value("message", "");
   EXPECT_EQ(msg.rfind("ClusterQueue/bad:", 0), 0u) << msg;
-  EXPECT_NE(msg.find(": spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: lendingLimit (8) must not exceed "
-                     "nominalQuota (4)"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find(
+          ": spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: lendingLimit (8) must not exceed "
+          "nominalQuota (4)"),
+      std::string::npos)
       << msg;
   cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["lendingLimit"] = "2";
-  EXPECT_TRUE(ValidateReview(Review("kueue.x-k8s.io", "ClusterQueue", cq))["response"].value("allowed", false));
+  EXPECT_TRUE(
+      ValidateReview(Review("kueue.x-k8s.io", "ClusterQueue", cq))["response"].value("allowed", false));
   // Being deleted: never blocked.
   cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["lendingLimit"] = "9";
   cq["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
-  EXPECT_TRUE(ValidateReview(Review("kueue.x-k8s.io", "ClusterQueue", cq, "UPDATE"))["response"].value("allowed", false));
+  EXPECT_TRUE(ValidateReview(Review("kueue.x-k8s.io", "ClusterQueue", cq, "UPDATE"))["response"].value(
+      "allowed", false));
   // Other kinds are not checked.
   EXPECT_EQ(ValidateKueueObject(Json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}}), "");
 }
@@ -128,7 +139,8 @@ TEST(WebhookValidate, RealisticWorkloadPasses) {
 // (WorkloadFromObject) refuses, with the same field and words: here init
 // containers, which Artel's reader does not take yet (docs/kubernetes.md).
 TEST(WebhookValidate, WorkloadVerdictIsTheControllers) {
-  Json wl = Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "a"}, "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "minCount": 1, "topologyRequest": {"required": "cloud.google.com/gce-topology-block"}, "template": {"metadata": {"annotations": {"x": "y"}}, "spec": {"serviceAccountName": "sa", "hostNetwork": false, "priorityClassName": "high", "nodeSelector": {"a": "b"}, "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}], "initContainers": [{"name": "i", "image": "x", "command": ["sh"]}], "imagePullSecrets": [{"name": "s"}], "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority", "priority": 10, "containers": [{"name": "c", "image": "x", "args": ["a"], "workingDir": "/", "ports": [{"containerPort": 80, "protocol": "TCP"}], "readinessProbe": {"httpGet": {"path": "/", "port": 80}}, "livenessProbe": {"exec": {"command": ["true"]}}, "lifecycle": {}, "stdin": false, "tty": false, "securityContext": {"privileged": false}, "envFrom": [{"configMapRef": {"name": "c"}}], "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}]}})");
+  Json wl = Json::parse(
+      R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "a"}, "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "minCount": 1, "topologyRequest": {"required": "cloud.google.com/gce-topology-block"}, "template": {"metadata": {"annotations": {"x": "y"}}, "spec": {"serviceAccountName": "sa", "hostNetwork": false, "priorityClassName": "high", "nodeSelector": {"a": "b"}, "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}], "initContainers": [{"name": "i", "image": "x", "command": ["sh"]}], "imagePullSecrets": [{"name": "s"}], "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority", "priority": 10, "containers": [{"name": "c", "image": "x", "args": ["a"], "workingDir": "/", "ports": [{"containerPort": 80, "protocol": "TCP"}], "readinessProbe": {"httpGet": {"path": "/", "port": 80}}, "livenessProbe": {"exec": {"command": ["true"]}}, "lifecycle": {}, "stdin": false, "tty": false, "securityContext": {"privileged": false}, "envFrom": [{"configMapRef": {"name": "c"}}], "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}]}})");
   std::string webhook = ValidateKueueObject(wl);
   auto controller = WorkloadFromObject(wl, core::Config{});
   ASSERT_FALSE(controller.ok());

@@ -29,7 +29,8 @@ std::string MakeCerts(const std::string& dir) {
       "'; openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -sha256 "
       "-subj /CN=artel-webhook-test-ca -addext basicConstraints=critical,CA:TRUE "
       "-addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null; "
-      "openssl req -new -newkey rsa:2048 -nodes -keyout tls.key -subj /CN=artel-webhook -out tls.csr 2>/dev/null; "
+      "openssl req -new -newkey rsa:2048 -nodes -keyout tls.key -subj /CN=artel-webhook -out tls.csr "
+      "2>/dev/null; "
       "printf 'basicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature,keyEncipherment\\n"
       "extendedKeyUsage=serverAuth\\nsubjectAltName=IP:127.0.0.1\\n' > tls.ext; "
       "openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -set_serial 0x$(openssl rand -hex 8) -days 2 "
@@ -51,8 +52,10 @@ webhooks:
   failurePolicy: Fail
   timeoutSeconds: 5
   clientConfig:
-    url: )" + url + R"(/mutate
-    caBundle: )" + ca_b64 + R"(
+    url: )" +
+         url + R"(/mutate
+    caBundle: )" +
+         ca_b64 + R"(
   objectSelector:
     matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]
   rules:
@@ -69,8 +72,10 @@ webhooks:
   failurePolicy: Fail
   timeoutSeconds: 5
   clientConfig:
-    url: )" + url + R"(/validate
-    caBundle: )" + ca_b64 + R"(
+    url: )" +
+         url + R"(/validate
+    caBundle: )" +
+         ca_b64 + R"(
   rules:
   - apiGroups: [kueue.x-k8s.io]
     apiVersions: ["*"]
@@ -114,24 +119,26 @@ metadata: {name: artel-leader, namespace: default}
 spec: {holderIdentity: someone-else, leaseDurationSeconds: 3600, renewTime: "2099-01-01T00:00:00.000000Z"}
 )"),
             "");
-  ASSERT_TRUE(env.StartArteld({"--leader-elect", "--leader-elect-lease-namespace", "default", "--webhook-listen",
-                               "127.0.0.1:0", "--webhook-cert", certs + "/tls.crt", "--webhook-key",
-                               certs + "/tls.key"},
-                              &error))
+  ASSERT_TRUE(env.StartArteld(
+      {"--leader-elect", "--leader-elect-lease-namespace", "default", "--webhook-listen", "127.0.0.1:0",
+       "--webhook-cert", certs + "/tls.crt", "--webhook-key", certs + "/tls.key"},
+      &error))
       << error;
   int port = 0;
   ASSERT_TRUE(WaitFor(
       [&] {
         std::smatch m;
         std::string log = env.arteld->log();
-        if (!std::regex_search(log, m, std::regex("webhook_url=\"?https://127\\.0\\.0\\.1:([0-9]+)"))) return false;
+        if (!std::regex_search(log, m, std::regex("webhook_url=\"?https://127\\.0\\.0\\.1:([0-9]+)")))
+          return false;
         port = std::stoi(m[1]);
         return true;
       },
       kWait))
       << env.arteld->log();
-  ASSERT_EQ(env.Get("leases.coordination.k8s.io", "default", "artel-leader")["spec"].value("holderIdentity", ""),
-            "someone-else");
+  ASSERT_EQ(
+      env.Get("leases.coordination.k8s.io", "default", "artel-leader")["spec"].value("holderIdentity", ""),
+      "someone-else");
   std::string ca_b64 = Slurp(certs + "/ca.b64");
   ASSERT_FALSE(ca_b64.empty());
   ASSERT_EQ(env.Apply(WebhookConfigs(port, ca_b64)), "");
@@ -169,7 +176,8 @@ spec:
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   Json pod = env.Get("pods", "default", "gated");
   std::vector<std::string> gates;
-  for (const Json& g : pod["spec"].value("schedulingGates", Json::array())) gates.push_back(g.value("name", ""));
+  for (const Json& g : pod["spec"].value("schedulingGates", Json::array()))
+    gates.push_back(g.value("name", ""));
   EXPECT_EQ(gates, (std::vector<std::string>{"example.com/mine", "kueue.x-k8s.io/admission"})) << pod.dump(1);
   made = env.Kubectl({"create", "-o", "json", "-f", "-"}, R"(apiVersion: v1
 kind: Pod
@@ -193,7 +201,8 @@ spec: {containers: [{name: c, image: busybox}]}
   std::string msg = refused.status().ToString();
   EXPECT_NE(msg.find("validate.artel.dev"), std::string::npos) << msg;
   EXPECT_NE(msg.find(check_msg), std::string::npos) << msg << "\nartel check: " << err;
-  EXPECT_TRUE(std::regex_search(msg, std::regex("ClusterQueue/bad:[0-9]+:[0-9]+: spec\\.resourceGroups"))) << msg;
+  EXPECT_TRUE(std::regex_search(msg, std::regex("ClusterQueue/bad:[0-9]+:[0-9]+: spec\\.resourceGroups")))
+      << msg;
   EXPECT_TRUE(env.Get("clusterqueues.kueue.x-k8s.io", "", "bad").is_null());
   // A valid one (and an update of it) passes.
   std::string good = kBadCq;
