@@ -100,6 +100,8 @@ spec: {clusterQueue: lead}
   EXPECT_EQ(br.json().value("status", ""), "standby") << br.body;
   EXPECT_FALSE(br.json().value("leader", true)) << br.body;
   EXPECT_EQ(b.Get("/healthz").status, 200);
+  EXPECT_NE(a.Get("/metrics").body.find("\nartel_leader 1\n"), std::string::npos);
+  EXPECT_NE(b.Get("/metrics").body.find("\nartel_leader 0\n"), std::string::npos) << b.Get("/metrics").body;
 
   // Load: more Workloads than the quota holds, created in one request.
   std::string yaml;
