@@ -8,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/engine.h"
 #include "manifest/manifest.h"
 
 namespace artel::kube {

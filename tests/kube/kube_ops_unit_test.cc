@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "api/codec.h"
 #include "kube/kueue_map.h"
 #include "kube/leader.h"
 #include "kube/webhook.h"
+#include "manifest/manifest.h"
 
 namespace artel::kube {
 namespace {
@@ -155,6 +160,32 @@ TEST(WebhookValidate, WorkloadVerdictIsTheControllers) {
   wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0].erase("envFrom");
   EXPECT_EQ(ValidateKueueObject(wl), "");
   EXPECT_TRUE(WorkloadFromObject(wl, core::Config{}).ok());
+}
+
+// Every Kueue object of the examples passes (the webhook must never refuse
+// a valid object: with failurePolicy or not, a refusal blocks kubectl apply).
+TEST(WebhookValidate, ExamplesPass) {
+  int checked = 0;
+  for (const char* ex : {"dev-cluster", "two-teams"}) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(ARTEL_EXAMPLES_DIR) + "/" + ex)) {
+      const std::string path = entry.path().string();
+      if (entry.path().extension() != ".yaml" || entry.path().filename() == "kustomization.yaml") continue;
+      std::ifstream f(path);
+      std::stringstream text;
+      text << f.rdbuf();
+      auto objects = manifest::SplitObjects(text.str(), path);
+      if (!objects.ok()) continue;  // not a manifest (arteld.yaml, tokens.yaml)
+      for (const manifest::ManifestObject& o : *objects) {
+        if (o.api_version.rfind("kueue.x-k8s.io/", 0) != 0) continue;
+        auto json = api::YamlToJson(o.text);
+        ASSERT_TRUE(json.ok()) << path;
+        EXPECT_EQ(ValidateKueueObject(*json), "") << path << ": " << o.display();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 10);
 }
 
 TEST(LeaderOptions, ClientGoRules) {
