@@ -17,6 +17,10 @@ namespace {
 
 constexpr int kWait = 60000;
 
+#ifndef ARTEL_SOURCE_DIR
+#define ARTEL_SOURCE_DIR "."
+#endif
+
 std::string Slurp(const std::string& path) {
   std::ifstream f(path);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
@@ -215,6 +219,10 @@ spec: {containers: [{name: c, image: busybox}]}
   broken.replace(broken.find("lendingLimit: \"2\""), 17, "lendingLimit: \"9\"");
   std::string upd = env.Apply(broken);
   EXPECT_NE(upd.find("must not exceed nominalQuota"), std::string::npos) << upd;
+  // Every object of the examples passes, as the API server sends it (with
+  // its defaults filled in).
+  EXPECT_EQ(env.ApplyK(std::string(ARTEL_SOURCE_DIR) + "/examples/dev-cluster"), "");
+  EXPECT_EQ(env.ApplyK(std::string(ARTEL_SOURCE_DIR) + "/examples/two-teams"), "");
   // Workloads are checked too: a valid one passes, an invalid one is refused.
   EXPECT_EQ(env.Create("default", "wl-ok", "q", 1), "");
   std::string bad_wl = KubeEnv::WorkloadYaml("default", "wl-bad", "q", 1);
