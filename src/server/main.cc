@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -347,6 +348,8 @@ int main(int argc, char** argv) {
     webhook->Start();
   }
   std::thread server;
+  std::thread watchdog;
+  std::atomic<bool> watchdog_stop{false};
   if (elector) {
     // A standby serves the API (empty), the probes and the webhooks while it
     // waits for the Lease; nothing that writes starts before it holds it.
@@ -369,6 +372,22 @@ int main(int argc, char** argv) {
       }
     }
     elector->StartRenewing();
+    // The leader's watchdog, from now on (also while the Controller lists
+    // the cluster): no renewal within the renew deadline means another
+    // replica may take the Lease soon, so stop writing at once. A thread of
+    // its own, so that a renewal stuck in a request cannot delay it.
+    watchdog =
+        std::thread([&elector, &log, &watchdog_stop, step = std::max<int64_t>(50, lo.retry_period_ms / 4)] {
+          while (!watchdog_stop.load()) {
+            if (elector->Lost()) {
+              log.Error("leader election: lost the lease; exiting so that no second writer runs",
+                        {{"error", elector->last_error()}});
+              std::fflush(stderr);
+              _exit(1);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(step));
+          }
+        });
   }
   if (controller) {
     // Lists the whole cluster before the first scheduling pass.
@@ -379,6 +398,11 @@ int main(int argc, char** argv) {
         api.Stop();
         server.join();
       }
+      if (watchdog.joinable()) {
+        watchdog_stop = true;
+        watchdog.join();
+      }
+      if (elector) elector->Release();
       return 1;
     }
   } else {
@@ -399,24 +423,14 @@ int main(int argc, char** argv) {
   }
 
   int sig = 0;
-  if (elector) {
-    // The leader's watchdog: no renewal within the renew deadline means
-    // another replica may take the Lease soon, so stop writing at once.
-    const int64_t step = std::max<int64_t>(50, lo.retry_period_ms / 4);
-    while ((sig = WaitSignal(sigs, step)) == 0) {
-      if (elector->Lost()) {
-        log.Error("leader election: lost the lease; exiting so that no second writer runs",
-                  {{"error", elector->last_error()}});
-        std::fflush(stderr);
-        _exit(1);
-      }
-    }
-  } else {
-    sigwait(&sigs, &sig);
-  }
+  sigwait(&sigs, &sig);
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
   if (controller) controller->Stop();
+  if (watchdog.joinable()) {
+    watchdog_stop = true;
+    watchdog.join();
+  }
   if (elector) elector->Release();  // after the writers stopped: the next leader starts at once
   if (daemon) daemon->Shutdown();
   server.join();
