@@ -255,7 +255,9 @@ int main(int argc, char** argv) {
   Logger log(cfg.log_format, cfg.log_level);
   // Secrets must be private to arteld's user: pods run on this host.
   for (const auto& [file, what] :
-       {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"}, {cfg.api.tls_key, "TLS key"}}) {
+       {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"},
+        {cfg.api.tls_key, "TLS key"},
+        {webhook_key, "webhook key"}}) {
     if (file.empty()) continue;
     if (artel::Status s = artel::server::CheckPrivateFile(file, what); !s.ok()) {
       std::cerr << "arteld: " << s.message() << "\n";
