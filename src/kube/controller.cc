@@ -95,6 +95,10 @@ Controller::Controller(ClientConfig config, ControllerOptions options, server::L
     if (options_.instance.empty()) options_.instance = "arteld";
   }
   if (options_.writers < 1) options_.writers = 1;
+  // Made here, not in Start, so that the read verbs of the API are served
+  // (empty) by a replica waiting for the leader Lease (src/kube/leader.h).
+  loop_ = std::make_unique<loop::ControlLoop>(options_.engine, options_.loop, log_, now_ms_);
+  loop_->SetBackend(this);
 }
 
 Controller::~Controller() { Stop(); }
@@ -160,8 +164,6 @@ Status Controller::Start(int64_t sync_timeout_ms) {
   if (Status s = Discover(); !s.ok()) return s;
   log_->Info("kubernetes mode",
              {{"server", config_.server}, {"kueue", std::string(kGroup) + "/" + version_}});
-  loop_ = std::make_unique<loop::ControlLoop>(options_.engine, options_.loop, log_, now_ms_);
-  loop_->SetBackend(this);
   for (int i = 0; i < options_.writers; ++i) writers_.emplace_back([this, i] { WriterMain(i); });
 
   // Which of the kinds the cluster serves (Cohort and Topology are newer

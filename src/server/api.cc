@@ -247,8 +247,12 @@ void ApiServer::Routes() {
 
   http_->Get("/healthz", [](const Req&, Res& res) { SendJson(res, 200, Json{{"status", "ok"}}); });
   http_->Get("/readyz", [this](const Req&, Res& res) {
-    if (service_->ready()) {
-      SendJson(res, 200, Json{{"status", "ready"}});
+    if (leading_ && !leading_()) {
+      SendJson(res, 200, Json{{"status", "standby"}, {"leader", false}});
+    } else if (service_->ready()) {
+      Json body{{"status", "ready"}};
+      if (leading_) body["leader"] = true;
+      SendJson(res, 200, body);
     } else {
       SendJson(res, 503, Json{{"code", "Unavailable"}, {"message", "not ready"}});
     }
@@ -301,7 +305,14 @@ void ApiServer::Routes() {
                                  "user " + who.user +
                                      " may not read /metrics: it needs the admin or metrics role"));
                }
-               res.set_content(service_->Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+               std::string text = service_->Metrics();
+               if (leading_) {  // --leader-elect: which replica's series describe the cluster
+                 text +=
+                     "# HELP artel_leader 1 when this replica holds the leader Lease, 0 on a standby\n"
+                     "# TYPE artel_leader gauge\nartel_leader ";
+                 text += leading_() ? "1\n" : "0\n";
+               }
+               res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
              }));
 
   http_->Get(

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,10 @@ class ApiServer {
   void Serve();
   void Stop();
   bool tls() const { return !options_.tls_cert.empty(); }
+  // Leader election (Kubernetes mode, --leader-elect): /readyz then says
+  // whether this replica leads; a standby is ready (it serves the API, the
+  // probes and the webhooks) with status "standby". Set before Serve.
+  void SetLeaderCheck(std::function<bool()> leading) { leading_ = std::move(leading); }
 
  private:
   void Routes();
@@ -81,6 +86,7 @@ class ApiServer {
   std::unique_ptr<HttpServer> http_;           // plain HTTP
   std::unique_ptr<httplib::Server> tls_http_;  // HTTPS fallback
   std::atomic<bool> stopping_{false};
+  std::function<bool()> leading_;  // empty = no leader election
 
   struct Bucket {
     double tokens;

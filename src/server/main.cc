@@ -5,12 +5,16 @@
 // gracefully (stop accepting, stop the loop, write a snapshot).
 
 #include <signal.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "kube/controller.h"
@@ -18,10 +22,47 @@
 #include "kube/namespace_queues.h"
 #include "kube/nodes.h"
 #include "kube/ungater.h"
+#include "kube/leader.h"
+#include "kube/webhook.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/daemon.h"
+
+namespace {
+
+// "15s", "500ms", "2m" or plain seconds -> milliseconds; -1 when malformed.
+int64_t ParseDurationMs(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return -1;
+  double v = 0;
+  try {
+    v = std::stod(text.substr(0, i));
+  } catch (...) {
+    return -1;
+  }
+  std::string unit = text.substr(i);
+  if (unit == "ms") return static_cast<int64_t>(v);
+  if (unit == "s" || unit.empty()) return static_cast<int64_t>(v * 1000);
+  if (unit == "m") return static_cast<int64_t>(v * 60000);
+  return -1;
+}
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits up to `ms` for one of `sigs`; the signal, or 0 on timeout.
+int WaitSignal(const sigset_t& sigs, int64_t ms) {
+  timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+  int sig = sigtimedwait(&sigs, nullptr, &ts);
+  return sig > 0 ? sig : 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace artel::server;
@@ -92,7 +133,51 @@ int main(int argc, char** argv) {
                  "Kubernetes mode: a node not Ready this long is lost; the placed workloads on it are "
                  "evicted (NodeFailures) and requeued")
       ->check(CLI::NonNegativeNumber);
+  // Leader election (docs/kubernetes.md, "Leader election").
+  bool leader_elect = false;
+  artel::kube::LeaderOptions lo;
+  std::string lease_duration = "15s", renew_deadline = "10s", retry_period = "2s";
+  app.add_flag("--leader-elect", leader_elect,
+               "Kubernetes mode: run as one of several replicas; only the holder of the Lease writes");
+  app.add_option("--leader-elect-lease-name", lo.lease_name, "Name of the coordination.k8s.io Lease")
+      ->capture_default_str();
+  app.add_option("--leader-elect-lease-namespace", lo.lease_namespace,
+                 "Namespace of the Lease (default: arteld's own namespace in a pod, else the "
+                 "kubeconfig context's)");
+  app.add_option("--leader-elect-identity", lo.identity,
+                 "This replica's holderIdentity (default: hostname_pid_random)");
+  app.add_option("--leader-elect-lease-duration", lease_duration,
+                 "How long a candidate waits after the last renewal seen before taking the Lease")
+      ->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", renew_deadline,
+                 "How long the leader keeps trying to renew before it stops and exits")
+      ->capture_default_str();
+  app.add_option("--leader-elect-retry-period", retry_period,
+                 "Time between attempts to take or renew the Lease")
+      ->capture_default_str();
+  // Admission webhooks (docs/kubernetes.md, "Admission webhooks").
+  std::string webhook_listen, webhook_cert, webhook_key;
+  app.add_option("--webhook-listen", webhook_listen,
+                 "Kubernetes mode: HOST:PORT of the HTTPS admission webhooks (/mutate, /validate)");
+  app.add_option("--webhook-cert", webhook_cert, "Serving certificate of the webhooks (PEM)");
+  app.add_option("--webhook-key", webhook_key, "Private key of the webhooks' certificate (PEM)");
   CLI11_PARSE(app, argc, argv);
+  if (leader_elect) {
+    for (auto [text, out] : {std::pair<std::string*, int64_t*>{&lease_duration, &lo.lease_duration_ms},
+                             {&renew_deadline, &lo.renew_deadline_ms},
+                             {&retry_period, &lo.retry_period_ms}}) {
+      *out = ParseDurationMs(*text);
+      if (*out <= 0) {
+        std::cerr << "arteld: --leader-elect-*: bad duration '" << *text
+                  << "' (expected e.g. 15s or 500ms)\n";
+        return 2;
+      }
+    }
+    if (std::string why = artel::kube::ValidateLeaderOptions(lo); !why.empty()) {
+      std::cerr << "arteld: --leader-elect: " << why << "\n";
+      return 2;
+    }
+  }
 
   ArteldConfig cfg;
   if (!config_file.empty()) {
@@ -147,6 +232,18 @@ int main(int argc, char** argv) {
                  "configuration comes from the cluster (kubectl apply)\n";
     return 2;
   }
+  if (!webhook_listen.empty() && (!kube_mode || webhook_cert.empty() || webhook_key.empty())) {
+    std::cerr << "arteld: --webhook-listen needs Kubernetes mode and --webhook-cert and --webhook-key\n";
+    return 2;
+  }
+  if (webhook_listen.empty() && (!webhook_cert.empty() || !webhook_key.empty())) {
+    std::cerr << "arteld: --webhook-cert and --webhook-key need --webhook-listen\n";
+    return 2;
+  }
+  if (leader_elect && !kube_mode) {
+    std::cerr << "arteld: --leader-elect needs Kubernetes mode (--kubeconfig or --kubernetes)\n";
+    return 2;
+  }
   if (!kube_mode && cfg.daemon.data_dir.empty()) {
     std::cerr << "arteld: --data-dir (or dataDir in --config) is required\n";
     return 2;
@@ -167,7 +264,9 @@ int main(int argc, char** argv) {
   Logger log(cfg.log_format, cfg.log_level);
   // Secrets must be private to arteld's user: pods run on this host.
   for (const auto& [file, what] :
-       {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"}, {cfg.api.tls_key, "TLS key"}}) {
+       {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"},
+        {cfg.api.tls_key, "TLS key"},
+        {webhook_key, "webhook key"}}) {
     if (file.empty()) continue;
     if (artel::Status s = artel::server::CheckPrivateFile(file, what); !s.ok()) {
       std::cerr << "arteld: " << s.message() << "\n";
@@ -196,6 +295,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<artel::kube::NodeWatcher> node_watcher;
   std::unique_ptr<artel::kube::TopologyUngater> ungater;
   std::optional<artel::kube::ClientConfig> kube_config;
+  std::unique_ptr<artel::kube::LeaderElector> elector;
   Service* service = nullptr;
   if (!kube_mode && !cfg.namespace_queues.templates.empty()) {
     std::cerr << "arteld: kubernetes.namespaceQueues is for Kubernetes mode (--kubeconfig or --kubernetes)\n";
@@ -221,13 +321,14 @@ int main(int argc, char** argv) {
     co.queue_status_full_pass_ms = kube_full_pass_ms;
     node_watcher = std::make_unique<artel::kube::NodeWatcher>(
         kc.value(), artel::kube::NodeWatcherOptions{.lost_grace_ms = kube_node_lost_ms}, &log);
-    controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
+    controller = std::make_unique<artel::kube::Controller>(kc.value(), co, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     });
     controller->SetNodeSource(node_watcher.get());
     service = controller.get();
+    if (leader_elect) elector = std::make_unique<artel::kube::LeaderElector>(*kc, lo, &log, SteadyMs);
   } else {
     auto d = Daemon::Open(cfg.daemon, &log);
     if (!d.ok()) {
@@ -239,18 +340,98 @@ int main(int argc, char** argv) {
     service = daemon.get();
   }
   ApiServer api(cfg.api, service, table.get(), &log);
+  if (elector) api.SetLeaderCheck([&elector] { return elector->leading(); });
   auto port = api.Bind();
   if (!port.ok()) {
     std::cerr << "arteld: " << port.status().message() << "\n";
     return 1;
   }
-  if (controller) {
-    // Lists the whole cluster before the first scheduling pass.
-    if (artel::Status s = controller->Start(); !s.ok()) {
-      log.Error("cannot start", {{"error", s.ToString()}});
-      std::cerr << "arteld: " << s.ToString() << "\n";
+  std::string scheme = api.tls() ? "https" : "http";
+  std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
+  std::string url = scheme + "://" + host + ":" + std::to_string(*port);
+  // The webhooks serve on every replica, leader or not.
+  std::unique_ptr<artel::kube::WebhookServer> webhook;
+  if (!webhook_listen.empty()) {
+    artel::kube::WebhookOptions wo;
+    wo.cert_file = webhook_cert;
+    wo.key_file = webhook_key;
+    if (artel::Status s = ParseListen(webhook_listen, &wo.host, &wo.port); !s.ok()) {
+      std::cerr << "arteld: --webhook-listen: " << s.message() << "\n";
+      return 2;
+    }
+    webhook = std::make_unique<artel::kube::WebhookServer>(wo, &log);
+    auto wport = webhook->Bind();
+    if (!wport.ok()) {
+      std::cerr << "arteld: " << wport.status().message() << "\n";
       return 1;
     }
+    std::string whost = wo.host.find(':') != std::string::npos ? "[" + wo.host + "]" : wo.host;
+    log.Info("admission webhooks listening",
+             {{"webhook_url", "https://" + whost + ":" + std::to_string(*wport)}});
+    webhook->Start();
+  }
+  std::thread server;
+  std::thread watchdog;
+  std::atomic<bool> watchdog_stop{false};
+  if (elector) {
+    // A standby serves the API (empty), the probes and the webhooks while it
+    // waits for the Lease; nothing that writes starts before it holds it.
+    log.Info("listening", {{"url", url}, {"mode", "kubernetes"}, {"leader_election", "standby"}});
+    std::printf("listening on %s\n", url.c_str());
+    std::fflush(stdout);
+    server = std::thread([&] { api.Serve(); });
+    log.Info("leader election: waiting for the lease",
+             {{"lease", elector->options().lease_namespace + "/" + elector->options().lease_name},
+              {"identity", elector->identity()}});
+    std::mt19937 jitter(std::random_device{}());
+    while (!elector->TryAcquireOrRenew()) {
+      log.Debug("leader election: not the leader", {{"reason", elector->last_error()}});
+      int64_t wait = lo.retry_period_ms + static_cast<int64_t>(jitter() % (lo.retry_period_ms / 5 + 1));
+      if (int sig = WaitSignal(sigs, wait); sig != 0) {
+        log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        api.Stop();
+        server.join();
+        return 0;
+      }
+    }
+    elector->StartRenewing();
+    // The leader's watchdog, from now on (also while the Controller lists
+    // the cluster): no renewal within the renew deadline means another
+    // replica may take the Lease soon, so stop writing at once. A thread of
+    // its own, so that a renewal stuck in a request cannot delay it.
+    watchdog =
+        std::thread([&elector, &log, &watchdog_stop, step = std::max<int64_t>(50, lo.retry_period_ms / 4)] {
+          while (!watchdog_stop.load()) {
+            if (elector->Lost()) {
+              log.Error("leader election: lost the lease; exiting so that no second writer runs",
+                        {{"error", elector->last_error()}});
+              std::fflush(stderr);
+              _exit(1);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(step));
+          }
+        });
+  }
+  if (controller) {
+    // Lists the whole cluster before the first scheduling pass.
+    // A component that cannot start: stop what runs, give the Lease back.
+    auto fail_start = [&](const artel::Status& s) {
+      log.Error("cannot start", {{"error", s.ToString()}});
+      std::cerr << "arteld: " << s.ToString() << "\n";
+      if (server.joinable()) {
+        api.Stop();
+        server.join();
+      }
+      if (namespace_queues) namespace_queues->Stop();
+      controller->Stop();
+      if (watchdog.joinable()) {
+        watchdog_stop = true;
+        watchdog.join();
+      }
+      if (elector) elector->Release();
+      return 1;
+    };
+    if (artel::Status s = controller->Start(); !s.ok()) return fail_start(s);
     if (!cfg.namespace_queues.templates.empty()) {
       // LocalQueues per labelled namespace (docs/kubernetes.md, "Namespaces to queues").
       artel::kube::NamespaceQueuesOptions no;
@@ -264,11 +445,7 @@ int main(int argc, char** argv) {
       namespace_queues = std::make_unique<artel::kube::NamespaceQueues>(
           *kube_config, artel::kube::WithVersion(artel::kube::kLocalQueues, controller->kueue_version()),
           no, &log, [c](const std::string& ns, const std::string& name) { return c->LocalQueueWorkloads(ns, name); });
-      if (artel::Status s = namespace_queues->Start(); !s.ok()) {
-        log.Error("cannot start", {{"error", s.ToString()}});
-        std::cerr << "arteld: " << s.ToString() << "\n";
-        return 1;
-      }
+      if (artel::Status s = namespace_queues->Start(); !s.ok()) return fail_start(s);
     }
     // Pins the pods of TAS admissions to their nodes (kube/ungater.h).
     ungater = std::make_unique<artel::kube::TopologyUngater>(
@@ -277,18 +454,19 @@ int main(int argc, char** argv) {
   } else {
     daemon->Start();
   }
-  std::string scheme = api.tls() ? "https" : "http";
-  std::string host = cfg.api.host.find(':') != std::string::npos ? "[" + cfg.api.host + "]" : cfg.api.host;
-  std::string url = scheme + "://" + host + ":" + std::to_string(*port);
-  if (controller) {
+  if (elector) {
+    log.Info("leading", {{"url", url}, {"kueue", controller->kueue_version()}});
+  } else if (controller) {
     log.Info("listening", {{"url", url}, {"mode", "kubernetes"}, {"kueue", controller->kueue_version()}});
   } else {
     log.Info("listening",
              {{"url", url}, {"data_dir", cfg.daemon.data_dir}, {"gpu_mode", daemon->gpu_mode()}});
   }
-  std::printf("listening on %s\n", url.c_str());
-  std::fflush(stdout);
-  std::thread server([&] { api.Serve(); });
+  if (!elector) {
+    std::printf("listening on %s\n", url.c_str());
+    std::fflush(stdout);
+    server = std::thread([&] { api.Serve(); });
+  }
 
   int sig = 0;
   sigwait(&sigs, &sig);
@@ -297,6 +475,11 @@ int main(int argc, char** argv) {
   if (namespace_queues) namespace_queues->Stop();
   if (ungater) ungater->Stop();
   if (controller) controller->Stop();
+  if (watchdog.joinable()) {
+    watchdog_stop = true;
+    watchdog.join();
+  }
+  if (elector) elector->Release();  // after the writers stopped: the next leader starts at once
   if (daemon) daemon->Shutdown();
   server.join();
   log.Info("stopped");

@@ -489,10 +489,15 @@ TEST_F(KubeController, kube_RunsWithTheShippedClusterRole) {
                   .ok());
   auto kc = env_.k8s->UserKubeconfig("artel-controller-test", {});
   ASSERT_TRUE(kc.ok()) << kc.status().ToString();
-  // Not an admin: it may not create Workloads itself.
+  // Not an admin: it may not create ClusterQueues (the integrations of
+  // issue 12 make it create Workloads, so the role grants that).
   EXPECT_FALSE(
-      env_.k8s->KubectlAs(*kc, {"create", "-f", "-"}, KubeEnv::WorkloadYaml("team-a", "nope", "default", 1))
+      env_.k8s
+          ->KubectlAs(*kc, {"create", "--validate=false", "-f", "-"},
+                      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: nope}\n"
+                      "spec: {namespaceSelector: {}}\n")
           .ok());
+  EXPECT_TRUE(env_.Get("clusterqueues.kueue.x-k8s.io", "", "nope").is_null());
   env_.arteld = std::make_unique<Arteld>(env_.dir);
   std::string error;
   ASSERT_TRUE(env_.arteld->Start({"--kubeconfig", *kc}, &error)) << error;
