@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "kube/controller.h"
+#include "kube/jobs.h"
 #include "kube/kubeconfig.h"
 #include "server/api.h"
 #include "server/auth.h"
@@ -183,6 +184,8 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<Daemon> daemon;
   std::unique_ptr<artel::kube::Controller> controller;
+  std::unique_ptr<artel::kube::JobIntegration> jobs;  // Jobs, pods and pod groups (docs/kubernetes.md)
+  artel::kube::ClientConfig kube_client_config;
   Service* service = nullptr;
   if (kube_mode) {
     // Kubernetes mode: the cluster is the state (docs/kubernetes.md).
@@ -201,6 +204,7 @@ int main(int argc, char** argv) {
     co.loop.debounce_ms = cfg.daemon.debounce_ms;
     co.kueue_version = kueue_version;
     co.queue_status_full_pass_ms = kube_full_pass_ms;
+    kube_client_config = kc.value();
     controller = std::make_unique<artel::kube::Controller>(std::move(kc).value(), co, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
@@ -230,6 +234,18 @@ int main(int argc, char** argv) {
       std::cerr << "arteld: " << s.ToString() << "\n";
       return 1;
     }
+    artel::kube::JobsOptions jo;
+    jo.kueue_version = controller->kueue_version();
+    jobs = std::make_unique<artel::kube::JobIntegration>(kube_client_config, jo, &log, [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    });
+    if (artel::Status s = jobs->Start(); !s.ok()) {
+      log.Error("cannot start", {{"error", s.ToString()}});
+      std::cerr << "arteld: " << s.ToString() << "\n";
+      return 1;
+    }
   } else {
     daemon->Start();
   }
@@ -250,6 +266,7 @@ int main(int argc, char** argv) {
   sigwait(&sigs, &sig);
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
+  if (jobs) jobs->Stop();
   if (controller) controller->Stop();
   if (daemon) daemon->Shutdown();
   server.join();
