@@ -161,14 +161,20 @@ class KubeJobs : public ::testing::Test {
     auto r = env_.Kubectl({"get", "pods", "-n", "team", "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
     if (!r.ok()) return -1;
     int n = 0;
-    for (const Json& p : Json::parse(*r)["items"])
+    const Json list = Json::parse(*r);
+    for (const Json& p : list["items"])
       if (p["status"].value("phase", "") == "Running" && !p["metadata"].contains("deletionTimestamp")) ++n;
     return n;
   }
   std::string Diag(const std::string& what) {
     std::string log = env_.arteld ? env_.arteld->log() : "";
     if (log.size() > 6000) log = log.substr(log.size() - 6000);
-    return what + "\nworkloads:\n" + Json(env_.Workloads()).dump(1).substr(0, 8000) + "\narteld log tail:\n" + log;
+    auto pods = env_.Kubectl({"get", "pods", "-n", "team", "-o", "wide"});
+    auto jobs = env_.Kubectl({"get", "jobs", "-n", "team", "-o", "wide"});
+    auto ev = env_.Kubectl({"get", "events", "-n", "team"});
+    return what + "\npods:\n" + (pods.ok() ? *pods : "") + "\njobs:\n" + (jobs.ok() ? *jobs : "") +
+           "\nevents:\n" + (ev.ok() ? ev->substr(ev->size() > 4000 ? ev->size() - 4000 : 0) : "") +
+           "\nworkloads:\n" + Json(env_.Workloads()).dump(1).substr(0, 8000) + "\narteld log tail:\n" + log;
   }
   std::string nodes_file_;
   KubeEnv env_;
