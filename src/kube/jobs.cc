@@ -562,7 +562,14 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
   }
   // A Job deleted: its Workload goes too (the garbage collector does the
   // same through the ownerReference where kube-controller-manager runs).
-  if (job.is_null()) return DeleteOwnedWorkloads(ns, "Job", name, "");
+  if (job.is_null()) {
+    // Gone from the cache: deleted, or its queue-name label removed. Only a
+    // Job really gone takes its Workload along.
+    auto r = client_->Get(kJobs, ns, name);
+    if (r.ok()) return Outcome::kDone;
+    if (!r.error().NotFound()) return Outcome::kRetry;
+    return DeleteOwnedWorkloads(ns, "Job", name, "");
+  }
   if (Label(job, kQueueNameLabel).empty()) return Outcome::kDone;
   const std::string uid = Uid(job);
   {
@@ -862,6 +869,9 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
       }
       Json q = p;
       RemoveGate(&q["spec"], kAdmissionGate);
+      // Without a topologyAssignment, no ungater will come: a topology gate
+      // (added at creation) goes too (Kueue's pod_controller.go prepare).
+      if (At(psa, "topologyAssignment").is_null()) RemoveGate(&q["spec"], kTopologyGate);
       if (!MergeInfo(&q["metadata"], &q["spec"], infos[role], &error)) {
         log_->Error("cannot start the pod", {{"pod", Key(p)}, {"error", error}});
         return WriteWorkloadStatus(wl, FinishedStatus(st, false, "FailedToStart: " + error, Now(), gen));
