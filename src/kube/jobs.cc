@@ -10,6 +10,10 @@
 #include "kube/kueue_map.h"
 
 namespace artel::kube {
+
+const Resource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
+const Resource kKaiPodGroups{"scheduling.run.ai", "v2alpha2", "podgroups", true};
+
 namespace {
 
 const Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
@@ -309,7 +313,19 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
   managed.label_selector = kQueueNameLabel;
   add(wl_res, [this](const Json& o, bool d) { OnWorkload(o, d); }, {});
   if (options_.jobs) add(kJobs, [this](const Json& o, bool d) { OnJob(o, d); }, managed);
-  if (options_.pods) add(kPods, [this](const Json& o, bool d) { OnPod(o, d); }, managed);
+  if (options_.podgroups) {
+    volcano_ = client_->Raw("GET", ResourcePath(kVolcanoPodGroups, "")).ok();
+    kai_ = client_->Raw("GET", ResourcePath(kKaiPodGroups, "")).ok();
+    if (volcano_) add(kVolcanoPodGroups, [this](const Json& o, bool d) { OnPodGroup(true, o, d); }, managed);
+    if (kai_) add(kKaiPodGroups, [this](const Json& o, bool d) { OnPodGroup(false, o, d); }, managed);
+  }
+  if (options_.pods || volcano_ || kai_) {
+    // PodGroups' pods carry an annotation, not the queue-name label: then
+    // every pod is watched (identity-only cache) and the handler keeps the
+    // ones that matter.
+    add(kPods, [this](const Json& o, bool d) { OnPod(o, d); }, volcano_ || kai_ ? ListOptions{} : managed);
+    if (volcano_ || kai_) informers_.back()->SetSlimCache(true);
+  }
   for (auto& i : informers_) i->Start();
   worker_ = std::thread([this] { WorkerMain(); });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(sync_timeout_ms);
@@ -360,8 +376,36 @@ void JobIntegration::OnJob(const Json& obj, bool deleted) {
 }
 
 void JobIntegration::OnPod(const Json& obj, bool deleted) {
+  std::string vg = volcano_ ? Annotation(obj, kVolcanoGroupAnnotation) : "";
+  std::string kg = kai_ ? Annotation(obj, kKaiGroupAnnotation) : "";
+  if (!vg.empty() || !kg.empty() || (deleted && (volcano_ || kai_))) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = pods_.find(Key(obj));
+    if (deleted && it != pods_.end()) {  // a slim object: what was kept says which group
+      vg = Annotation(it->second, kVolcanoGroupAnnotation);
+      kg = Annotation(it->second, kKaiGroupAnnotation);
+    }
+    if (!vg.empty() || !kg.empty()) {
+      if (deleted)
+        pods_.erase(Key(obj));
+      else
+        pods_[Key(obj)] = obj;
+      Enqueue((vg.empty() ? "kpg/" : "vpg/") + Ns(obj) + "/" + (vg.empty() ? kg : vg));
+      return;
+    }
+  }
   // Pods a controller owns (a Job's, a ReplicaSet's) are not plain pods.
-  if (ControllerOwner(obj) != nullptr) return;
+  if (!options_.pods || Label(obj, kQueueNameLabel).empty() || ControllerOwner(obj) != nullptr) {
+    if (deleted) {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = pods_.find(Key(obj));
+      if (it == pods_.end()) return;
+      std::string group = Label(it->second, kPodGroupNameLabel);
+      pods_.erase(it);
+      Enqueue(group.empty() ? "pod/" + Key(obj) : "group/" + Ns(obj) + "/" + group);
+    }
+    return;
+  }
   std::lock_guard<std::mutex> l(mu_);
   if (deleted)
     pods_.erase(Key(obj));
@@ -369,6 +413,16 @@ void JobIntegration::OnPod(const Json& obj, bool deleted) {
     pods_[Key(obj)] = obj;
   std::string group = Label(obj, kPodGroupNameLabel);
   Enqueue(group.empty() ? "pod/" + Key(obj) : "group/" + Ns(obj) + "/" + group);
+}
+
+void JobIntegration::OnPodGroup(bool volcano, const Json& obj, bool deleted) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto& m = volcano ? vpgs_ : kpgs_;
+  if (deleted)
+    m.erase(Key(obj));
+  else
+    m[Key(obj)] = obj;
+  Enqueue((volcano ? "vpg/" : "kpg/") + Key(obj));
 }
 
 void JobIntegration::OnWorkload(const Json& obj, bool deleted) {
@@ -385,6 +439,9 @@ void JobIntegration::OnWorkload(const Json& obj, bool deleted) {
     std::string kind = Str(*o, "kind"), api = Str(*o, "apiVersion");
     if (kind == "Job" && api == "batch/v1") Enqueue("job/" + Ns(obj) + "/" + Str(*o, "name"));
     if (kind == "Pod" && api == "v1") Enqueue("pod/" + Ns(obj) + "/" + Str(*o, "name"));
+    if (kind == "PodGroup" && api.rfind("scheduling.volcano.sh/", 0) == 0)
+      Enqueue("vpg/" + Ns(obj) + "/" + Str(*o, "name"));
+    if (kind == "PodGroup" && api.rfind("scheduling.run.ai/", 0) == 0) Enqueue("kpg/" + Ns(obj) + "/" + Str(*o, "name"));
   }
 }
 
@@ -441,6 +498,8 @@ JobIntegration::Outcome JobIntegration::Reconcile(const std::string& key) {
   if (kind == "job") return ReconcileJob(ns, name);
   if (kind == "pod") return ReconcilePods(ns, name, false);
   if (kind == "group") return ReconcilePods(ns, name, true);
+  if (kind == "vpg") return ReconcilePodGroup(ns, name, true);
+  if (kind == "kpg") return ReconcilePodGroup(ns, name, false);
   return Outcome::kDone;
 }
 
@@ -725,8 +784,11 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
 // ---------------------------------------------------------------- pods
 
 JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, const std::string& name, bool group) {
-  std::vector<Json> pods;
-  Json wl;
+  PodSetGroup g;
+  g.ns = ns;
+  g.name = name;
+  std::vector<Json>& pods = g.pods;
+  Json& wl = g.wl;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (group) {
@@ -745,6 +807,106 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
       }
     }
   }
+  std::sort(pods.begin(), pods.end(), [](const Json& a, const Json& b) { return Name(a) < Name(b); });
+  g.delete_when_gone = true;
+  if (pods.empty()) return ReconcileGroup(g);
+  if (group) {
+    g.total = -1;
+    for (const Json& p : pods)
+      if (auto t = AnnotationInt(p, kPodGroupTotalCount); t && *t >= 1) g.total = *t;
+    if (g.total < 1) {
+      log_->Warn("pod group without a valid total count", {{"group", ns + "/" + name},
+                                                           {"annotation", kPodGroupTotalCount}});
+      return Outcome::kDone;
+    }
+    g.role = [](const Json& p) { return RoleHash(p); };
+    g.wl_name = name;
+    g.wl_annotations = {{kIsGroupWorkload, "true"}};
+    for (const Json& p : pods) g.owners.push_back({{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", Name(p)}, {"uid", Uid(p)}});
+  } else {
+    g.total = 1;
+    g.role = [](const Json&) { return std::string("main"); };
+    g.wl_name = WorkloadNameForOwner("Pod", "", name, Uid(pods[0]));
+    g.owners.push_back({{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"name", name},
+                        {"uid", Uid(pods[0])},
+                        {"controller", true},
+                        {"blockOwnerDeletion", true}});
+  }
+  g.queue = Label(pods[0], kQueueNameLabel);
+  g.priority_labels = At(At(pods[0], "metadata"), "labels");
+  g.priority_spec = At(pods[0], "spec");
+  return ReconcileGroup(g);
+}
+
+// ---------------------------------------------------------------- Volcano and KAI PodGroups
+
+JobIntegration::Outcome JobIntegration::ReconcilePodGroup(const std::string& ns, const std::string& name,
+                                                          bool volcano) {
+  const Resource& res = volcano ? kVolcanoPodGroups : kKaiPodGroups;
+  const char* link = volcano ? kVolcanoGroupAnnotation : kKaiGroupAnnotation;
+  PodSetGroup g;
+  g.ns = ns;
+  g.name = name;
+  Json pg;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const auto& m = volcano ? vpgs_ : kpgs_;
+    auto it = m.find(ns + "/" + name);
+    if (it != m.end()) pg = it->second;
+    for (const auto& [k, p] : pods_)
+      if (Ns(p) == ns && Annotation(p, link) == name) g.pods.push_back(p);
+    for (const auto& [k, w] : wls_) {
+      const Json* o = ControllerOwner(w);
+      if (!pg.is_null() && Ns(w) == ns && o != nullptr && Str(*o, "kind") == "PodGroup" &&
+          Str(*o, "uid") == Uid(pg))
+        g.wl = w;
+    }
+  }
+  if (pg.is_null()) {
+    auto r = client_->Get(res, ns, name);
+    if (r.ok()) return Outcome::kDone;
+    if (!r.error().NotFound()) return Outcome::kRetry;
+    return DeleteOwnedWorkloads(ns, "PodGroup", name, "");
+  }
+  if (Label(pg, kQueueNameLabel).empty()) return Outcome::kDone;
+  std::sort(g.pods.begin(), g.pods.end(), [](const Json& a, const Json& b) { return Name(a) < Name(b); });
+  // The gang: the Workload is made once minMember pods exist; all of them
+  // are admitted together.
+  g.total = std::max<int64_t>(1, Int(At(pg, "spec"), "minMember", 1));
+  if (volcano)
+    g.role = [](const Json& p) {
+      std::string t = Annotation(p, kVolcanoTaskAnnotation);
+      return t.empty() ? std::string("main") : t;
+    };
+  else
+    g.role = [](const Json& p) {
+      std::string t = Label(p, kKaiSubGroupLabel);
+      return t.empty() ? std::string("main") : t;
+    };
+  g.wl_name = WorkloadNameForOwner("PodGroup", res.group, name, Uid(pg));
+  g.owners.push_back({{"apiVersion", res.group + "/" + res.version},
+                      {"kind", "PodGroup"},
+                      {"name", name},
+                      {"uid", Uid(pg)},
+                      {"controller", true},
+                      {"blockOwnerDeletion", true}});
+  g.queue = Label(pg, kQueueNameLabel);
+  g.priority_labels = At(At(pg, "metadata"), "labels");
+  g.priority_spec = Json::object();
+  if (!Str(At(pg, "spec"), "priorityClassName").empty())
+    g.priority_spec["priorityClassName"] = Str(At(pg, "spec"), "priorityClassName");
+  g.delete_when_gone = false;  // the PodGroup owns it; its pods may come back
+  return ReconcileGroup(g);
+}
+
+JobIntegration::Outcome JobIntegration::ReconcileGroup(const PodSetGroup& g) {
+  const std::string& ns = g.ns;
+  const std::string& name = g.name;
+  const std::vector<Json>& pods = g.pods;
+  const Json& wl = g.wl;
+  const int64_t total = g.total;
   const Resource wl_res = WithVersion(kWorkloads, options_.kueue_version);
   const int64_t gen = Int(At(wl, "metadata"), "generation", 0);
   if (pods.empty()) {
@@ -752,24 +914,13 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
     // then the Workload goes as its owners did.
     if (wl.is_null()) return Outcome::kDone;
     if (WlReserved(wl) && !WlFinished(wl)) return WriteWorkloadStatus(wl, RequeuedStatus(At(wl, "status"), Now(), gen));
+    if (!g.delete_when_gone) return Outcome::kDone;
     auto r = client_->Delete(wl_res, ns, Name(wl), std::nullopt, Uid(wl));
     if (r.ok() || r.error().NotFound() || r.error().Conflict()) return Outcome::kDone;
     return Outcome::kRetry;
   }
-  std::sort(pods.begin(), pods.end(), [](const Json& a, const Json& b) { return Name(a) < Name(b); });
   if (!wl.is_null() && WlFinished(wl)) return Outcome::kDone;
 
-  int64_t total = 1;
-  if (group) {
-    total = -1;
-    for (const Json& p : pods)
-      if (auto t = AnnotationInt(p, kPodGroupTotalCount); t && *t >= 1) total = *t;
-    if (total < 1) {
-      log_->Warn("pod group without a valid total count", {{"group", ns + "/" + name},
-                                                           {"annotation", kPodGroupTotalCount}});
-      return Outcome::kDone;
-    }
-  }
   int64_t succeeded = 0, terminal = 0, active = 0;
   for (const Json& p : pods) {
     if (PodTerminal(p)) {
@@ -786,9 +937,8 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
     for (const Json& p : pods)
       if (!HasGate(p, kAdmissionGate) || !At(At(p, "metadata"), "deletionTimestamp").is_null()) return Outcome::kDone;
     std::map<std::string, std::pair<int64_t, Json>> roles;  // pod set name -> (count, template)
-    Json owners = Json::array();
     for (const Json& p : pods) {
-      std::string role = group ? RoleHash(p) : "main";
+      std::string role = g.role(p);
       auto& r = roles[role];
       if (r.first++ == 0) {
         Json t = {{"metadata", Json::object()}, {"spec", At(p, "spec")}};
@@ -798,24 +948,18 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
         RemoveGate(&t["spec"], kAdmissionGate);
         r.second = t;
       }
-      Json ref = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", Name(p)}, {"uid", Uid(p)}};
-      if (!group) {
-        ref["controller"] = true;
-        ref["blockOwnerDeletion"] = true;
-      }
-      owners.push_back(ref);
     }
     Json w = {{"apiVersion", "kueue.x-k8s.io/" + options_.kueue_version},
               {"kind", "Workload"},
               {"metadata",
-               {{"name", group ? name : WorkloadNameForOwner("Pod", "", name, Uid(pods[0]))},
+               {{"name", g.wl_name},
                 {"namespace", ns},
-                {"ownerReferences", owners}}},
-              {"spec", {{"queueName", Label(pods[0], kQueueNameLabel)}, {"podSets", Json::array()}}}};
-    if (group) w["metadata"]["annotations"] = {{kIsGroupWorkload, "true"}};
+                {"ownerReferences", g.owners}}},
+              {"spec", {{"queueName", g.queue}, {"podSets", Json::array()}}}};
+    if (!g.wl_annotations.empty()) w["metadata"]["annotations"] = g.wl_annotations;
     for (auto& [role, r] : roles) w["spec"]["podSets"].push_back({{"name", role}, {"count", r.first}, {"template", r.second}});
     std::string error;
-    if (!SetPriority(At(At(pods[0], "metadata"), "labels"), At(pods[0], "spec"), &w, &error)) {
+    if (!SetPriority(g.priority_labels, g.priority_spec, &w, &error)) {
       log_->Warn("cannot create the workload yet", {{"pods", ns + "/" + name}, {"error", error}});
       return Outcome::kRetry;
     }
@@ -850,8 +994,8 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
     Outcome out = Outcome::kDone;
     for (const Json& p : pods) {
       if (!HasGate(p, kAdmissionGate)) continue;
-      std::string role = group ? RoleHash(p) : "main";
-      const Json& psa = AdmissionAssignment(wl, group ? role : "");
+      std::string role = g.role(p);
+      const Json& psa = AdmissionAssignment(wl, role);
       if (psa.is_null()) {
         log_->Warn("pod matches no pod set of its workload", {{"pod", Key(p)}, {"workload", Key(wl)}});
         continue;

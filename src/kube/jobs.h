@@ -57,6 +57,14 @@ inline constexpr const char* kPodGroupNameLabel = "kueue.x-k8s.io/pod-group-name
 inline constexpr const char* kPodGroupTotalCount = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr const char* kIsGroupWorkload = "kueue.x-k8s.io/is-group-workload";
 inline constexpr const char* kJobUidLabel = "kueue.x-k8s.io/job-uid";
+// Volcano's and KAI's pod-to-PodGroup links and pod set names (as the
+// manifest dialects read them: src/manifest/dialects.cc).
+inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
+inline constexpr const char* kVolcanoTaskAnnotation = "volcano.sh/task-spec";
+inline constexpr const char* kKaiGroupAnnotation = "pod-group-name";
+inline constexpr const char* kKaiSubGroupLabel = "kai.scheduler/subgroup-name";
+extern const Resource kVolcanoPodGroups;  // scheduling.volcano.sh/v1beta1 podgroups
+extern const Resource kKaiPodGroups;      // scheduling.run.ai/v2alpha2 podgroups
 
 // The name Kueue gives the Workload of an owner (jobframework's
 // GetWorkloadNameForOwnerWithGVK): "<kind lower-cased>-<owner name>" cut to
@@ -70,6 +78,7 @@ struct JobsOptions {
   std::string field_manager = "artel";
   bool jobs = true;  // batch/v1 Jobs
   bool pods = true;  // plain pods and pod groups
+  bool podgroups = true;  // Volcano and KAI PodGroups (where the cluster serves them)
 };
 
 class JobIntegration {
@@ -91,10 +100,26 @@ class JobIntegration {
   void OnJob(const Json& obj, bool deleted);
   void OnPod(const Json& obj, bool deleted);
   void OnWorkload(const Json& obj, bool deleted);
+  void OnPodGroup(bool volcano, const Json& obj, bool deleted);
+  Outcome ReconcilePodGroup(const std::string& ns, const std::string& name, bool volcano);
   void WorkerMain();
   Outcome Reconcile(const std::string& key);
   Outcome ReconcileJob(const std::string& ns, const std::string& name);
   Outcome ReconcilePods(const std::string& ns, const std::string& name, bool group);
+  // Pods admitted together under one Workload: a plain pod, a pod group, a
+  // Volcano or KAI PodGroup's pods.
+  struct PodSetGroup {
+    std::string ns, name;       // for logs
+    std::vector<Json> pods;     // sorted by name
+    Json wl;                    // its Workload, or null
+    int64_t total = 1;          // pods to wait for before the Workload is made
+    std::function<std::string(const Json&)> role;  // pod -> pod set name
+    std::string wl_name, queue;
+    Json owners = Json::array(), wl_annotations = Json::object();
+    Json priority_labels, priority_spec;
+    bool delete_when_gone = true;  // the Workload is deleted once every pod is gone
+  };
+  Outcome ReconcileGroup(const PodSetGroup& g);
 
   // Helpers on the worker thread.
   Outcome CreateWorkload(const Json& wl);
@@ -121,6 +146,8 @@ class JobIntegration {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Json> jobs_, pods_, wls_;  // "ns/name" -> newest object seen
+  std::map<std::string, Json> vpgs_, kpgs_;        // Volcano and KAI PodGroups
+  bool volcano_ = false, kai_ = false;             // served by the cluster (set before the informers start)
   std::deque<std::string> queue_;
   std::set<std::string> queued_;      // in queue_
   std::set<std::string> inflight_;    // being reconciled

@@ -122,8 +122,22 @@ std::string PodYaml(const std::string& name, const std::string& group, int total
   return y;
 }
 
+// Minimal CustomResourceDefinitions of Volcano's and KAI's PodGroup (the
+// fields are not validated: arteld reads spec.minMember and
+// spec.priorityClassName and the queue-name label).
+std::string PodGroupCrd(const std::string& group, const std::string& version) {
+  return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: podgroups." + group +
+         "\nspec:\n  group: " + group +
+         "\n  scope: Namespaced\n  names:\n    kind: PodGroup\n    listKind: PodGroupList\n    plural: podgroups\n"
+         "    singular: podgroup\n  versions:\n  - name: " +
+         version +
+         "\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n"
+         "        x-kubernetes-preserve-unknown-fields: true\n";
+}
+
 class KubeJobs : public ::testing::Test {
  protected:
+  bool podgroup_crds_ = false;  // install Volcano's and KAI's PodGroup CRDs before arteld starts
   void SetUp() override {
     nodes_file_ = TempDir("kube-jobs") + "/nodes.yaml";
     std::ofstream(nodes_file_) << kNodes;
@@ -135,6 +149,14 @@ class KubeJobs : public ::testing::Test {
     o.fake_nodes = nodes_file_;
     ASSERT_TRUE(env_.Up(&error, o)) << error;
     ASSERT_EQ(env_.Apply(kConfig), "");
+    if (podgroup_crds_) {
+      ASSERT_EQ(env_.Apply(PodGroupCrd("scheduling.volcano.sh", "v1beta1") + "---\n" +
+                           PodGroupCrd("scheduling.run.ai", "v2alpha2")),
+                "");
+      auto w = env_.Kubectl({"wait", "--for=condition=Established", "--timeout=60s",
+                             "crd/podgroups.scheduling.volcano.sh", "crd/podgroups.scheduling.run.ai"});
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+    }
     ASSERT_TRUE(env_.StartArteld({}, &error)) << error;
   }
   std::string Create(const std::string& yaml) {
@@ -324,6 +346,86 @@ TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
       << Diag(Job("part").dump(1));
   ASSERT_TRUE(WaitFor([&] { return RunningPods("urgent") == 4; }, kWait)) << Diag("urgent not running");
   EXPECT_FALSE(IsTrue(env_.Workload("team", part_wl["metadata"].value("name", "")), "QuotaReserved"));
+}
+
+class KubePodGroups : public KubeJobs {
+ protected:
+  void SetUp() override {
+    podgroup_crds_ = true;
+    KubeJobs::SetUp();
+  }
+  // A pod of a Volcano (annotation scheduling.k8s.io/group-name, task in
+  // volcano.sh/task-spec) or KAI (annotation pod-group-name) PodGroup, held
+  // by the admission gate as the webhook leaves it.
+  static std::string GroupPod(const std::string& name, bool volcano, const std::string& group) {
+    std::string y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: team\n  annotations:\n" +
+                    "    artel.dev/fake-run-seconds: \"1\"\n";
+    if (volcano)
+      y += "    scheduling.k8s.io/group-name: " + group + "\n    volcano.sh/task-spec: worker\n";
+    else
+      y += "    pod-group-name: " + group + "\n";
+    y += "spec:\n  schedulingGates:\n  - name: kueue.x-k8s.io/admission\n  restartPolicy: Never\n  containers:\n"
+         "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}\n"
+         "      limits: {nvidia.com/gpu: \"1\"}\n";
+    return y;
+  }
+  Json PodGroupObj(bool volcano, const std::string& name) {
+    return env_.Get(volcano ? "podgroups.scheduling.volcano.sh" : "podgroups.scheduling.run.ai", "team", name);
+  }
+};
+
+// A Volcano PodGroup (minMember 2) and a KAI PodGroup (minMember 1) with the
+// queue-name label: each gets a Workload owned by the PodGroup once minMember
+// of its pods exist, and its pods are admitted as one gang (gates removed
+// together), run on the flavor's node and finish the Workload.
+TEST_F(KubePodGroups, VolcanoAndKaiPodGroupsAdmittedAsGangs) {
+  ASSERT_EQ(Create("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n  name: vg\n"
+                   "  namespace: team\n  labels:\n    kueue.x-k8s.io/queue-name: default\n"
+                   "spec:\n  minMember: 2\n"),
+            "");
+  ASSERT_EQ(Create(GroupPod("vg-0", true, "vg")), "");
+  // The KAI group after vg-0: once its Workload exists, vg-0 was handled
+  // before (one ordered queue) and vg has no Workload yet.
+  ASSERT_EQ(Create("apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: kg\n"
+                   "  namespace: team\n  labels:\n    kueue.x-k8s.io/queue-name: default\n"
+                   "    kueue.x-k8s.io/priority-class: high\nspec:\n  minMember: 1\n"),
+            "");
+  ASSERT_EQ(Create(GroupPod("kg-0", false, "kg")), "");
+  Json kg_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        kg_wl = OwnedWorkload(PodGroupObj(false, "kg"));
+        return !kg_wl.is_null();
+      },
+      kWait))
+      << Diag("no workload for kg");
+  EXPECT_EQ(kg_wl["spec"].value("priority", -1), 1000);
+  EXPECT_TRUE(OwnedWorkload(PodGroupObj(true, "vg")).is_null());
+  EXPECT_TRUE(Pod("vg-0")["spec"].contains("schedulingGates"));
+  ASSERT_EQ(Create(GroupPod("vg-1", true, "vg")), "");
+  Json vg_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        vg_wl = OwnedWorkload(PodGroupObj(true, "vg"));
+        return !vg_wl.is_null();
+      },
+      kWait))
+      << Diag("no workload for vg");
+  ASSERT_EQ(vg_wl["spec"]["podSets"].size(), 1u) << vg_wl.dump(1);
+  EXPECT_EQ(vg_wl["spec"]["podSets"][0].value("name", ""), "worker");
+  EXPECT_EQ(vg_wl["spec"]["podSets"][0].value("count", 0), 2);
+  for (const char* p : {"vg-0", "vg-1", "kg-0"}) {
+    ASSERT_TRUE(WaitFor([&] { return Pod(p)["status"].value("phase", "") == "Succeeded"; }, kWait))
+        << Diag(std::string(p) + " did not succeed: " + Pod(p).dump(1));
+    Json pod = Pod(p);
+    EXPECT_FALSE(pod["spec"].contains("schedulingGates")) << pod.dump(1);
+    EXPECT_EQ(pod["spec"]["nodeSelector"].value("artel.dev/pool", ""), "gpu");
+    EXPECT_EQ(pod["spec"].value("nodeName", ""), "gpu-node");
+  }
+  const std::string vg_name = vg_wl["metadata"].value("name", "");
+  const std::string kg_name = kg_wl["metadata"].value("name", "");
+  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", vg_name), "Finished"); }, kWait)) << Diag("vg");
+  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", kg_name), "Finished"); }, kWait)) << Diag("kg");
 }
 
 }  // namespace
