@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -84,6 +85,12 @@ int main(int argc, char** argv) {
                  "Kubernetes mode: rebuild every queue status at least this often even when nothing "
                  "they depend on was seen to change (0: only on changes)")
       ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> kube_integrations = {"batch/job", "pod", "podgroup"};
+  app.add_option("--kube-integrations", kube_integrations,
+                 "Kubernetes mode: the kinds Artel turns into Workloads, as Kueue's integrations.frameworks "
+                 "(batch/job, pod, podgroup = Volcano's and KAI's PodGroups; none)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"batch/job", "pod", "podgroup", "none"}));
   CLI11_PARSE(app, argc, argv);
 
   ArteldConfig cfg;
@@ -236,12 +243,18 @@ int main(int argc, char** argv) {
     }
     artel::kube::JobsOptions jo;
     jo.kueue_version = controller->kueue_version();
-    jobs = std::make_unique<artel::kube::JobIntegration>(kube_client_config, jo, &log, [] {
+    auto enabled = [&](const char* k) {
+      return std::find(kube_integrations.begin(), kube_integrations.end(), k) != kube_integrations.end();
+    };
+    jo.jobs = enabled("batch/job");
+    jo.pods = enabled("pod");
+    jo.podgroups = enabled("podgroup");
+    if (jo.jobs || jo.pods || jo.podgroups) jobs = std::make_unique<artel::kube::JobIntegration>(kube_client_config, jo, &log, [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     });
-    if (artel::Status s = jobs->Start(); !s.ok()) {
+    if (artel::Status s = jobs ? jobs->Start() : artel::Status::Ok(); !s.ok()) {
       log.Error("cannot start", {{"error", s.ToString()}});
       std::cerr << "arteld: " << s.ToString() << "\n";
       return 1;
