@@ -375,44 +375,55 @@ void JobIntegration::OnJob(const Json& obj, bool deleted) {
   Enqueue("job/" + Key(obj));
 }
 
-void JobIntegration::OnPod(const Json& obj, bool deleted) {
-  std::string vg = volcano_ ? Annotation(obj, kVolcanoGroupAnnotation) : "";
-  std::string kg = kai_ ? Annotation(obj, kKaiGroupAnnotation) : "";
-  if (!vg.empty() || !kg.empty() || (deleted && (volcano_ || kai_))) {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = pods_.find(Key(obj));
-    if (deleted && it != pods_.end()) {  // a slim object: what was kept says which group
-      vg = Annotation(it->second, kVolcanoGroupAnnotation);
-      kg = Annotation(it->second, kKaiGroupAnnotation);
-    }
-    if (!vg.empty() || !kg.empty()) {
-      if (deleted)
-        pods_.erase(Key(obj));
-      else
-        pods_[Key(obj)] = obj;
-      Enqueue((vg.empty() ? "kpg/" : "vpg/") + Ns(obj) + "/" + (vg.empty() ? kg : vg));
-      return;
-    }
-  }
+std::string JobIntegration::PodKeyOf(const Json& pod) const {
+  if (volcano_)
+    if (std::string g = Annotation(pod, kVolcanoGroupAnnotation); !g.empty()) return "vpg/" + Ns(pod) + "/" + g;
+  if (kai_)
+    if (std::string g = Annotation(pod, kKaiGroupAnnotation); !g.empty()) return "kpg/" + Ns(pod) + "/" + g;
   // Pods a controller owns (a Job's, a ReplicaSet's) are not plain pods.
-  if (!options_.pods || Label(obj, kQueueNameLabel).empty() || ControllerOwner(obj) != nullptr) {
-    if (deleted) {
-      std::lock_guard<std::mutex> l(mu_);
-      auto it = pods_.find(Key(obj));
-      if (it == pods_.end()) return;
-      std::string group = Label(it->second, kPodGroupNameLabel);
-      pods_.erase(it);
-      Enqueue(group.empty() ? "pod/" + Key(obj) : "group/" + Ns(obj) + "/" + group);
-    }
+  if (!options_.pods || Label(pod, kQueueNameLabel).empty() || ControllerOwner(pod) != nullptr) return "";
+  std::string g = Label(pod, kPodGroupNameLabel);
+  return g.empty() ? "pod/" + Key(pod) : "group/" + Ns(pod) + "/" + g;
+}
+
+void JobIntegration::OnPod(const Json& obj, bool deleted) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string k = Key(obj);
+  auto it = pods_.find(k);
+  // A deleted object may be an identity-only one: what was kept says where it was.
+  std::string old_key = it != pods_.end() ? PodKeyOf(it->second) : "";
+  std::string new_key = deleted ? "" : PodKeyOf(obj);
+  if (!old_key.empty() && old_key != new_key) {
+    auto& set = pods_by_key_[old_key];
+    set.erase(k);
+    if (set.empty()) pods_by_key_.erase(old_key);
+    Enqueue(old_key);
+  }
+  if (new_key.empty()) {
+    if (it != pods_.end()) pods_.erase(it);
     return;
   }
-  std::lock_guard<std::mutex> l(mu_);
-  if (deleted)
-    pods_.erase(Key(obj));
-  else
-    pods_[Key(obj)] = obj;
-  std::string group = Label(obj, kPodGroupNameLabel);
-  Enqueue(group.empty() ? "pod/" + Key(obj) : "group/" + Ns(obj) + "/" + group);
+  pods_[k] = obj;
+  pods_by_key_[new_key].insert(k);
+  Enqueue(new_key);
+}
+
+std::vector<Json> JobIntegration::PodsOfLocked(const std::string& key) const {
+  std::vector<Json> out;
+  auto it = pods_by_key_.find(key);
+  if (it == pods_by_key_.end()) return out;
+  for (const std::string& k : it->second)
+    if (auto p = pods_.find(k); p != pods_.end()) out.push_back(p->second);
+  return out;
+}
+
+std::vector<Json> JobIntegration::OwnedLocked(const std::string& owner_uid) const {
+  std::vector<Json> out;
+  auto it = wl_by_owner_.find(owner_uid);
+  if (it == wl_by_owner_.end()) return out;
+  for (const std::string& k : it->second)
+    if (auto w = wls_.find(k); w != wls_.end()) out.push_back(w->second);
+  return out;
 }
 
 void JobIntegration::OnPodGroup(bool volcano, const Json& obj, bool deleted) {
@@ -427,10 +438,20 @@ void JobIntegration::OnPodGroup(bool volcano, const Json& obj, bool deleted) {
 
 void JobIntegration::OnWorkload(const Json& obj, bool deleted) {
   std::lock_guard<std::mutex> l(mu_);
-  if (deleted)
-    wls_.erase(Key(obj));
-  else
-    wls_[Key(obj)] = obj;
+  const std::string k = Key(obj);
+  if (auto it = wls_.find(k); it != wls_.end()) {
+    if (const Json* o = ControllerOwner(it->second); o != nullptr) {
+      auto& set = wl_by_owner_[Str(*o, "uid")];
+      set.erase(k);
+      if (set.empty()) wl_by_owner_.erase(Str(*o, "uid"));
+    }
+  }
+  if (deleted) {
+    wls_.erase(k);
+  } else {
+    wls_[k] = obj;
+    if (const Json* o = ControllerOwner(obj); o != nullptr) wl_by_owner_[Str(*o, "uid")].insert(k);
+  }
   if (Annotation(obj, kIsGroupWorkload) == "true") {
     Enqueue("group/" + Key(obj));
     return;
@@ -633,14 +654,9 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
   const std::string uid = Uid(job);
   {
     std::lock_guard<std::mutex> l(mu_);
-    for (const auto& [k, w] : wls_) {
-      const Json* o = ControllerOwner(w);
-      if (Ns(w) == ns && o != nullptr && Str(*o, "kind") == "Job" && Str(*o, "uid") == uid) {
-        if (wl.is_null() || !WlFinished(w)) wl = w;
-      }
-    }
+    for (const Json& w : OwnedLocked(uid))
+      if (wl.is_null() || !WlFinished(w)) wl = w;
   }
-  if (DeleteOwnedWorkloads(ns, "Job", name, uid) == Outcome::kRetry) return Outcome::kRetry;  // an older Job's
   const Json& spec = At(job, "spec");
   const bool suspended = At(spec, "suspend").is_boolean() && spec["suspend"].get<bool>();
   const int64_t active = Int(At(job, "status"), "active", 0);
@@ -792,18 +808,20 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
   {
     std::lock_guard<std::mutex> l(mu_);
     if (group) {
-      for (const auto& [k, p] : pods_)
-        if (Ns(p) == ns && Label(p, kPodGroupNameLabel) == name) pods.push_back(p);
+      pods = PodsOfLocked("group/" + ns + "/" + name);
       auto it = wls_.find(ns + "/" + name);
       if (it != wls_.end() && Annotation(it->second, kIsGroupWorkload) == "true") wl = it->second;
     } else {
-      auto it = pods_.find(ns + "/" + name);
-      if (it != pods_.end()) pods.push_back(it->second);
-      for (const auto& [k, w] : wls_) {
-        const Json* o = ControllerOwner(w);
-        if (Ns(w) == ns && o != nullptr && Str(*o, "kind") == "Pod" && Str(*o, "name") == name &&
-            (pods.empty() || Str(*o, "uid") == Uid(pods[0])))
-          wl = w;
+      pods = PodsOfLocked("pod/" + ns + "/" + name);
+      if (!pods.empty()) {
+        for (const Json& w : OwnedLocked(Uid(pods[0]))) wl = w;
+      } else {
+        for (const auto& [k, w] : wls_) {  // the pod is gone: its Workload by the owner's name (rare)
+          const Json* o = ControllerOwner(w);
+          if (Ns(w) == ns && o != nullptr && Str(*o, "kind") == "Pod" && Str(*o, "apiVersion") == "v1" &&
+              Str(*o, "name") == name)
+            wl = w;
+        }
       }
     }
   }
@@ -845,7 +863,6 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
 JobIntegration::Outcome JobIntegration::ReconcilePodGroup(const std::string& ns, const std::string& name,
                                                           bool volcano) {
   const Resource& res = volcano ? kVolcanoPodGroups : kKaiPodGroups;
-  const char* link = volcano ? kVolcanoGroupAnnotation : kKaiGroupAnnotation;
   PodSetGroup g;
   g.ns = ns;
   g.name = name;
@@ -855,14 +872,9 @@ JobIntegration::Outcome JobIntegration::ReconcilePodGroup(const std::string& ns,
     const auto& m = volcano ? vpgs_ : kpgs_;
     auto it = m.find(ns + "/" + name);
     if (it != m.end()) pg = it->second;
-    for (const auto& [k, p] : pods_)
-      if (Ns(p) == ns && Annotation(p, link) == name) g.pods.push_back(p);
-    for (const auto& [k, w] : wls_) {
-      const Json* o = ControllerOwner(w);
-      if (!pg.is_null() && Ns(w) == ns && o != nullptr && Str(*o, "kind") == "PodGroup" &&
-          Str(*o, "uid") == Uid(pg))
-        g.wl = w;
-    }
+    g.pods = PodsOfLocked((volcano ? "vpg/" : "kpg/") + ns + "/" + name);
+    if (!pg.is_null())
+      for (const Json& w : OwnedLocked(Uid(pg))) g.wl = w;
   }
   if (pg.is_null()) {
     auto r = client_->Get(res, ns, name);

@@ -101,6 +101,11 @@ class JobIntegration {
   void OnPod(const Json& obj, bool deleted);
   void OnWorkload(const Json& obj, bool deleted);
   void OnPodGroup(bool volcano, const Json& obj, bool deleted);
+  // The reconcile key a pod belongs to ("" = not one arteld manages): its
+  // Volcano or KAI PodGroup, its pod group, or itself.
+  std::string PodKeyOf(const Json& pod) const;
+  std::vector<Json> PodsOfLocked(const std::string& key) const;       // mu_ held
+  std::vector<Json> OwnedLocked(const std::string& owner_uid) const;  // Workloads by controller owner; mu_ held
   Outcome ReconcilePodGroup(const std::string& ns, const std::string& name, bool volcano);
   void WorkerMain();
   Outcome Reconcile(const std::string& key);
@@ -147,6 +152,8 @@ class JobIntegration {
   std::condition_variable cv_;
   std::map<std::string, Json> jobs_, pods_, wls_;  // "ns/name" -> newest object seen
   std::map<std::string, Json> vpgs_, kpgs_;        // Volcano and KAI PodGroups
+  std::map<std::string, std::set<std::string>> pods_by_key_;  // reconcile key -> pod keys
+  std::map<std::string, std::set<std::string>> wl_by_owner_;  // controller owner uid -> Workload keys
   bool volcano_ = false, kai_ = false;             // served by the cluster (set before the informers start)
   std::deque<std::string> queue_;
   std::set<std::string> queued_;      // in queue_
