@@ -264,6 +264,22 @@ int64_t JobPodsCount(const Json& job) {
   return p;
 }
 
+// Whether a Job still asks what its Workload's pod set says: the same pod
+// count and the same requests per container.
+bool JobMatchesWorkload(const Json& job, const Json& podset) {
+  if (JobPodsCount(job) != Int(podset, "count", -1)) return false;
+  auto requests = [](const Json& tpl) {
+    Json r = Json::array();
+    for (const char* list : {"initContainers", "containers"}) {
+      const Json& cs = At(At(tpl, "spec"), list);
+      if (cs.is_array())
+        for (const Json& c : cs) r.push_back({At(c, "name"), At(At(c, "resources"), "requests")});
+    }
+    return r;
+  };
+  return requests(At(At(job, "spec"), "template")) == requests(At(podset, "template"));
+}
+
 bool PodTerminal(const Json& pod) {
   std::string phase = Str(At(pod, "status"), "phase");
   return phase == "Succeeded" || phase == "Failed";
@@ -725,6 +741,14 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
   const bool partial = AnnotationInt(job, kJobMinParallelism).has_value();
   const bool sync_completions = Annotation(job, kJobCompletionsEqualParallelism) == "true";
 
+  if (suspended && !WlReserved(wl) && !JobMatchesWorkload(job, orig)) {
+    // The suspended Job changed (its pod count or requests) while it waited:
+    // its Workload is made again (Kueue's EquivalentToWorkload).
+    auto r = client_->Delete(wl_res, ns, Name(wl), std::nullopt, Uid(wl));
+    if (!r.ok() && !r.error().NotFound() && !r.error().Conflict()) return Outcome::kRetry;
+    log_->Info("workload deleted: its job changed; it is made again", {{"job", ns + "/" + name}});
+    return Outcome::kDone;
+  }
   if (evicted || (!suspended && !admitted)) {
     // Stop: suspend, then put the template (and a partial admission's
     // parallelism) back as the Workload has them (Kueue's Job.Stop).

@@ -288,7 +288,7 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
 // gates go only when admitted; its pods run on the flavor's node and the
 // Workload finishes. Partial admission: a Job with job-min-parallelism runs
 // with the admitted count, and its parallelism is restored when it is
-// preempted.
+// preempted. A pending Job whose parallelism changes gets a new Workload.
 TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
   ASSERT_EQ(Create(PodYaml("pg-0", "pg", 2, 1)), "");
   // A single pod created after pg-0: once its Workload exists, pg-0's event
@@ -346,6 +346,20 @@ TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
       << Diag(Job("part").dump(1));
   ASSERT_TRUE(WaitFor([&] { return RunningPods("urgent") == 4; }, kWait)) << Diag("urgent not running");
   EXPECT_FALSE(IsTrue(env_.Workload("team", part_wl["metadata"].value("name", "")), "QuotaReserved"));
+
+  // A suspended Job that changes while it waits gets its Workload made again.
+  ASSERT_EQ(Create(JobYaml("resize", {.parallelism = 1, .completions = 3, .gpus = 1})), "");
+  ASSERT_TRUE(WaitFor([&] { return !OwnedWorkload(Job("resize")).is_null(); }, kWait)) << Diag("no resize wl");
+  auto patched =
+      env_.Kubectl({"patch", "job", "resize", "-n", "team", "--type=merge", "-p", R"({"spec":{"parallelism":3}})"});
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        Json w = OwnedWorkload(Job("resize"));
+        return !w.is_null() && w["spec"]["podSets"][0].value("count", 0) == 3;
+      },
+      kWait))
+      << Diag("resize wl not made again");
 }
 
 class KubePodGroups : public KubeJobs {
