@@ -88,6 +88,7 @@ struct JobOpts {
   bool suspend = true;
   std::string priority_class;
   int min_parallelism = 0;
+  std::string template_labels;  // "k: v" lines for the pod template's labels
 };
 
 std::string JobYaml(const std::string& name, const JobOpts& o) {
@@ -100,9 +101,10 @@ std::string JobYaml(const std::string& name, const JobOpts& o) {
   if (o.suspend) y += "  suspend: true\n";
   y += "  parallelism: " + std::to_string(o.parallelism) +
        "\n  completions: " + std::to_string(o.completions < 0 ? o.parallelism : o.completions) + "\n  template:\n";
+  if (o.run_seconds > 0 || !o.template_labels.empty()) y += "    metadata:\n";
+  if (!o.template_labels.empty()) y += "      labels:\n        " + o.template_labels + "\n";
   if (o.run_seconds > 0)
-    y += "    metadata:\n      annotations:\n        artel.dev/fake-run-seconds: \"" + std::to_string(o.run_seconds) +
-         "\"\n";
+    y += "      annotations:\n        artel.dev/fake-run-seconds: \"" + std::to_string(o.run_seconds) + "\"\n";
   y += "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n"
        "        resources:\n          requests: {cpu: \"1\", nvidia.com/gpu: \"" +
        std::to_string(o.gpus) + "\"}\n          limits: {nvidia.com/gpu: \"" + std::to_string(o.gpus) + "\"}\n";
@@ -218,7 +220,7 @@ TEST(KubeJobsNames, WorkloadNameAsKueue) {
 // Then a higher-priority Job preempts a running lower one: the victim is
 // suspended with its template restored and its Workload requeued, the
 // preemptor runs; when it is done the victim is admitted again. Deleting a
-// Job deletes its Workload.
+// Job deletes its Workload. A podSetInfo that cannot apply fails the Workload.
 TEST_F(KubeJobs, JobLifecycleAndPreemption) {
   ASSERT_EQ(Create(JobYaml("first", {.parallelism = 2, .gpus = 1, .run_seconds = 1, .suspend = false})), "");
   Json wl;
@@ -282,6 +284,23 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
   // A Job deleted: its Workload goes.
   ASSERT_TRUE(env_.Kubectl({"delete", "job", "low", "-n", "team", "--wait=false"}).ok());
   EXPECT_TRUE(WaitFor([&] { return env_.Workload("team", low_name).is_null(); }, kWait)) << Diag("low wl stays");
+
+  // A template that already sets the podset label to another value cannot
+  // take the admission: the Workload is finished as failed (Kueue's
+  // permanent podSetInfo error) and the Job stays suspended.
+  ASSERT_EQ(Create(JobYaml("clash", {.parallelism = 1, .gpus = 1, .template_labels = "kueue.x-k8s.io/podset: other"})),
+            "");
+  Json clash_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        clash_wl = OwnedWorkload(Job("clash"));
+        return IsTrue(clash_wl, "Finished");
+      },
+      kWait))
+      << Diag("clash not finished");
+  EXPECT_EQ(Reason(clash_wl, "Finished"), "Failed");
+  EXPECT_NE(Message(clash_wl, "Finished").find("FailedToStart"), std::string::npos) << clash_wl.dump(1);
+  EXPECT_TRUE(Suspended(Job("clash")));
 }
 
 // Pods: a pod group gets its Workload only once all its pods exist, and its
