@@ -61,6 +61,10 @@ void SetOrErase(Json* obj, const char* key, const Json& v) {
 bool WlFinished(const Json& wl) { return IsConditionTrue(At(wl, "status"), "Finished"); }
 bool WlEvicted(const Json& wl) { return IsConditionTrue(At(wl, "status"), "Evicted"); }
 bool WlReserved(const Json& wl) { return IsConditionTrue(At(wl, "status"), "QuotaReserved"); }
+std::string EvictedMessage(const Json& wl) {
+  const Json* c = FindCondition(At(wl, "status"), "Evicted");
+  return c != nullptr ? Str(*c, "message") : std::string();
+}
 bool WlAdmitted(const Json& wl) {
   return IsConditionTrue(At(wl, "status"), "Admitted") && At(At(wl, "status"), "admission").is_object();
 }
@@ -542,14 +546,41 @@ JobIntegration::Outcome JobIntegration::Reconcile(const std::string& key) {
 
 // ---------------------------------------------------------------- shared writes
 
-JobIntegration::Outcome JobIntegration::CreateWorkload(const Json& wl) {
+JobIntegration::Outcome JobIntegration::CreateWorkload(const Json& wl, bool* created) {
   auto r = client_->Create(WithVersion(kWorkloads, options_.kueue_version), Ns(wl), wl);
+  if (created != nullptr) *created = r.ok();
   if (r.ok() || r.error().AlreadyExists()) {
     if (r.ok()) log_->Info("workload created", {{"workload", Key(wl)}});
     return Outcome::kDone;
   }
   log_->Warn("cannot create the workload", {{"workload", Key(wl)}, {"error", r.error().ToString()}});
   return Outcome::kRetry;
+}
+
+void JobIntegration::PostEvent(const Json& obj, const std::string& api_version, const std::string& kind,
+                               const std::string& reason, const std::string& message) {
+  if (!options_.events) return;
+  std::string ts = Now();
+  Json ev = {{"apiVersion", "v1"},
+             {"kind", "Event"},
+             {"metadata", {{"generateName", Name(obj) + "."}, {"namespace", Ns(obj)}}},
+             {"involvedObject",
+              {{"apiVersion", api_version},
+               {"kind", kind},
+               {"namespace", Ns(obj)},
+               {"name", Name(obj)},
+               {"uid", Uid(obj)},
+               {"resourceVersion", Str(At(obj, "metadata"), "resourceVersion")}}},
+             {"reason", reason},
+             {"message", TruncateConditionMessage(message)},
+             {"type", "Normal"},
+             {"source", {{"component", "artel-job-controller"}}},
+             {"reportingComponent", "artel-job-controller"},
+             {"firstTimestamp", ts},
+             {"lastTimestamp", ts},
+             {"count", 1}};
+  auto r = client_->Create(kEvents, Ns(obj), ev);
+  if (!r.ok()) log_->Debug("cannot post the event", {{"object", Key(obj)}, {"error", r.error().ToString()}});
 }
 
 JobIntegration::Outcome JobIntegration::WriteWorkloadStatus(const Json& wl, const Json& status) {
@@ -679,10 +710,14 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
   const Resource wl_res = WithVersion(kWorkloads, options_.kueue_version);
   if (!wl.is_null() && WlFinished(wl)) return Outcome::kDone;
 
-  auto update_job = [&](const Json& updated, const char* what) {
+  // Events on the Job as Kueue's reconciler records them (Started, Stopped,
+  // CreatedWorkload).
+  auto update_job = [&](const Json& updated, const char* what, const char* reason = "",
+                        const std::string& event_msg = "") {
     auto r = client_->Update(kJobs, ns, updated);
     if (r.ok()) {
       log_->Info(what, {{"job", ns + "/" + name}});
+      if (*reason != '\0') PostEvent(*r, "batch/v1", "Job", reason, event_msg);
       return Outcome::kDone;
     }
     if (r.error().NotFound()) return Outcome::kDone;
@@ -730,7 +765,10 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
       log_->Warn("cannot create the workload yet", {{"job", ns + "/" + name}, {"error", error}});
       return Outcome::kRetry;
     }
-    return CreateWorkload(w);
+    bool created = false;
+    Outcome out = CreateWorkload(w, &created);
+    if (created) PostEvent(job, "batch/v1", "Job", "CreatedWorkload", "Created Workload: " + Key(w));
+    return out;
   }
 
   const Json& st = At(wl, "status");
@@ -755,7 +793,9 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
     if (!suspended) {
       Json j = job;
       j["spec"]["suspend"] = true;
-      return update_job(j, evicted ? "job suspended: its workload was evicted" : "job suspended: not admitted");
+      return update_job(j, evicted ? "job suspended: its workload was evicted" : "job suspended: not admitted",
+                        "Stopped",
+                        evicted ? EvictedMessage(wl) : std::string("Not admitted by cluster queue"));
     }
     Json j = job;
     bool changed = RestoreTemplate(&j["spec"]["template"], At(orig, "template"));
@@ -808,7 +848,8 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
       if (sync_completions) j["spec"]["completions"] = count;
     }
     j["spec"]["suspend"] = false;
-    return update_job(j, "job started: its workload is admitted");
+    return update_job(j, "job started: its workload is admitted", "Started",
+                      "Admitted by clusterQueue " + Str(At(st, "admission"), "clusterQueue"));
   }
 
   if (suspended && Str(At(wl, "spec"), "queueName") != Label(job, kQueueNameLabel)) {

@@ -79,6 +79,7 @@ struct JobsOptions {
   bool jobs = true;  // batch/v1 Jobs
   bool pods = true;  // plain pods and pod groups
   bool podgroups = true;  // Volcano and KAI PodGroups (where the cluster serves them)
+  bool events = true;     // Events on Jobs (CreatedWorkload, Started, Stopped) as Kueue records them
 };
 
 class JobIntegration {
@@ -127,7 +128,10 @@ class JobIntegration {
   Outcome ReconcileGroup(const PodSetGroup& g);
 
   // Helpers on the worker thread.
-  Outcome CreateWorkload(const Json& wl);
+  Outcome CreateWorkload(const Json& wl, bool* created = nullptr);
+  // A core v1 Event on `obj` (best effort).
+  void PostEvent(const Json& obj, const std::string& api_version, const std::string& kind,
+                 const std::string& reason, const std::string& message);
   Outcome WriteWorkloadStatus(const Json& wl, const Json& status);
   Outcome DeleteOwnedWorkloads(const std::string& ns, const std::string& owner_kind, const std::string& owner_name,
                                const std::string& keep_uid);

@@ -272,6 +272,19 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
   EXPECT_FALSE(low["spec"]["template"]["spec"].contains("tolerations")) << low.dump(1);
   EXPECT_EQ(low["spec"]["template"]["metadata"].value("labels", Json::object()).count("kueue.x-k8s.io/podset"), 0u);
   EXPECT_EQ(Reason(env_.Workload("team", low_name), "Evicted"), "Preempted");
+  // Events on the Job, as Kueue records them.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto ev = env_.Kubectl({"get", "events", "-n", "team", "--field-selector", "involvedObject.name=low", "-o", "json"});
+        if (!ev.ok()) return false;
+        std::set<std::string> reasons;
+        const Json list = Json::parse(*ev);
+        for (const Json& e : list["items"])
+          if (e["involvedObject"].value("kind", "") == "Job") reasons.insert(e.value("reason", ""));
+        return reasons.count("CreatedWorkload") && reasons.count("Started") && reasons.count("Stopped");
+      },
+      kWait))
+      << Diag("no Job events");
   ASSERT_TRUE(WaitFor([&] { return RunningPods("high") == 2; }, kWait)) << Diag("high not running");
   Json high = Job("high");
   EXPECT_FALSE(Suspended(high));
