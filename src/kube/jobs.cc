@@ -48,7 +48,9 @@ int64_t Int(const Json& j, const char* key, int64_t def) {
   return v.is_number_integer() ? v.get<int64_t>() : def;
 }
 // Null, {} and [] are the same "nothing" when templates are compared.
-bool Empty(const Json& j) { return j.is_null() || (j.is_object() && j.empty()) || (j.is_array() && j.empty()); }
+bool Empty(const Json& j) {
+  return j.is_null() || (j.is_object() && j.empty()) || (j.is_array() && j.empty());
+}
 bool SameOrEmpty(const Json& a, const Json& b) { return (Empty(a) && Empty(b)) || a == b; }
 // Sets obj[key] = v, or removes the key when v is empty.
 void SetOrErase(Json* obj, const char* key, const Json& v) {
@@ -113,10 +115,13 @@ std::string RoleHash(const Json& pod) {
     Json cs = Json::array();
     if (At(spec, list).is_array())
       for (const Json& c : spec[list])
-        cs.push_back({{"name", At(c, "name")}, {"image", At(c, "image")}, {"requests", At(At(c, "resources"), "requests")}});
+        cs.push_back({{"name", At(c, "name")},
+                      {"image", At(c, "image")},
+                      {"requests", At(At(c, "resources"), "requests")}});
     role[list] = cs;
   }
-  for (const char* k : {"nodeSelector", "tolerations", "affinity", "priorityClassName"}) role[k] = At(spec, k);
+  for (const char* k : {"nodeSelector", "tolerations", "affinity", "priorityClassName"})
+    role[k] = At(spec, k);
   return ShortHash(role.dump());
 }
 
@@ -332,18 +337,25 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
   ListOptions managed;
   managed.label_selector = kQueueNameLabel;
   add(wl_res, [this](const Json& o, bool d) { OnWorkload(o, d); }, {});
-  if (options_.jobs) add(kJobs, [this](const Json& o, bool d) { OnJob(o, d); }, managed);
+  if (options_.jobs)
+    add(
+        kJobs, [this](const Json& o, bool d) { OnJob(o, d); }, managed);
   if (options_.podgroups) {
     volcano_ = client_->Raw("GET", ResourcePath(kVolcanoPodGroups, "")).ok();
     kai_ = client_->Raw("GET", ResourcePath(kKaiPodGroups, "")).ok();
-    if (volcano_) add(kVolcanoPodGroups, [this](const Json& o, bool d) { OnPodGroup(true, o, d); }, managed);
-    if (kai_) add(kKaiPodGroups, [this](const Json& o, bool d) { OnPodGroup(false, o, d); }, managed);
+    if (volcano_)
+      add(
+          kVolcanoPodGroups, [this](const Json& o, bool d) { OnPodGroup(true, o, d); }, managed);
+    if (kai_)
+      add(
+          kKaiPodGroups, [this](const Json& o, bool d) { OnPodGroup(false, o, d); }, managed);
   }
   if (options_.pods || volcano_ || kai_) {
     // PodGroups' pods carry an annotation, not the queue-name label: then
     // every pod is watched (identity-only cache) and the handler keeps the
     // ones that matter.
-    add(kPods, [this](const Json& o, bool d) { OnPod(o, d); }, volcano_ || kai_ ? ListOptions{} : managed);
+    add(
+        kPods, [this](const Json& o, bool d) { OnPod(o, d); }, volcano_ || kai_ ? ListOptions{} : managed);
     if (volcano_ || kai_) informers_.back()->SetSlimCache(true);
   }
   for (auto& i : informers_) i->Start();
@@ -353,7 +365,7 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
     while (!i->HasSynced()) {
       if (std::chrono::steady_clock::now() > deadline)
         return FailedPrecondition("jobs and pods: the informers did not list within the sync timeout: " +
-                                i->last_error());
+                                  i->last_error());
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -397,7 +409,8 @@ void JobIntegration::OnJob(const Json& obj, bool deleted) {
 
 std::string JobIntegration::PodKeyOf(const Json& pod) const {
   if (volcano_)
-    if (std::string g = Annotation(pod, kVolcanoGroupAnnotation); !g.empty()) return "vpg/" + Ns(pod) + "/" + g;
+    if (std::string g = Annotation(pod, kVolcanoGroupAnnotation); !g.empty())
+      return "vpg/" + Ns(pod) + "/" + g;
   if (kai_)
     if (std::string g = Annotation(pod, kKaiGroupAnnotation); !g.empty()) return "kpg/" + Ns(pod) + "/" + g;
   // Pods a controller owns (a Job's, a ReplicaSet's) are not plain pods.
@@ -482,7 +495,8 @@ void JobIntegration::OnWorkload(const Json& obj, bool deleted) {
     if (kind == "Pod" && api == "v1") Enqueue("pod/" + Ns(obj) + "/" + Str(*o, "name"));
     if (kind == "PodGroup" && api.rfind("scheduling.volcano.sh/", 0) == 0)
       Enqueue("vpg/" + Ns(obj) + "/" + Str(*o, "name"));
-    if (kind == "PodGroup" && api.rfind("scheduling.run.ai/", 0) == 0) Enqueue("kpg/" + Ns(obj) + "/" + Str(*o, "name"));
+    if (kind == "PodGroup" && api.rfind("scheduling.run.ai/", 0) == 0)
+      Enqueue("kpg/" + Ns(obj) + "/" + Str(*o, "name"));
   }
 }
 
@@ -594,7 +608,8 @@ JobIntegration::Outcome JobIntegration::WriteWorkloadStatus(const Json& wl, cons
   return Outcome::kRetry;
 }
 
-JobIntegration::Outcome JobIntegration::DeleteOwnedWorkloads(const std::string& ns, const std::string& owner_kind,
+JobIntegration::Outcome JobIntegration::DeleteOwnedWorkloads(const std::string& ns,
+                                                             const std::string& owner_kind,
                                                              const std::string& owner_name,
                                                              const std::string& keep_uid) {
   std::vector<Json> gone;
@@ -610,7 +625,8 @@ JobIntegration::Outcome JobIntegration::DeleteOwnedWorkloads(const std::string& 
   }
   Outcome out = Outcome::kDone;
   for (const Json& wl : gone) {
-    auto r = client_->Delete(WithVersion(kWorkloads, options_.kueue_version), ns, Name(wl), std::nullopt, Uid(wl));
+    auto r =
+        client_->Delete(WithVersion(kWorkloads, options_.kueue_version), ns, Name(wl), std::nullopt, Uid(wl));
     if (!r.ok() && !r.error().NotFound() && !r.error().Conflict()) {
       log_->Warn("cannot delete the workload", {{"workload", Key(wl)}, {"error", r.error().ToString()}});
       out = Outcome::kRetry;
@@ -633,7 +649,8 @@ bool JobIntegration::SetPriority(const Json& labels, const Json& pod_spec, Json*
     }
     spec["priority"] = Int(*r, "value", 0);
     if (v1beta2) {
-      spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", wpc}};
+      spec["priorityClassRef"] = {
+          {"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", wpc}};
     } else {
       spec["priorityClassName"] = wpc;
       spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass";
@@ -663,7 +680,8 @@ bool JobIntegration::FlavorInfo(const Json& psa, Json* node_selector, Json* tole
   if (!flavors.is_object()) return true;
   for (auto it = flavors.begin(); it != flavors.end(); ++it) {
     if (!it.value().is_string() || !seen.insert(it.value().get<std::string>()).second) continue;
-    auto r = client_->Get(WithVersion(kResourceFlavors, options_.kueue_version), "", it.value().get<std::string>());
+    auto r = client_->Get(WithVersion(kResourceFlavors, options_.kueue_version), "",
+                          it.value().get<std::string>());
     if (!r.ok()) {
       *error = "ResourceFlavor " + it.value().get<std::string>() + ": " + r.error().ToString();
       return false;
@@ -749,16 +767,17 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
                {{"name", WorkloadNameForOwner("Job", "batch", name, uid)},
                 {"namespace", ns},
                 {"labels", {{kJobUidLabel, uid}}},
-                {"ownerReferences",
-                 Json::array({{{"apiVersion", "batch/v1"},
-                               {"kind", "Job"},
-                               {"name", name},
-                               {"uid", uid},
-                               {"controller", true},
-                               {"blockOwnerDeletion", true}}})}}},
+                {"ownerReferences", Json::array({{{"apiVersion", "batch/v1"},
+                                                  {"kind", "Job"},
+                                                  {"name", name},
+                                                  {"uid", uid},
+                                                  {"controller", true},
+                                                  {"blockOwnerDeletion", true}}})}}},
               {"spec", {{"queueName", Label(job, kQueueNameLabel)}}}};
-    Json ps = {{"name", "main"}, {"count", JobPodsCount(job)}, {"template", WorkloadTemplate(At(spec, "template"))}};
-    if (auto m = AnnotationInt(job, kJobMinParallelism); m && *m >= 1 && *m < JobPodsCount(job)) ps["minCount"] = *m;
+    Json ps = {
+        {"name", "main"}, {"count", JobPodsCount(job)}, {"template", WorkloadTemplate(At(spec, "template"))}};
+    if (auto m = AnnotationInt(job, kJobMinParallelism); m && *m >= 1 && *m < JobPodsCount(job))
+      ps["minCount"] = *m;
     w["spec"]["podSets"] = Json::array({ps});
     std::string error;
     if (!SetPriority(At(At(job, "metadata"), "labels"), At(At(spec, "template"), "spec"), &w, &error)) {
@@ -793,9 +812,9 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
     if (!suspended) {
       Json j = job;
       j["spec"]["suspend"] = true;
-      return update_job(j, evicted ? "job suspended: its workload was evicted" : "job suspended: not admitted",
-                        "Stopped",
-                        evicted ? EvictedMessage(wl) : std::string("Not admitted by cluster queue"));
+      return update_job(
+          j, evicted ? "job suspended: its workload was evicted" : "job suspended: not admitted", "Stopped",
+          evicted ? EvictedMessage(wl) : std::string("Not admitted by cluster queue"));
     }
     Json j = job;
     bool changed = RestoreTemplate(&j["spec"]["template"], At(orig, "template"));
@@ -864,7 +883,8 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
 
 // ---------------------------------------------------------------- pods
 
-JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, const std::string& name, bool group) {
+JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, const std::string& name,
+                                                      bool group) {
   PodSetGroup g;
   g.ns = ns;
   g.name = name;
@@ -898,14 +918,15 @@ JobIntegration::Outcome JobIntegration::ReconcilePods(const std::string& ns, con
     for (const Json& p : pods)
       if (auto t = AnnotationInt(p, kPodGroupTotalCount); t && *t >= 1) g.total = *t;
     if (g.total < 1) {
-      log_->Warn("pod group without a valid total count", {{"group", ns + "/" + name},
-                                                           {"annotation", kPodGroupTotalCount}});
+      log_->Warn("pod group without a valid total count",
+                 {{"group", ns + "/" + name}, {"annotation", kPodGroupTotalCount}});
       return Outcome::kDone;
     }
     g.role = [](const Json& p) { return RoleHash(p); };
     g.wl_name = name;
     g.wl_annotations = {{kIsGroupWorkload, "true"}};
-    for (const Json& p : pods) g.owners.push_back({{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", Name(p)}, {"uid", Uid(p)}});
+    for (const Json& p : pods)
+      g.owners.push_back({{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", Name(p)}, {"uid", Uid(p)}});
   } else {
     g.total = 1;
     g.role = [](const Json&) { return std::string("main"); };
@@ -990,7 +1011,8 @@ JobIntegration::Outcome JobIntegration::ReconcileGroup(const PodSetGroup& g) {
     // Every pod is gone: release the quota first (step 4 of the contract),
     // then the Workload goes as its owners did.
     if (wl.is_null()) return Outcome::kDone;
-    if (WlReserved(wl) && !WlFinished(wl)) return WriteWorkloadStatus(wl, RequeuedStatus(At(wl, "status"), Now(), gen));
+    if (WlReserved(wl) && !WlFinished(wl))
+      return WriteWorkloadStatus(wl, RequeuedStatus(At(wl, "status"), Now(), gen));
     if (!g.delete_when_gone) return Outcome::kDone;
     auto r = client_->Delete(wl_res, ns, Name(wl), std::nullopt, Uid(wl));
     if (r.ok() || r.error().NotFound() || r.error().Conflict()) return Outcome::kDone;
@@ -1012,7 +1034,8 @@ JobIntegration::Outcome JobIntegration::ReconcileGroup(const PodSetGroup& g) {
     // One Workload once every pod of the group exists, all held by the gate.
     if (static_cast<int64_t>(pods.size()) < total) return Outcome::kDone;
     for (const Json& p : pods)
-      if (!HasGate(p, kAdmissionGate) || !At(At(p, "metadata"), "deletionTimestamp").is_null()) return Outcome::kDone;
+      if (!HasGate(p, kAdmissionGate) || !At(At(p, "metadata"), "deletionTimestamp").is_null())
+        return Outcome::kDone;
     std::map<std::string, std::pair<int64_t, Json>> roles;  // pod set name -> (count, template)
     for (const Json& p : pods) {
       std::string role = g.role(p);
@@ -1020,7 +1043,8 @@ JobIntegration::Outcome JobIntegration::ReconcileGroup(const PodSetGroup& g) {
       if (r.first++ == 0) {
         Json t = {{"metadata", Json::object()}, {"spec", At(p, "spec")}};
         if (!At(At(p, "metadata"), "labels").is_null()) t["metadata"]["labels"] = p["metadata"]["labels"];
-        if (!At(At(p, "metadata"), "annotations").is_null()) t["metadata"]["annotations"] = p["metadata"]["annotations"];
+        if (!At(At(p, "metadata"), "annotations").is_null())
+          t["metadata"]["annotations"] = p["metadata"]["annotations"];
         t["spec"].erase("nodeName");
         RemoveGate(&t["spec"], kAdmissionGate);
         r.second = t;
@@ -1028,13 +1052,11 @@ JobIntegration::Outcome JobIntegration::ReconcileGroup(const PodSetGroup& g) {
     }
     Json w = {{"apiVersion", "kueue.x-k8s.io/" + options_.kueue_version},
               {"kind", "Workload"},
-              {"metadata",
-               {{"name", g.wl_name},
-                {"namespace", ns},
-                {"ownerReferences", g.owners}}},
+              {"metadata", {{"name", g.wl_name}, {"namespace", ns}, {"ownerReferences", g.owners}}},
               {"spec", {{"queueName", g.queue}, {"podSets", Json::array()}}}};
     if (!g.wl_annotations.empty()) w["metadata"]["annotations"] = g.wl_annotations;
-    for (auto& [role, r] : roles) w["spec"]["podSets"].push_back({{"name", role}, {"count", r.first}, {"template", r.second}});
+    for (auto& [role, r] : roles)
+      w["spec"]["podSets"].push_back({{"name", role}, {"count", r.first}, {"template", r.second}});
     std::string error;
     if (!SetPriority(g.priority_labels, g.priority_spec, &w, &error)) {
       log_->Warn("cannot create the workload yet", {{"pods", ns + "/" + name}, {"error", error}});

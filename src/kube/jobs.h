@@ -52,7 +52,8 @@ inline constexpr const char* kWorkloadAnnotation = "kueue.x-k8s.io/workload";
 inline constexpr const char* kAdmissionGate = "kueue.x-k8s.io/admission";
 inline constexpr const char* kTopologyGate = "kueue.x-k8s.io/topology";
 inline constexpr const char* kJobMinParallelism = "kueue.x-k8s.io/job-min-parallelism";
-inline constexpr const char* kJobCompletionsEqualParallelism = "kueue.x-k8s.io/job-completions-equal-parallelism";
+inline constexpr const char* kJobCompletionsEqualParallelism =
+    "kueue.x-k8s.io/job-completions-equal-parallelism";
 inline constexpr const char* kPodGroupNameLabel = "kueue.x-k8s.io/pod-group-name";
 inline constexpr const char* kPodGroupTotalCount = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr const char* kIsGroupWorkload = "kueue.x-k8s.io/is-group-workload";
@@ -76,15 +77,16 @@ std::string WorkloadNameForOwner(const std::string& kind, const std::string& gro
 struct JobsOptions {
   std::string kueue_version = "v1beta2";  // the Kueue API version the Controller discovered
   std::string field_manager = "artel";
-  bool jobs = true;  // batch/v1 Jobs
-  bool pods = true;  // plain pods and pod groups
+  bool jobs = true;       // batch/v1 Jobs
+  bool pods = true;       // plain pods and pod groups
   bool podgroups = true;  // Volcano and KAI PodGroups (where the cluster serves them)
   bool events = true;     // Events on Jobs (CreatedWorkload, Started, Stopped) as Kueue records them
 };
 
 class JobIntegration {
  public:
-  JobIntegration(ClientConfig config, JobsOptions options, server::Logger* log, std::function<int64_t()> now_ms);
+  JobIntegration(ClientConfig config, JobsOptions options, server::Logger* log,
+                 std::function<int64_t()> now_ms);
   ~JobIntegration();
   JobIntegration(const JobIntegration&) = delete;
   JobIntegration& operator=(const JobIntegration&) = delete;
@@ -105,8 +107,9 @@ class JobIntegration {
   // The reconcile key a pod belongs to ("" = not one arteld manages): its
   // Volcano or KAI PodGroup, its pod group, or itself.
   std::string PodKeyOf(const Json& pod) const;
-  std::vector<Json> PodsOfLocked(const std::string& key) const;       // mu_ held
-  std::vector<Json> OwnedLocked(const std::string& owner_uid) const;  // Workloads by controller owner; mu_ held
+  std::vector<Json> PodsOfLocked(const std::string& key) const;  // mu_ held
+  std::vector<Json> OwnedLocked(
+      const std::string& owner_uid) const;  // Workloads by controller owner; mu_ held
   Outcome ReconcilePodGroup(const std::string& ns, const std::string& name, bool volcano);
   void WorkerMain();
   Outcome Reconcile(const std::string& key);
@@ -115,10 +118,10 @@ class JobIntegration {
   // Pods admitted together under one Workload: a plain pod, a pod group, a
   // Volcano or KAI PodGroup's pods.
   struct PodSetGroup {
-    std::string ns, name;       // for logs
-    std::vector<Json> pods;     // sorted by name
-    Json wl;                    // its Workload, or null
-    int64_t total = 1;          // pods to wait for before the Workload is made
+    std::string ns, name;                          // for logs
+    std::vector<Json> pods;                        // sorted by name
+    Json wl;                                       // its Workload, or null
+    int64_t total = 1;                             // pods to wait for before the Workload is made
     std::function<std::string(const Json&)> role;  // pod -> pod set name
     std::string wl_name, queue;
     Json owners = Json::array(), wl_annotations = Json::object();
@@ -133,8 +136,8 @@ class JobIntegration {
   void PostEvent(const Json& obj, const std::string& api_version, const std::string& kind,
                  const std::string& reason, const std::string& message);
   Outcome WriteWorkloadStatus(const Json& wl, const Json& status);
-  Outcome DeleteOwnedWorkloads(const std::string& ns, const std::string& owner_kind, const std::string& owner_name,
-                               const std::string& keep_uid);
+  Outcome DeleteOwnedWorkloads(const std::string& ns, const std::string& owner_kind,
+                               const std::string& owner_name, const std::string& keep_uid);
   // Priority of a new Workload: the WorkloadPriorityClass named by the
   // priority-class label, else the pod template's PriorityClass. Sets
   // spec.priority and the class reference on `wl`; false when a class named
@@ -154,15 +157,15 @@ class JobIntegration {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Json> jobs_, pods_, wls_;  // "ns/name" -> newest object seen
-  std::map<std::string, Json> vpgs_, kpgs_;        // Volcano and KAI PodGroups
+  std::map<std::string, Json> jobs_, pods_, wls_;             // "ns/name" -> newest object seen
+  std::map<std::string, Json> vpgs_, kpgs_;                   // Volcano and KAI PodGroups
   std::map<std::string, std::set<std::string>> pods_by_key_;  // reconcile key -> pod keys
   std::map<std::string, std::set<std::string>> wl_by_owner_;  // controller owner uid -> Workload keys
-  bool volcano_ = false, kai_ = false;             // served by the cluster (set before the informers start)
+  bool volcano_ = false, kai_ = false;  // served by the cluster (set before the informers start)
   std::deque<std::string> queue_;
-  std::set<std::string> queued_;      // in queue_
-  std::set<std::string> inflight_;    // being reconciled
-  std::set<std::string> requeue_;     // queued again while in flight
+  std::set<std::string> queued_;             // in queue_
+  std::set<std::string> inflight_;           // being reconciled
+  std::set<std::string> requeue_;            // queued again while in flight
   std::map<std::string, int64_t> retry_at_;  // key -> when to retry (ms)
   std::map<std::string, int> failures_;
   bool stopping_ = false;

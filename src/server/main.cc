@@ -249,11 +249,12 @@ int main(int argc, char** argv) {
     jo.jobs = enabled("batch/job");
     jo.pods = enabled("pod");
     jo.podgroups = enabled("podgroup");
-    if (jo.jobs || jo.pods || jo.podgroups) jobs = std::make_unique<artel::kube::JobIntegration>(kube_client_config, jo, &log, [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    });
+    if (jo.jobs || jo.pods || jo.podgroups)
+      jobs = std::make_unique<artel::kube::JobIntegration>(kube_client_config, jo, &log, [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      });
     if (artel::Status s = jobs ? jobs->Start() : artel::Status::Ok(); !s.ok()) {
       log.Error("cannot start", {{"error", s.ToString()}});
       std::cerr << "arteld: " << s.ToString() << "\n";

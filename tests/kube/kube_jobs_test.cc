@@ -96,18 +96,22 @@ std::string JobYaml(const std::string& name, const JobOpts& o) {
                   "\n  namespace: team\n  labels:\n    kueue.x-k8s.io/queue-name: default\n";
   if (!o.priority_class.empty()) y += "    kueue.x-k8s.io/priority-class: " + o.priority_class + "\n";
   if (o.min_parallelism > 0)
-    y += "  annotations:\n    kueue.x-k8s.io/job-min-parallelism: \"" + std::to_string(o.min_parallelism) + "\"\n";
+    y += "  annotations:\n    kueue.x-k8s.io/job-min-parallelism: \"" + std::to_string(o.min_parallelism) +
+         "\"\n";
   y += "spec:\n";
   if (o.suspend) y += "  suspend: true\n";
   y += "  parallelism: " + std::to_string(o.parallelism) +
-       "\n  completions: " + std::to_string(o.completions < 0 ? o.parallelism : o.completions) + "\n  template:\n";
+       "\n  completions: " + std::to_string(o.completions < 0 ? o.parallelism : o.completions) +
+       "\n  template:\n";
   if (o.run_seconds > 0 || !o.template_labels.empty()) y += "    metadata:\n";
   if (!o.template_labels.empty()) y += "      labels:\n        " + o.template_labels + "\n";
   if (o.run_seconds > 0)
-    y += "      annotations:\n        artel.dev/fake-run-seconds: \"" + std::to_string(o.run_seconds) + "\"\n";
+    y +=
+        "      annotations:\n        artel.dev/fake-run-seconds: \"" + std::to_string(o.run_seconds) + "\"\n";
   y += "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n"
        "        resources:\n          requests: {cpu: \"1\", nvidia.com/gpu: \"" +
-       std::to_string(o.gpus) + "\"}\n          limits: {nvidia.com/gpu: \"" + std::to_string(o.gpus) + "\"}\n";
+       std::to_string(o.gpus) + "\"}\n          limits: {nvidia.com/gpu: \"" + std::to_string(o.gpus) +
+       "\"}\n";
   return y;
 }
 
@@ -118,9 +122,10 @@ std::string PodYaml(const std::string& name, const std::string& group, int total
   if (!group.empty()) y += "    kueue.x-k8s.io/pod-group-name: " + group + "\n";
   y += "  annotations:\n    artel.dev/fake-run-seconds: \"" + std::to_string(run_seconds) + "\"\n";
   if (!group.empty()) y += "    kueue.x-k8s.io/pod-group-total-count: \"" + std::to_string(total) + "\"\n";
-  y += "spec:\n  schedulingGates:\n  - name: kueue.x-k8s.io/admission\n  restartPolicy: Never\n  containers:\n"
-       "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}\n"
-       "      limits: {nvidia.com/gpu: \"1\"}\n";
+  y +=
+      "spec:\n  schedulingGates:\n  - name: kueue.x-k8s.io/admission\n  restartPolicy: Never\n  containers:\n"
+      "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}\n"
+      "      limits: {nvidia.com/gpu: \"1\"}\n";
   return y;
 }
 
@@ -128,9 +133,11 @@ std::string PodYaml(const std::string& name, const std::string& group, int total
 // fields are not validated: arteld reads spec.minMember and
 // spec.priorityClassName and the queue-name label).
 std::string PodGroupCrd(const std::string& group, const std::string& version) {
-  return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: podgroups." + group +
-         "\nspec:\n  group: " + group +
-         "\n  scope: Namespaced\n  names:\n    kind: PodGroup\n    listKind: PodGroupList\n    plural: podgroups\n"
+  return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: "
+         "podgroups." +
+         group + "\nspec:\n  group: " + group +
+         "\n  scope: Namespaced\n  names:\n    kind: PodGroup\n    listKind: PodGroupList\n    plural: "
+         "podgroups\n"
          "    singular: podgroup\n  versions:\n  - name: " +
          version +
          "\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n"
@@ -182,7 +189,8 @@ class KubeJobs : public ::testing::Test {
     return false;
   }
   int RunningPods(const std::string& job) {
-    auto r = env_.Kubectl({"get", "pods", "-n", "team", "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
+    auto r = env_.Kubectl(
+        {"get", "pods", "-n", "team", "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
     if (!r.ok()) return -1;
     int n = 0;
     const Json list = Json::parse(*r);
@@ -258,7 +266,8 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
   Json low_wl = OwnedWorkload(Job("low"));
   EXPECT_EQ(low_wl["spec"].value("priority", -1), 10) << low_wl.dump(1);
   const std::string low_name = low_wl["metadata"].value("name", "");
-  ASSERT_EQ(Create(JobYaml("high", {.parallelism = 2, .gpus = 2, .run_seconds = 3, .priority_class = "high"})), "");
+  ASSERT_EQ(
+      Create(JobYaml("high", {.parallelism = 2, .gpus = 2, .run_seconds = 3, .priority_class = "high"})), "");
   ASSERT_TRUE(WaitFor(
       [&] {
         Json w = env_.Workload("team", low_name);
@@ -270,12 +279,14 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
   EXPECT_TRUE(Suspended(low));
   EXPECT_FALSE(low["spec"]["template"]["spec"].contains("nodeSelector")) << low.dump(1);
   EXPECT_FALSE(low["spec"]["template"]["spec"].contains("tolerations")) << low.dump(1);
-  EXPECT_EQ(low["spec"]["template"]["metadata"].value("labels", Json::object()).count("kueue.x-k8s.io/podset"), 0u);
+  EXPECT_EQ(
+      low["spec"]["template"]["metadata"].value("labels", Json::object()).count("kueue.x-k8s.io/podset"), 0u);
   EXPECT_EQ(Reason(env_.Workload("team", low_name), "Evicted"), "Preempted");
   // Events on the Job, as Kueue records them.
   EXPECT_TRUE(WaitFor(
       [&] {
-        auto ev = env_.Kubectl({"get", "events", "-n", "team", "--field-selector", "involvedObject.name=low", "-o", "json"});
+        auto ev = env_.Kubectl(
+            {"get", "events", "-n", "team", "--field-selector", "involvedObject.name=low", "-o", "json"});
         if (!ev.ok()) return false;
         std::set<std::string> reasons;
         const Json list = Json::parse(*ev);
@@ -296,12 +307,14 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
 
   // A Job deleted: its Workload goes.
   ASSERT_TRUE(env_.Kubectl({"delete", "job", "low", "-n", "team", "--wait=false"}).ok());
-  EXPECT_TRUE(WaitFor([&] { return env_.Workload("team", low_name).is_null(); }, kWait)) << Diag("low wl stays");
+  EXPECT_TRUE(WaitFor([&] { return env_.Workload("team", low_name).is_null(); }, kWait))
+      << Diag("low wl stays");
 
   // A template that already sets the podset label to another value cannot
   // take the admission: the Workload is finished as failed (Kueue's
   // permanent podSetInfo error) and the Job stays suspended.
-  ASSERT_EQ(Create(JobYaml("clash", {.parallelism = 1, .gpus = 1, .template_labels = "kueue.x-k8s.io/podset: other"})),
+  ASSERT_EQ(Create(JobYaml("clash",
+                           {.parallelism = 1, .gpus = 1, .template_labels = "kueue.x-k8s.io/podset: other"})),
             "");
   Json clash_wl;
   ASSERT_TRUE(WaitFor(
@@ -337,7 +350,8 @@ TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
   EXPECT_TRUE(env_.Workload("team", "pg").is_null());
   EXPECT_TRUE(Pod("pg-0")["spec"].contains("schedulingGates"));
   ASSERT_EQ(Create(PodYaml("pg-1", "pg", 2, 1)), "");
-  ASSERT_TRUE(WaitFor([&] { return !env_.Workload("team", "pg").is_null(); }, kWait)) << Diag("no pg workload");
+  ASSERT_TRUE(WaitFor([&] { return !env_.Workload("team", "pg").is_null(); }, kWait))
+      << Diag("no pg workload");
   Json pg = env_.Workload("team", "pg");
   ASSERT_EQ(pg["spec"]["podSets"].size(), 1u) << pg.dump(1);
   EXPECT_EQ(pg["spec"]["podSets"][0].value("count", 0), 2);
@@ -381,9 +395,10 @@ TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
 
   // A suspended Job that changes while it waits gets its Workload made again.
   ASSERT_EQ(Create(JobYaml("resize", {.parallelism = 1, .completions = 3, .gpus = 1})), "");
-  ASSERT_TRUE(WaitFor([&] { return !OwnedWorkload(Job("resize")).is_null(); }, kWait)) << Diag("no resize wl");
-  auto patched =
-      env_.Kubectl({"patch", "job", "resize", "-n", "team", "--type=merge", "-p", R"({"spec":{"parallelism":3}})"});
+  ASSERT_TRUE(WaitFor([&] { return !OwnedWorkload(Job("resize")).is_null(); }, kWait))
+      << Diag("no resize wl");
+  auto patched = env_.Kubectl(
+      {"patch", "job", "resize", "-n", "team", "--type=merge", "-p", R"({"spec":{"parallelism":3}})"});
   ASSERT_TRUE(patched.ok()) << patched.status().ToString();
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -404,19 +419,22 @@ class KubePodGroups : public KubeJobs {
   // volcano.sh/task-spec) or KAI (annotation pod-group-name) PodGroup, held
   // by the admission gate as the webhook leaves it.
   static std::string GroupPod(const std::string& name, bool volcano, const std::string& group) {
-    std::string y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: team\n  annotations:\n" +
-                    "    artel.dev/fake-run-seconds: \"1\"\n";
+    std::string y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+                    "\n  namespace: team\n  annotations:\n" + "    artel.dev/fake-run-seconds: \"1\"\n";
     if (volcano)
       y += "    scheduling.k8s.io/group-name: " + group + "\n    volcano.sh/task-spec: worker\n";
     else
       y += "    pod-group-name: " + group + "\n";
-    y += "spec:\n  schedulingGates:\n  - name: kueue.x-k8s.io/admission\n  restartPolicy: Never\n  containers:\n"
-         "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}\n"
+    y += "spec:\n  schedulingGates:\n  - name: kueue.x-k8s.io/admission\n  restartPolicy: Never\n  "
+         "containers:\n"
+         "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", nvidia.com/gpu: "
+         "\"1\"}\n"
          "      limits: {nvidia.com/gpu: \"1\"}\n";
     return y;
   }
   Json PodGroupObj(bool volcano, const std::string& name) {
-    return env_.Get(volcano ? "podgroups.scheduling.volcano.sh" : "podgroups.scheduling.run.ai", "team", name);
+    return env_.Get(volcano ? "podgroups.scheduling.volcano.sh" : "podgroups.scheduling.run.ai", "team",
+                    name);
   }
 };
 
@@ -470,8 +488,10 @@ TEST_F(KubePodGroups, VolcanoAndKaiPodGroupsAdmittedAsGangs) {
   }
   const std::string vg_name = vg_wl["metadata"].value("name", "");
   const std::string kg_name = kg_wl["metadata"].value("name", "");
-  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", vg_name), "Finished"); }, kWait)) << Diag("vg");
-  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", kg_name), "Finished"); }, kWait)) << Diag("kg");
+  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", vg_name), "Finished"); }, kWait))
+      << Diag("vg");
+  EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", kg_name), "Finished"); }, kWait))
+      << Diag("kg");
 }
 
 }  // namespace
