@@ -326,7 +326,7 @@ std::string JobIntegration::Now() const { return FormatRfc3339(now_ms_()); }
 Status JobIntegration::Start(int64_t sync_timeout_ms) {
   client_ = std::make_unique<Client>(config_);
   Resource wl_res = WithVersion(kWorkloads, options_.kueue_version);
-  auto add = [&](Resource r, std::function<void(const Json&, bool)> fn, ListOptions o) {
+  auto add = [&](const Resource& r, const std::function<void(const Json&, bool)>& fn, const ListOptions& o) {
     informer_clients_.push_back(std::make_unique<Client>(config_));
     Informer::Handler h;
     h.on_add = [fn](const Json& obj) { fn(obj, false); };
@@ -851,7 +851,7 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
     }
     info.labels[kPodSetLabel] = Str(psa, "name").empty() ? "main" : Str(psa, "name");
     info.annotations[kWorkloadAnnotation] = Name(wl);
-    if (!At(psa, "topologyAssignment").is_null()) info.gates.push_back(kTopologyGate);
+    if (!At(psa, "topologyAssignment").is_null()) info.gates.emplace_back(kTopologyGate);
     Json j = job;
     Json& tpl = j["spec"]["template"];
     if (!tpl["metadata"].is_object()) tpl["metadata"] = Json::object();
