@@ -115,13 +115,18 @@ std::string JobYaml(const std::string& name, const JobOpts& o) {
   return y;
 }
 
-// A plain pod held by the admission gate; `group` "" for a single pod.
+// A plain pod held by the admission gate; `group` "" for a single pod;
+// `run_seconds` 0: runs until deleted.
 std::string PodYaml(const std::string& name, const std::string& group, int total, int run_seconds) {
   std::string y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
                   "\n  namespace: team\n  labels:\n    kueue.x-k8s.io/queue-name: default\n";
   if (!group.empty()) y += "    kueue.x-k8s.io/pod-group-name: " + group + "\n";
-  y += "  annotations:\n    artel.dev/fake-run-seconds: \"" + std::to_string(run_seconds) + "\"\n";
-  if (!group.empty()) y += "    kueue.x-k8s.io/pod-group-total-count: \"" + std::to_string(total) + "\"\n";
+  std::string annotations;
+  if (run_seconds > 0)
+    annotations += "    artel.dev/fake-run-seconds: \"" + std::to_string(run_seconds) + "\"\n";
+  if (!group.empty())
+    annotations += "    kueue.x-k8s.io/pod-group-total-count: \"" + std::to_string(total) + "\"\n";
+  if (!annotations.empty()) y += "  annotations:\n" + annotations;
   y +=
       "spec:\n  schedulingGates:\n  - name: kueue.x-k8s.io/admission\n  restartPolicy: Never\n  containers:\n"
       "  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}\n"
@@ -333,7 +338,8 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
 // gates go only when admitted; its pods run on the flavor's node and the
 // Workload finishes. Partial admission: a Job with job-min-parallelism runs
 // with the admitted count, and its parallelism is restored when it is
-// preempted. A pending Job whose parallelism changes gets a new Workload.
+// preempted. An evicted pod group's pods are deleted. A pending Job whose
+// parallelism changes gets a new Workload.
 TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
   ASSERT_EQ(Create(PodYaml("pg-0", "pg", 2, 1)), "");
   // A single pod created after pg-0: once its Workload exists, pg-0's event
@@ -370,9 +376,13 @@ TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
   EXPECT_TRUE(WaitFor([&] { return IsTrue(env_.Workload("team", "pg"), "Finished"); }, kWait)) << Diag("pg");
   EXPECT_TRUE(WaitFor([&] { return IsTrue(OwnedWorkload(Pod("solo")), "Finished"); }, kWait)) << Diag("solo");
 
-  // Partial admission: 2 GPUs held, a Job of 4 (at least 2) runs with 2.
-  ASSERT_EQ(Create(JobYaml("hold", {.parallelism = 2, .gpus = 1})), "");
-  ASSERT_TRUE(WaitFor([&] { return RunningPods("hold") == 2; }, kWait)) << Diag("hold not running");
+  // Partial admission: 2 GPUs held by a pod group that runs until evicted,
+  // a Job of 4 (at least 2) runs with 2.
+  ASSERT_EQ(Create(PodYaml("held-0", "held", 2, 0)), "");
+  ASSERT_EQ(Create(PodYaml("held-1", "held", 2, 0)), "");
+  for (const char* p : {"held-0", "held-1"})
+    ASSERT_TRUE(WaitFor([&] { return Pod(p)["status"].value("phase", "") == "Running"; }, kWait))
+        << Diag(std::string(p) + " not running");
   ASSERT_EQ(Create(JobYaml("part", {.parallelism = 4, .gpus = 1, .min_parallelism = 2})), "");
   ASSERT_TRUE(WaitFor([&] { return RunningPods("part") == 2; }, kWait)) << Diag("part not running");
   Json part = Job("part");
@@ -392,6 +402,12 @@ TEST_F(KubeJobs, PodGroupAndPartialAdmission) {
       << Diag(Job("part").dump(1));
   ASSERT_TRUE(WaitFor([&] { return RunningPods("urgent") == 4; }, kWait)) << Diag("urgent not running");
   EXPECT_FALSE(IsTrue(env_.Workload("team", part_wl["metadata"].value("name", "")), "QuotaReserved"));
+  // The evicted pod group: its pods deleted, its reservation cleared, and
+  // with every pod gone its Workload too.
+  EXPECT_TRUE(WaitFor([&] { return Pod("held-0").is_null() && Pod("held-1").is_null(); }, kWait))
+      << Diag("held pods stay");
+  EXPECT_TRUE(WaitFor([&] { return env_.Workload("team", "held").is_null(); }, kWait))
+      << Diag("held wl stays");
 
   // A suspended Job that changes while it waits gets its Workload made again.
   ASSERT_EQ(Create(JobYaml("resize", {.parallelism = 1, .completions = 3, .gpus = 1})), "");
