@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <utility>
 
@@ -287,6 +288,20 @@ bool JobMatchesWorkload(const Json& job, const Json& podset) {
     return r;
   };
   return requests(At(At(job, "spec"), "template")) == requests(At(podset, "template"));
+}
+
+// kueue.x-k8s.io/max-exec-time-seconds on the owner -> the Workload's
+// spec.maximumExecutionTimeSeconds (a positive int32; anything else is
+// ignored, as Kueue's MaximumExecutionTimeSecondsForObject does).
+void SetMaxExecTime(const Json& labels, Json* wl) {
+  std::string v = Str(labels, kMaxExecTimeLabel);
+  if (v.empty()) return;
+  try {
+    size_t used = 0;
+    int64_t n = std::stoll(v, &used);
+    if (used == v.size() && n > 0 && n <= INT32_MAX) (*wl)["spec"]["maximumExecutionTimeSeconds"] = n;
+  } catch (...) {
+  }
 }
 
 bool PodTerminal(const Json& pod) {
@@ -779,6 +794,7 @@ JobIntegration::Outcome JobIntegration::ReconcileJob(const std::string& ns, cons
     if (auto m = AnnotationInt(job, kJobMinParallelism); m && *m >= 1 && *m < JobPodsCount(job))
       ps["minCount"] = *m;
     w["spec"]["podSets"] = Json::array({ps});
+    SetMaxExecTime(At(At(job, "metadata"), "labels"), &w);
     std::string error;
     if (!SetPriority(At(At(job, "metadata"), "labels"), At(At(spec, "template"), "spec"), &w, &error)) {
       log_->Warn("cannot create the workload yet", {{"job", ns + "/" + name}, {"error", error}});
@@ -1057,6 +1073,7 @@ JobIntegration::Outcome JobIntegration::ReconcileGroup(const PodSetGroup& g) {
     if (!g.wl_annotations.empty()) w["metadata"]["annotations"] = g.wl_annotations;
     for (auto& [role, r] : roles)
       w["spec"]["podSets"].push_back({{"name", role}, {"count", r.first}, {"template", r.second}});
+    SetMaxExecTime(g.priority_labels, &w);
     std::string error;
     if (!SetPriority(g.priority_labels, g.priority_spec, &w, &error)) {
       log_->Warn("cannot create the workload yet", {{"pods", ns + "/" + name}, {"error", error}});

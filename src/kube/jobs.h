@@ -58,6 +58,7 @@ inline constexpr const char* kPodGroupNameLabel = "kueue.x-k8s.io/pod-group-name
 inline constexpr const char* kPodGroupTotalCount = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr const char* kIsGroupWorkload = "kueue.x-k8s.io/is-group-workload";
 inline constexpr const char* kJobUidLabel = "kueue.x-k8s.io/job-uid";
+inline constexpr const char* kMaxExecTimeLabel = "kueue.x-k8s.io/max-exec-time-seconds";
 // Volcano's and KAI's pod-to-PodGroup links and pod set names (as the
 // manifest dialects read them: src/manifest/dialects.cc).
 inline constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
@@ -125,8 +126,8 @@ class JobIntegration {
     std::function<std::string(const Json&)> role;  // pod -> pod set name
     std::string wl_name, queue;
     Json owners = Json::array(), wl_annotations = Json::object();
-    Json priority_labels, priority_spec;
-    bool delete_when_gone = true;  // the Workload is deleted once every pod is gone
+    Json priority_labels, priority_spec;  // the owner's labels (priority class, max exec time), pod spec
+    bool delete_when_gone = true;         // the Workload is deleted once every pod is gone
   };
   Outcome ReconcileGroup(const PodSetGroup& g);
 

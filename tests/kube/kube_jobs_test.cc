@@ -89,12 +89,14 @@ struct JobOpts {
   std::string priority_class;
   int min_parallelism = 0;
   std::string template_labels;  // "k: v" lines for the pod template's labels
+  std::string labels;           // "k: v" lines for the Job's labels
 };
 
 std::string JobYaml(const std::string& name, const JobOpts& o) {
   std::string y = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name +
                   "\n  namespace: team\n  labels:\n    kueue.x-k8s.io/queue-name: default\n";
   if (!o.priority_class.empty()) y += "    kueue.x-k8s.io/priority-class: " + o.priority_class + "\n";
+  if (!o.labels.empty()) y += "    " + o.labels + "\n";
   if (o.min_parallelism > 0)
     y += "  annotations:\n    kueue.x-k8s.io/job-min-parallelism: \"" + std::to_string(o.min_parallelism) +
          "\"\n";
@@ -235,7 +237,12 @@ TEST(KubeJobsNames, WorkloadNameAsKueue) {
 // preemptor runs; when it is done the victim is admitted again. Deleting a
 // Job deletes its Workload. A podSetInfo that cannot apply fails the Workload.
 TEST_F(KubeJobs, JobLifecycleAndPreemption) {
-  ASSERT_EQ(Create(JobYaml("first", {.parallelism = 2, .gpus = 1, .run_seconds = 1, .suspend = false})), "");
+  ASSERT_EQ(Create(JobYaml("first", {.parallelism = 2,
+                                     .gpus = 1,
+                                     .run_seconds = 1,
+                                     .suspend = false,
+                                     .labels = "kueue.x-k8s.io/max-exec-time-seconds: \"600\""})),
+            "");
   Json wl;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -248,6 +255,7 @@ TEST_F(KubeJobs, JobLifecycleAndPreemption) {
   EXPECT_EQ(wl["metadata"].value("name", ""),
             kube::WorkloadNameForOwner("Job", "batch", "first", job["metadata"].value("uid", "")));
   EXPECT_EQ(wl["spec"].value("queueName", ""), "default");
+  EXPECT_EQ(wl["spec"].value("maximumExecutionTimeSeconds", 0), 600);
   ASSERT_EQ(wl["spec"]["podSets"].size(), 1u) << wl.dump(1);
   EXPECT_EQ(wl["spec"]["podSets"][0].value("name", ""), "main");
   EXPECT_EQ(wl["spec"]["podSets"][0].value("count", 0), 2);
