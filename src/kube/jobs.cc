@@ -352,6 +352,15 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
   ListOptions managed;
   managed.label_selector = kQueueNameLabel;
   add(wl_res, [this](const Json& o, bool d) { OnWorkload(o, d); }, {});
+  add(WithVersion(kResourceFlavors, options_.kueue_version),
+      [this](const Json& o, bool d) {
+        std::lock_guard<std::mutex> l(mu_);
+        if (d)
+          flavors_.erase(Name(o));
+        else
+          flavors_[Name(o)] = o;
+      },
+      {});
   if (options_.jobs)
     add(
         kJobs, [this](const Json& o, bool d) { OnJob(o, d); }, managed);
@@ -695,13 +704,21 @@ bool JobIntegration::FlavorInfo(const Json& psa, Json* node_selector, Json* tole
   if (!flavors.is_object()) return true;
   for (auto it = flavors.begin(); it != flavors.end(); ++it) {
     if (!it.value().is_string() || !seen.insert(it.value().get<std::string>()).second) continue;
-    auto r = client_->Get(WithVersion(kResourceFlavors, options_.kueue_version), "",
-                          it.value().get<std::string>());
-    if (!r.ok()) {
-      *error = "ResourceFlavor " + it.value().get<std::string>() + ": " + r.error().ToString();
-      return false;
+    const std::string flavor = it.value().get<std::string>();
+    Json f;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (auto c = flavors_.find(flavor); c != flavors_.end()) f = c->second;
     }
-    const Json& fs = At(*r, "spec");
+    if (f.is_null()) {  // not seen yet by the informer
+      auto r = client_->Get(WithVersion(kResourceFlavors, options_.kueue_version), "", flavor);
+      if (!r.ok()) {
+        *error = "ResourceFlavor " + flavor + ": " + r.error().ToString();
+        return false;
+      }
+      f = *r;
+    }
+    const Json& fs = At(f, "spec");
     const Json& nl = At(fs, "nodeLabels");
     if (nl.is_object())
       for (auto l = nl.begin(); l != nl.end(); ++l) (*node_selector)[l.key()] = l.value();

@@ -144,7 +144,8 @@ class JobIntegration {
   // spec.priority and the class reference on `wl`; false when a class named
   // does not exist (retried later).
   bool SetPriority(const Json& labels, const Json& pod_spec, Json* wl, std::string* error);
-  // The admitted flavors' nodeLabels/tolerations (ResourceFlavor reads).
+  // The admitted flavors' nodeLabels/tolerations (from the ResourceFlavor
+  // informer; a GET for one it has not seen yet).
   bool FlavorInfo(const Json& psa, Json* node_selector, Json* tolerations, std::string* error);
   std::string Now() const;
 
@@ -160,6 +161,7 @@ class JobIntegration {
   std::condition_variable cv_;
   std::map<std::string, Json> jobs_, pods_, wls_;             // "ns/name" -> newest object seen
   std::map<std::string, Json> vpgs_, kpgs_;                   // Volcano and KAI PodGroups
+  std::map<std::string, Json> flavors_;                       // ResourceFlavors by name
   std::map<std::string, std::set<std::string>> pods_by_key_;  // reconcile key -> pod keys
   std::map<std::string, std::set<std::string>> wl_by_owner_;  // controller owner uid -> Workload keys
   bool volcano_ = false, kai_ = false;  // served by the cluster (set before the informers start)
