@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "kube/controller.h"
+#include "kube/jobs.h"
 #include "kube/kubeconfig.h"
 #include "kube/namespace_queues.h"
 #include "kube/nodes.h"
@@ -161,6 +163,12 @@ int main(int argc, char** argv) {
                  "Kubernetes mode: HOST:PORT of the HTTPS admission webhooks (/mutate, /validate)");
   app.add_option("--webhook-cert", webhook_cert, "Serving certificate of the webhooks (PEM)");
   app.add_option("--webhook-key", webhook_key, "Private key of the webhooks' certificate (PEM)");
+  std::vector<std::string> kube_integrations = {"batch/job", "pod", "podgroup"};
+  app.add_option("--kube-integrations", kube_integrations,
+                 "Kubernetes mode: the kinds Artel turns into Workloads, as Kueue's integrations.frameworks "
+                 "(batch/job, pod, podgroup = Volcano's and KAI's PodGroups; none)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"batch/job", "pod", "podgroup", "none"}));
   CLI11_PARSE(app, argc, argv);
   if (leader_elect) {
     for (auto [text, out] : {std::pair<std::string*, int64_t*>{&lease_duration, &lo.lease_duration_ms},
@@ -290,12 +298,14 @@ int main(int argc, char** argv) {
     log.Warn("listening beyond loopback without authentication", {{"host", cfg.api.host}});
 
   std::unique_ptr<Daemon> daemon;
+  // Destroyed after the Controller, which stops it (reverse order).
+  std::unique_ptr<artel::kube::NodeWatcher> node_watcher;
   std::unique_ptr<artel::kube::Controller> controller;
   std::unique_ptr<artel::kube::NamespaceQueues> namespace_queues;
-  std::unique_ptr<artel::kube::NodeWatcher> node_watcher;
   std::unique_ptr<artel::kube::TopologyUngater> ungater;
   std::optional<artel::kube::ClientConfig> kube_config;
   std::unique_ptr<artel::kube::LeaderElector> elector;
+  std::unique_ptr<artel::kube::JobIntegration> jobs;  // Jobs, pods and pod groups (docs/kubernetes.md)
   Service* service = nullptr;
   if (!kube_mode && !cfg.namespace_queues.templates.empty()) {
     std::cerr << "arteld: kubernetes.namespaceQueues is for Kubernetes mode (--kubeconfig or --kubernetes)\n";
@@ -423,6 +433,7 @@ int main(int argc, char** argv) {
         server.join();
       }
       if (namespace_queues) namespace_queues->Stop();
+      if (ungater) ungater->Stop();
       controller->Stop();
       if (watchdog.joinable()) {
         watchdog_stop = true;
@@ -451,6 +462,23 @@ int main(int argc, char** argv) {
     ungater = std::make_unique<artel::kube::TopologyUngater>(
         *kube_config, artel::kube::WithVersion(artel::kube::kWorkloads, controller->kueue_version()), &log);
     ungater->Start();
+    // Jobs, pods and PodGroups into Workloads (kube/jobs.h).
+    artel::kube::JobsOptions jo;
+    jo.kueue_version = controller->kueue_version();
+    auto enabled = [&](const char* k) {
+      return std::find(kube_integrations.begin(), kube_integrations.end(), k) != kube_integrations.end();
+    };
+    jo.jobs = enabled("batch/job");
+    jo.pods = enabled("pod");
+    jo.podgroups = enabled("podgroup");
+    if (jo.jobs || jo.pods || jo.podgroups) {
+      jobs = std::make_unique<artel::kube::JobIntegration>(*kube_config, jo, &log, [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      });
+      if (artel::Status s = jobs->Start(); !s.ok()) return fail_start(s);
+    }
   } else {
     daemon->Start();
   }
@@ -474,6 +502,7 @@ int main(int argc, char** argv) {
   api.Stop();
   if (namespace_queues) namespace_queues->Stop();
   if (ungater) ungater->Stop();
+  if (jobs) jobs->Stop();
   if (controller) controller->Stop();
   if (watchdog.joinable()) {
     watchdog_stop = true;
