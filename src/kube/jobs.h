@@ -40,17 +40,13 @@
 
 #include "core/status.h"
 #include "kube/client.h"
+#include "kube/kueue_names.h"
 #include "server/log.h"
 
 namespace artel::kube {
 
 // Kueue's names.
-inline constexpr const char* kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
-inline constexpr const char* kPodSetLabel = "kueue.x-k8s.io/podset";
-inline constexpr const char* kWorkloadAnnotation = "kueue.x-k8s.io/workload";
-inline constexpr const char* kAdmissionGate = "kueue.x-k8s.io/admission";
-inline constexpr const char* kTopologyGate = "kueue.x-k8s.io/topology";
 inline constexpr const char* kJobMinParallelism = "kueue.x-k8s.io/job-min-parallelism";
 inline constexpr const char* kJobCompletionsEqualParallelism =
     "kueue.x-k8s.io/job-completions-equal-parallelism";

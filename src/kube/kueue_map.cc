@@ -683,7 +683,8 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
   std::vector<core::WorkloadSpec> specs;
   std::string source = "Workload " + MetaNamespace(workload) + "/" + MetaName(workload);
   Status s =
-      manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source, &specs);
+      manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source, &specs,
+                               manifest::PodSpecMode::kKubernetes);
   if (!s.ok()) {
     s.WithPos(SourcePos{});  // positions in a re-serialised object mean nothing to its author
     return s;

@@ -26,13 +26,11 @@
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/kueue_names.h"
 #include "server/log.h"
 
 namespace artel::kube {
 
-inline constexpr char kTopologyGate[] = "kueue.x-k8s.io/topology";
-inline constexpr char kPodSetLabel[] = "kueue.x-k8s.io/podset";
-inline constexpr char kWorkloadAnnotation[] = "kueue.x-k8s.io/workload";
 
 class TopologyUngater {
  public:

@@ -104,7 +104,7 @@ std::string ValidateKueueObject(const Json& object) {
   Status s;
   if (kind == "Workload") {
     std::vector<core::WorkloadSpec> out;
-    s = manifest::ParseWorkloads(text, source, &out);
+    s = manifest::ParseWorkloads(text, source, &out, manifest::PodSpecMode::kKubernetes);
   } else {
     core::Config config;
     s = manifest::ParseInto(text, source, &config);

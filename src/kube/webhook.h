@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "core/status.h"
+#include "kube/kueue_names.h"
 #include "server/log.h"
 
 namespace httplib {
@@ -39,8 +40,6 @@ class SSLServer;
 
 namespace artel::kube {
 
-inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
-inline constexpr char kAdmissionGate[] = "kueue.x-k8s.io/admission";
 
 // The AdmissionReview answers (request -> response, same uid). A request
 // that is not an AdmissionReview answers an error Status.

@@ -483,6 +483,59 @@ Status Refuse(const Node& map, std::initializer_list<Refusal> refused) {
   return Status::Ok();
 }
 
+// The requests of one container (a limit without a request sets it, as in Kubernetes).
+Status ReadContainerRequests(const Node& c, std::map<std::string, core::Amount>* out) {
+  Node res = c["resources"];
+  if (!res.present()) return Status::Ok();
+  ARTEL_RETURN_IF_ERROR(res.CheckKeys({"requests", "limits", "claims"}));
+  std::map<std::string, core::Amount> req, lim;
+  if (res["requests"].present()) ARTEL_RETURN_IF_ERROR(ReadResourceList(res["requests"], &req));
+  if (res["limits"].present()) ARTEL_RETURN_IF_ERROR(ReadResourceList(res["limits"], &lim));
+  for (const auto& [r, a] : lim) req.emplace(r, a);
+  for (const auto& [r, a] : req) (*out)[r] += a;
+  return Status::Ok();
+}
+
+// A Kubernetes pod spec's requests (Kubernetes' rule, which Kueue follows):
+// the larger of the app containers' sum (plus restartable "sidecar" init
+// containers) and each regular init container (plus the sidecars started
+// before it), then the pod overhead.
+Status ReadKubernetesPodRequests(const Node& spec, core::PodSetSpec* ps) {
+  Node containers = spec["containers"];
+  if (!containers.present()) return spec.MissingError("containers");
+  ARTEL_RETURN_IF_ERROR(containers.ExpectList());
+  if (containers.size() == 0) return containers.Error("needs at least one container");
+  std::map<std::string, core::Amount> sum;
+  for (const Node& c : containers.Items()) ARTEL_RETURN_IF_ERROR(ReadContainerRequests(c, &sum));
+  std::map<std::string, core::Amount> sidecars, peak;
+  Node init = spec["initContainers"];
+  if (init.present()) {
+    ARTEL_RETURN_IF_ERROR(init.ExpectList());
+    for (const Node& c : init.Items()) {
+      std::map<std::string, core::Amount> mine;
+      ARTEL_RETURN_IF_ERROR(ReadContainerRequests(c, &mine));
+      std::string restart;
+      ARTEL_RETURN_IF_ERROR(c.ReadString("restartPolicy", &restart));
+      if (restart == "Always") {
+        for (const auto& [r, a] : mine) sidecars[r] += a;
+        for (const auto& [r, a] : sidecars) peak[r] = std::max(peak[r], a);
+      } else {
+        for (const auto& [r, a] : sidecars) mine[r] += a;
+        for (const auto& [r, a] : mine) peak[r] = std::max(peak[r], a);
+      }
+    }
+  }
+  for (const auto& [r, a] : sidecars) sum[r] += a;
+  for (const auto& [r, a] : peak) sum[r] = std::max(sum[r], a);
+  if (spec["overhead"].present()) {
+    std::map<std::string, core::Amount> overhead;
+    ARTEL_RETURN_IF_ERROR(ReadResourceList(spec["overhead"], &overhead));
+    for (const auto& [r, a] : overhead) sum[r] += a;
+  }
+  for (const auto& [r, a] : sum) ps->requests[r] += a;
+  return Status::Ok();
+}
+
 Status ReadContainers(const Node& list, core::PodSetSpec* ps) {
   ARTEL_RETURN_IF_ERROR(list.ExpectList());
   if (list.size() == 0) return list.Error("needs at least one container");
@@ -577,7 +630,33 @@ Status ReadNodeRequirement(const Node& e, bool field, core::NodeSelectorRequirem
 
 // affinity: node affinity only. The required terms constrain flavors (as in
 // Kueue) and placement; preferred terms are accepted and not used.
-Status ReadAffinity(const Node& aff, core::PodSetSpec* ps) {
+Status ReadAffinity(const Node& aff, core::PodSetSpec* ps, PodSpecMode mode = PodSpecMode::kStandalone) {
+  if (mode == PodSpecMode::kKubernetes) {
+    // Pod (anti-)affinity is kube-scheduler's business; only the required
+    // node affinity constrains flavors (as in Kueue).
+    Node na = aff["nodeAffinity"];
+    if (!na.present()) return Status::Ok();
+    Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
+    if (!req.present()) return Status::Ok();
+    Node terms = req["nodeSelectorTerms"];
+    if (!terms.present()) return req.MissingError("nodeSelectorTerms");
+    ARTEL_RETURN_IF_ERROR(terms.ExpectList());
+    for (const Node& t : terms.Items()) {
+      core::NodeSelectorTerm term;
+      for (const char* key : {"matchExpressions", "matchFields"}) {
+        Node list = t[key];
+        if (!list.present()) continue;
+        ARTEL_RETURN_IF_ERROR(list.ExpectList());
+        for (const Node& e : list.Items()) {
+          core::NodeSelectorRequirement r;
+          ARTEL_RETURN_IF_ERROR(ReadNodeRequirement(e, std::string_view(key) == "matchFields", &r));
+          term.match_expressions.push_back(std::move(r));
+        }
+      }
+      if (!term.match_expressions.empty()) ps->node_affinity.push_back(std::move(term));
+    }
+    return Status::Ok();
+  }
   ARTEL_RETURN_IF_ERROR(Refuse(aff, {{"podAffinity",
                                       "inter-pod affinity; use the dialect's topology fields or Kueue "
                                       "podset topology annotations"},
@@ -621,7 +700,11 @@ Status ReadAffinity(const Node& aff, core::PodSetSpec* ps) {
 }
 
 Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::string>* priority_class,
-                   std::optional<core::Time>* termination_grace) {
+                   std::optional<core::Time>* termination_grace, PodSpecMode mode = PodSpecMode::kStandalone) {
+  if (mode == PodSpecMode::kKubernetes) {
+    // Every field the API server accepted is accepted: the kubelet runs the pods.
+    ARTEL_RETURN_IF_ERROR(ReadKubernetesPodRequests(spec, ps));
+  } else {
   ARTEL_RETURN_IF_ERROR(Refuse(spec, {{"initContainers", "init containers"},
                                       {"topologySpreadConstraints",
                                        "topology spread constraints; use the dialect's "
@@ -663,8 +746,9 @@ Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::st
   Node containers = spec["containers"];
   if (!containers.present()) return spec.MissingError("containers");
   ARTEL_RETURN_IF_ERROR(ReadContainers(containers, ps));
+  }
   ARTEL_RETURN_IF_ERROR(spec.ReadStringMap("nodeSelector", &ps->node_selector));
-  if (spec["affinity"].present()) ARTEL_RETURN_IF_ERROR(ReadAffinity(spec["affinity"], ps));
+  if (spec["affinity"].present()) ARTEL_RETURN_IF_ERROR(ReadAffinity(spec["affinity"], ps, mode));
   Node tols = spec["tolerations"];
   if (tols.present()) {
     ARTEL_RETURN_IF_ERROR(tols.ExpectList());
@@ -699,30 +783,31 @@ Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::st
 }  // namespace
 
 Status ReadPodTemplate(const Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class,
-                       std::optional<core::Time>* termination_grace) {
+                       std::optional<core::Time>* termination_grace, PodSpecMode mode) {
   ARTEL_RETURN_IF_ERROR(tmpl.CheckKeys({"metadata", "spec"}));
   Node meta = tmpl["metadata"];
   if (meta.present()) {
     // The API server writes `creationTimestamp: null` into embedded templates.
-    ARTEL_RETURN_IF_ERROR(
-        meta.CheckKeys({"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
+    if (mode == PodSpecMode::kStandalone)
+      ARTEL_RETURN_IF_ERROR(
+          meta.CheckKeys({"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
     std::map<std::string, std::string> labels;
     ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("labels", &labels));
     ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("annotations", &out->annotations));
   }
   Node spec = tmpl["spec"];
   if (!spec.present()) return tmpl.MissingError("spec");
-  return ReadPodSpec(spec, out, priority_class, termination_grace);
+  return ReadPodSpec(spec, out, priority_class, termination_grace, mode);
 }
 
-Status ReadPod(const Node& root, PodDoc* out) {
+Status ReadPod(const Node& root, PodDoc* out, PodSpecMode mode) {
   ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &out->meta));
   out->root = root;
   out->spec.annotations = out->meta.annotations;
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
-  return ReadPodSpec(spec, &out->spec, &out->priority_class, nullptr);
+  return ReadPodSpec(spec, &out->spec, &out->priority_class, nullptr, mode);
 }
 
 namespace {
@@ -736,7 +821,7 @@ constexpr char kVolcanoTaskAnnotation[] = "volcano.sh/task-spec";
 constexpr char kKaiGroupAnnotation[] = "pod-group-name";
 constexpr char kKaiSubGroupLabel[] = "kai.scheduler/subgroup-name";
 
-Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
+Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out, PodSpecMode mode) {
   ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   DialectMeta meta;
   ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
@@ -817,7 +902,7 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
     if (!tmpl.present()) return s.MissingError("template");
     std::optional<std::string> tpc;
     std::optional<core::Time> grace;
-    ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &tpc, &grace));
+    ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &tpc, &grace, mode));
     if (grace && !w.termination_grace) w.termination_grace = grace;
     Node tr = s["topologyRequest"];
     if (tr.present()) {
@@ -863,7 +948,7 @@ Status ParseKueueWorkload(const Node& root, core::WorkloadSpec* out) {
 // batch/v1 Job with Kueue's queue label, as Kueue's Job integration maps it:
 // one pod set `main` of `parallelism` pods (the only Job reader: the HTTP
 // API's src/api/codec.cc calls ParseWorkloads too).
-Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
+Status ParseBatchJob(const Node& root, core::WorkloadSpec* out, PodSpecMode mode) {
   ARTEL_RETURN_IF_ERROR(root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}));
   DialectMeta meta;
   ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, true, &meta));
@@ -933,7 +1018,7 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out) {
   Node tmpl = spec["template"];
   if (!tmpl.present()) return spec.MissingError("template");
   std::optional<std::string> tpc;
-  ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &tpc, &w.termination_grace));
+  ARTEL_RETURN_IF_ERROR(ReadPodTemplate(tmpl, &ps, &tpc, &w.termination_grace, mode));
   if (tpc && !w.priority_class) w.priority_class = tpc;
   w.pod_sets.push_back(std::move(ps));
   *out = std::move(w);
@@ -1058,6 +1143,7 @@ struct WorkloadReader {
   std::vector<PodGroupDoc> groups;
   std::vector<size_t> group_slot;  // index in `out` reserved for each group
   std::vector<PodDoc> pods;
+  PodSpecMode mode = PodSpecMode::kStandalone;
 
   Status Read(const Node& root) {
     ARTEL_RETURN_IF_ERROR(root.ExpectMap());
@@ -1074,7 +1160,7 @@ struct WorkloadReader {
     }
     if (api == "v1" && kind == "Pod") {
       PodDoc pod;
-      ARTEL_RETURN_IF_ERROR(ReadPod(root, &pod));
+      ARTEL_RETURN_IF_ERROR(ReadPod(root, &pod, mode));
       pods.push_back(std::move(pod));
       return Status::Ok();
     }
@@ -1082,9 +1168,9 @@ struct WorkloadReader {
     if (api == "batch.volcano.sh/v1alpha1" && kind == "Job") {
       ARTEL_RETURN_IF_ERROR(ParseVolcanoJob(root, &w));
     } else if (api == "batch/v1" && kind == "Job") {
-      ARTEL_RETURN_IF_ERROR(ParseBatchJob(root, &w));
+      ARTEL_RETURN_IF_ERROR(ParseBatchJob(root, &w, mode));
     } else if ((api == "kueue.x-k8s.io/v1beta1" || api == "kueue.x-k8s.io/v1beta2") && kind == "Workload") {
-      ARTEL_RETURN_IF_ERROR(ParseKueueWorkload(root, &w));
+      ARTEL_RETURN_IF_ERROR(ParseKueueWorkload(root, &w, mode));
     } else if ((api == "scheduling.volcano.sh/v1beta1" || api == "scheduling.run.ai/v2alpha2") &&
                kind == "PodGroup") {
       PodGroupDoc pg;
@@ -1116,9 +1202,15 @@ struct WorkloadReader {
 }  // namespace internal
 
 Status ParseWorkloads(std::string_view text, const std::string& source, std::vector<core::WorkloadSpec>* out) {
+  return ParseWorkloads(text, source, out, PodSpecMode::kStandalone);
+}
+
+Status ParseWorkloads(std::string_view text, const std::string& source, std::vector<core::WorkloadSpec>* out,
+                      PodSpecMode mode) {
   Result<std::vector<yaml::Node>> docs = yaml::ParseDocuments(text, source);
   if (!docs.ok()) return docs.status();
   internal::WorkloadReader reader;
+  reader.mode = mode;
   for (const yaml::Node& doc : *docs) {
     if (!doc.present()) continue;
     if (Status s = reader.Read(doc); !s.ok()) return s;

@@ -99,7 +99,8 @@ Status ParseKaiTopology(const yaml::Node& root, core::Config* config);
 // `termination_grace` (may be null) receives terminationGracePeriodSeconds
 // in milliseconds when the pod spec sets it.
 Status ReadPodTemplate(const yaml::Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class,
-                       std::optional<core::Time>* termination_grace = nullptr);
+                       std::optional<core::Time>* termination_grace = nullptr,
+                       PodSpecMode mode = PodSpecMode::kStandalone);
 // A Pod's metadata and spec (kind: Pod), for PodGroup members.
 struct PodDoc {
   DialectMeta meta;
@@ -107,7 +108,7 @@ struct PodDoc {
   core::PodSetSpec spec;  // count 1
   std::optional<std::string> priority_class;
 };
-Status ReadPod(const yaml::Node& root, PodDoc* out);
+Status ReadPod(const yaml::Node& root, PodDoc* out, PodSpecMode mode = PodSpecMode::kStandalone);
 
 // A PodGroup waiting for its pods.
 struct PodGroupDoc {

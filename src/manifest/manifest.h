@@ -213,6 +213,19 @@ std::vector<Status> Warnings(const core::Config& config);
 // error *out is unchanged.
 Status ParseWorkloads(std::string_view text, const std::string& source, std::vector<core::WorkloadSpec>* out);
 
+// How pod specs are read. kStandalone (above): arteld runs the pods itself,
+// so a field it cannot honour (init containers, env valueFrom, pod
+// affinity, ...) is an error. kKubernetes: the kubelet runs them, so every
+// PodSpec field the API server accepts is accepted, as Kueue does, and only
+// what admission needs is read: the pod's requests (containers, init
+// containers and overhead, as Kubernetes computes them), nodeSelector,
+// required node affinity, tolerations, priorityClassName and the grace
+// period. Used for Workloads read from a cluster (src/kube) and by the
+// validating webhook.
+enum class PodSpecMode { kStandalone, kKubernetes };
+Status ParseWorkloads(std::string_view text, const std::string& source, std::vector<core::WorkloadSpec>* out,
+                      PodSpecMode mode);
+
 // Adds LocalQueue `ns/queue` -> ClusterQueue `queue` when `queue` is a
 // ClusterQueue made from a Volcano or KAI queue (its cohort chain ends at
 // volcano-root or kai-root) and no LocalQueue `ns/queue` exists. Returns

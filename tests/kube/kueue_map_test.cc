@@ -799,7 +799,7 @@ TEST(WorkloadFromObjectTest, ErrorsNameTheField) {
       {"/spec/podSets/1/minCount", 9, "spec.podSets[1].minCount"},
       {"/spec/podSets/0/template/spec/containers/0/resources/requests/cpu", "lots",
        "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]"},
-      {"/spec/podSets/0/template/spec/containerz", Json::array(), "spec.podSets[0].template.spec.containerz"},
+      {"/spec/podSets/0/template/spec/containers", Json::array(), "spec.podSets[0].template.spec.containers"},
       {"/spec/active", "yes", "spec.active"},
       {"/spec/priorityClassRef/kind", "Nope", "spec.priorityClassRef.kind"},
       {"/spec/queueName", nullptr, "spec.queueName"},
