@@ -31,6 +31,15 @@ std::string PinnedNode(const Json& pod) {
   return spec.value("nodeName", "");
 }
 
+int64_t Rv(const Json& obj) {
+  const std::string rv = obj.value("metadata", Json::object()).value("resourceVersion", "");
+  try {
+    return rv.empty() ? 0 : std::stoll(rv);
+  } catch (...) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 TopologyUngater::TopologyUngater(ClientConfig config, Resource workloads, server::Logger* log)
@@ -59,7 +68,10 @@ void TopologyUngater::Start() {
       }
       if (!deleted && !wl.empty()) {
         key = ns + "/" + wl;
-        pods_[key][name] = pod;
+        // Our own patch's answer may be newer than what the informer
+        // delivers next (an older event still in flight): keep the newer.
+        Json& cached = pods_[key][name];
+        if (cached.is_null() || Rv(pod) >= Rv(cached)) cached = pod;
         pod_owner_[ns + "/" + name] = key;
       }
     }
@@ -143,6 +155,7 @@ void TopologyUngater::Reconcile(const std::string& key) {
   auto obs = ObserveWorkload(wl);
   if (!obs.ok() || !obs->quota_reserved || obs->evicted || obs->finished) return;
   const std::string ns = key.substr(0, key.find('/'));
+  bool stale = false;  // a patch failed on a pod our cache had older than the cluster
   for (size_t i = 0; i < obs->admission.size() && i < obs->topology.size(); ++i) {
     const std::vector<std::pair<std::string, int32_t>>& nodes = obs->topology[i];
     if (nodes.empty()) continue;
@@ -180,12 +193,29 @@ void TopologyUngater::Reconcile(const std::string& key) {
       auto r = writer_->MergePatch(kPods, ns, name, patch);
       if (!r.ok()) {
         log_->Warn("topology ungating failed", {{"pod", ns + "/" + name}, {"error", r.error().ToString()}});
+        // Read it back: when the cluster has a newer pod (pinned meanwhile by
+        // a pass that worked on the same pods), decide again on it.
+        auto fresh = writer_->Get(kPods, ns, name);
+        if (fresh.ok() && Rv(fresh.value()) > Rv(*pod)) {
+          std::lock_guard<std::mutex> l(mu_);
+          Json& cached = pods_[key][name];
+          if (Rv(fresh.value()) > Rv(cached)) cached = fresh.value();
+          stale = true;
+        }
         continue;
+      }
+      {
+        // The patched pod is what the next pass must count, whatever the
+        // informer has delivered by then.
+        std::lock_guard<std::mutex> l(mu_);
+        Json& cached = pods_[key][name];
+        if (Rv(r.value()) > Rv(cached)) cached = r.value();
       }
       slot->second--;
       ungated_++;
     }
   }
+  if (stale) Enqueue(key);
 }
 
 }  // namespace artel::kube
