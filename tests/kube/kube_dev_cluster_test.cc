@@ -30,31 +30,6 @@ constexpr int kWait = 90000;
 #define ARTEL_SOURCE_DIR "."
 #endif
 
-struct JobSpec {
-  std::string ns, name, queue = "default", priority_class;
-  int pods = 1;
-  std::string resource = "nvidia.com/gpu";
-  int amount = 1;
-  std::string node_selector;  // "k: v" for the pod template
-  std::string annotations;    // "k: v" for the pod template
-};
-
-std::string JobYaml(const JobSpec& j) {
-  std::string y = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + j.name + "\n  namespace: " + j.ns +
-                  "\n  labels:\n    kueue.x-k8s.io/queue-name: " + j.queue + "\n";
-  if (!j.priority_class.empty()) y += "    kueue.x-k8s.io/priority-class: " + j.priority_class + "\n";
-  y += "spec:\n  suspend: true\n  parallelism: " + std::to_string(j.pods) +
-       "\n  completions: " + std::to_string(j.pods) + "\n  template:\n";
-  if (!j.annotations.empty()) y += "    metadata:\n      annotations:\n        " + j.annotations + "\n";
-  y += "    spec:\n      restartPolicy: Never\n";
-  if (!j.node_selector.empty()) y += "      nodeSelector:\n        " + j.node_selector + "\n";
-  y += "      containers:\n      - name: c\n        image: busybox\n        resources:\n          requests: {cpu: "
-       "\"4\", memory: 16Gi, " +
-       j.resource + ": \"" + std::to_string(j.amount) + "\"}\n          limits: {" + j.resource + ": \"" +
-       std::to_string(j.amount) + "\"}\n";
-  return y;
-}
-
 class KubeDevCluster : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,8 +43,10 @@ class KubeDevCluster : public ::testing::Test {
     ASSERT_EQ(env_.ApplyK(std::string(ARTEL_SOURCE_DIR) + "/examples/dev-cluster"), "");
     ASSERT_TRUE(env_.StartArteld({}, &error)) << error;
   }
-  std::string Create(const JobSpec& j) {
-    auto r = env_.Kubectl({"create", "-f", "-"}, JobYaml(j));
+  // One of the walkthrough's Jobs (examples/dev-cluster/kubernetes/jobs/, docs/kubernetes.md).
+  std::string CreateFile(const std::string& file) {
+    auto r = env_.Kubectl(
+        {"create", "-f", std::string(ARTEL_SOURCE_DIR) + "/examples/dev-cluster/kubernetes/jobs/" + file});
     return r.ok() ? "" : r.status().ToString();
   }
   // The Workload a Job owns (controller ownerReference), null when none yet.
@@ -130,10 +107,10 @@ class KubeDevCluster : public ::testing::Test {
 TEST_F(KubeDevCluster, kube_TheDevClusterStory) {
   // 1. speech fills its pool (16 A100-80GB: its cohort's 8 and its prod queue's idle 8);
   // nlp's research borrows: 32 = its own 16 and vision's idle 16.
-  ASSERT_EQ(Create({.ns = "team-speech", .name = "speech-research", .pods = 2, .amount = 8}), "");
+  ASSERT_EQ(CreateFile("1-speech-research.yaml"), "");
   ASSERT_TRUE(WaitFor([&] { return AllBound("team-speech", "speech-research", 2); }, kWait))
       << WorkloadOf("team-speech", "speech-research").dump(1) << Log();
-  ASSERT_EQ(Create({.ns = "team-nlp", .name = "nlp-research", .pods = 4, .amount = 8}), "");
+  ASSERT_EQ(CreateFile("2-nlp-research.yaml"), "");
   ASSERT_TRUE(WaitFor([&] { return AllBound("team-nlp", "nlp-research", 4); }, kWait))
       << WorkloadOf("team-nlp", "nlp-research").dump(1) << Log();
   Json nlp = WorkloadOf("team-nlp", "nlp-research");
@@ -145,13 +122,7 @@ TEST_F(KubeDevCluster, kube_TheDevClusterStory) {
 
   // 2. vision's prod Job takes back the 8 GPUs its prod queue guarantees (lent to nlp).
   auto reclaim_start = std::chrono::steady_clock::now();
-  ASSERT_EQ(Create({.ns = "team-vision",
-                    .name = "vision-prod",
-                    .queue = "prod",
-                    .priority_class = "prod-workload",
-                    .pods = 1,
-                    .amount = 8}),
-            "");
+  ASSERT_EQ(CreateFile("3-vision-prod.yaml"), "");
   EXPECT_TRUE(WaitFor([&] { return AllBound("team-vision", "vision-prod", 1); }, kWait))
       << WorkloadOf("team-vision", "vision-prod").dump(1) << WorkloadOf("team-nlp", "nlp-research").dump(1)
       << Log();
@@ -179,13 +150,7 @@ TEST_F(KubeDevCluster, kube_TheDevClusterStory) {
   EXPECT_NE(why.find("a100-80g"), std::string::npos) << why;
 
   // 3. A 16-pod gang bound to one InfiniBand scalable unit: su-2's two nodes.
-  ASSERT_EQ(Create({.ns = "team-vision",
-                    .name = "pretrain",
-                    .pods = 16,
-                    .amount = 1,
-                    .node_selector = "artel.dev/node-pool: hgx-h100",
-                    .annotations = "kueue.x-k8s.io/podset-required-topology: artel.dev/ib-scalable-unit"}),
-            "");
+  ASSERT_EQ(CreateFile("4-pretrain.yaml"), "");
   EXPECT_TRUE(WaitFor([&] { return AllBound("team-vision", "pretrain", 16); }, kWait))
       << WorkloadOf("team-vision", "pretrain").dump(1) << Log();
   std::map<std::string, int> per_node;
@@ -202,8 +167,7 @@ TEST_F(KubeDevCluster, kube_TheDevClusterStory) {
   EXPECT_NE(ta_text.find("hgx-h100-2"), std::string::npos) << ta_text;
 
   // 4. MIG: 1g.10gb slices land on the node whose allocatable has them.
-  ASSERT_EQ(Create({.ns = "team-speech", .name = "mig-eval", .pods = 2, .resource = "nvidia.com/mig-1g.10gb"}),
-            "");
+  ASSERT_EQ(CreateFile("5-mig-eval.yaml"), "");
   EXPECT_TRUE(WaitFor([&] { return AllBound("team-speech", "mig-eval", 2); }, kWait))
       << WorkloadOf("team-speech", "mig-eval").dump(1) << Log();
   for (const auto& [pod, node] : Pods("team-speech", "mig-eval"))
