@@ -130,18 +130,33 @@ Json MutateReview(const Json& review) {
   } else if (group.empty() && k == "Pod") {
     if (OwnedByJob(obj)) return ans;
     const Json spec = obj.value("spec", Json::object());
+    // The admission gate always; the topology gate too when the pod asks for
+    // a topology (Kueue's pod webhook does the same for TAS): a gate can only
+    // be added at creation, and the ungater removes it once the pod is pinned.
+    std::vector<std::string> want = {kAdmissionGate};
+    const Json ann = obj.value("metadata", Json::object()).value("annotations", Json::object());
+    for (const char* a : {"kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
+                          "kueue.x-k8s.io/podset-unconstrained-topology"}) {
+      if (ann.contains(a)) {
+        want.push_back(kTopologyGate);
+        break;
+      }
+    }
     auto gates = spec.find("schedulingGates");
-    if (gates == spec.end() || !gates->is_array()) {
-      patch.push_back({{"op", "add"},
-                       {"path", "/spec/schedulingGates"},
-                       {"value", Json::array({{{"name", kAdmissionGate}}})}});
-    } else {
-      bool has = false;
+    bool have_list = gates != spec.end() && gates->is_array();
+    std::set<std::string> present;
+    if (have_list)
       for (const Json& g : *gates)
-        has = has || (g.is_object() && g.value("name", std::string()) == kAdmissionGate);
-      if (!has)
-        patch.push_back(
-            {{"op", "add"}, {"path", "/spec/schedulingGates/-"}, {"value", {{"name", kAdmissionGate}}}});
+        if (g.is_object()) present.insert(g.value("name", std::string()));
+    for (const std::string& gate : want) {
+      if (present.count(gate)) continue;
+      if (!have_list) {
+        patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates"}, {"value", Json::array({{{"name", gate}}})}});
+        have_list = true;
+      } else {
+        patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates/-"}, {"value", {{"name", gate}}}});
+      }
+      present.insert(gate);
     }
   }
   if (!patch.empty()) {

@@ -88,6 +88,24 @@ TEST(WebhookMutate, LabelledPodIsGatedOnce) {
   EXPECT_FALSE(MutateReview(Review("", "Pod", owned))["response"].contains("patch"));
 }
 
+// A pod asking for a topology also gets the topology gate at creation (a
+// gate cannot be added later); the ungater lifts it once the pod is pinned.
+TEST(WebhookMutate, TopologyPodGetsBothGates) {
+  Json pod = {{"metadata",
+               {{"name", "p"},
+                {"labels", kLabels},
+                {"annotations", {{"kueue.x-k8s.io/podset-required-topology", "example.com/block"}}}}},
+              {"spec", {{"containers", Json::array()}}}};
+  EXPECT_EQ(Patch(MutateReview(Review("", "Pod", pod))), Json::parse(R"([
+      {"op":"add","path":"/spec/schedulingGates","value":[{"name":"kueue.x-k8s.io/admission"}]},
+      {"op":"add","path":"/spec/schedulingGates/-","value":{"name":"kueue.x-k8s.io/topology"}}])"));
+  pod["spec"]["schedulingGates"] = Json::parse(R"([{"name":"kueue.x-k8s.io/topology"}])");
+  EXPECT_EQ(
+      Patch(MutateReview(Review("", "Pod", pod))),
+      Json::parse(
+          R"([{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"kueue.x-k8s.io/admission"}}])"));
+}
+
 TEST(WebhookMutate, NotAReviewIsAnError) {
   Json a = MutateReview(Json{{"kind", "Pod"}});
   EXPECT_FALSE(a["response"].value("allowed", true));
