@@ -40,6 +40,29 @@ int64_t Rv(const Json& obj) {
   }
 }
 
+// What the ungater reads of a pod; the rest of the object is not kept (with
+// thousands of pods the full objects cost hundreds of MiB).
+Json Trim(const Json& pod) {
+  Json out = Json::object();
+  const Json meta = pod.value("metadata", Json::object());
+  Json m = Json::object();
+  for (const char* k : {"name", "namespace", "resourceVersion", "deletionTimestamp"})
+    if (meta.contains(k)) m[k] = meta[k];
+  const Json labels = meta.value("labels", Json::object());
+  if (labels.contains(kPodSetLabel)) m["labels"][kPodSetLabel] = labels[kPodSetLabel];
+  const Json ann = meta.value("annotations", Json::object());
+  if (ann.contains(kWorkloadAnnotation)) m["annotations"][kWorkloadAnnotation] = ann[kWorkloadAnnotation];
+  out["metadata"] = m;
+  const Json spec = pod.value("spec", Json::object());
+  Json sp = Json::object();
+  for (const char* k : {"schedulingGates", "nodeSelector", "nodeName"})
+    if (spec.contains(k)) sp[k] = spec[k];
+  out["spec"] = sp;
+  const Json status = pod.value("status", Json::object());
+  if (status.contains("phase")) out["status"]["phase"] = status["phase"];
+  return out;
+}
+
 }  // namespace
 
 TopologyUngater::TopologyUngater(ClientConfig config, Resource workloads, server::Logger* log)
@@ -53,7 +76,8 @@ void TopologyUngater::Start() {
   writer_ = std::make_unique<Client>(config_);
   worker_ = std::thread([this] { WorkerMain(); });
   Informer::Handler ph;
-  auto pod_put = [this](const Json& pod, bool deleted) {
+  auto pod_put = [this](const Json& full, bool deleted) {
+    const Json pod = Trim(full);
     const Json meta = pod.value("metadata", Json::object());
     std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
     std::string wl = meta.value("annotations", Json::object()).value(kWorkloadAnnotation, "");
@@ -83,6 +107,7 @@ void TopologyUngater::Start() {
   ListOptions po;
   po.label_selector = kPodSetLabel;
   pods_inf_ = std::make_unique<Informer>(pod_client_.get(), kPods, "", ph, po);
+  pods_inf_->SetSlimCache(true);  // the handler keeps its own trimmed copy
   Informer::Handler wh;
   auto wl_put = [this](const Json& wl, bool deleted) {
     const Json meta = wl.value("metadata", Json::object());
@@ -199,7 +224,7 @@ void TopologyUngater::Reconcile(const std::string& key) {
         if (fresh.ok() && Rv(fresh.value()) > Rv(*pod)) {
           std::lock_guard<std::mutex> l(mu_);
           Json& cached = pods_[key][name];
-          if (Rv(fresh.value()) > Rv(cached)) cached = fresh.value();
+          if (Rv(fresh.value()) > Rv(cached)) cached = Trim(fresh.value());
           stale = true;
         }
         continue;
@@ -209,7 +234,7 @@ void TopologyUngater::Reconcile(const std::string& key) {
         // informer has delivered by then.
         std::lock_guard<std::mutex> l(mu_);
         Json& cached = pods_[key][name];
-        if (Rv(r.value()) > Rv(cached)) cached = r.value();
+        if (Rv(r.value()) > Rv(cached)) cached = Trim(r.value());
       }
       slot->second--;
       ungated_++;
