@@ -128,8 +128,8 @@ Status NamespaceQueues::Start(int64_t sync_timeout_ms) {
     stopping_ = false;
   }
   worker_ = std::thread([this] { WorkerMain(); });
-  log_->Info("namespace queues started", {{"teamLabel", options_.team_label},
-                                          {"templates", std::to_string(options_.templates.size())}});
+  log_->Info("namespace queues started",
+             {{"teamLabel", options_.team_label}, {"templates", std::to_string(options_.templates.size())}});
   return Status::Ok();
 }
 
@@ -223,8 +223,9 @@ void NamespaceQueues::Reconcile(const std::string& ns) {
     std::string key = ns + "/template:" + template_name;
     std::lock_guard<std::mutex> l(mu_);
     if (warned_.insert(key).second)
-      log_->Warn("namespace names a queue template that is not configured; its managed queues are left as they are",
-                 {{"namespace", ns}, {"template", template_name}});
+      log_->Warn(
+          "namespace names a queue template that is not configured; its managed queues are left as they are",
+          {{"namespace", ns}, {"template", template_name}});
     return;
   }
   std::set<std::string> waiting_now;
@@ -289,8 +290,9 @@ void NamespaceQueues::Reconcile(const std::string& ns) {
     if (r.ok()) {
       stats_.created++;
       lqs_[ns][name] = Lq{cq, Meta(r.value(), "uid"), Meta(r.value(), "resourceVersion"), true, false};
-      log_->Info("managed LocalQueue created",
-                 {{"namespace", ns}, {"localQueue", name}, {"clusterQueue", cq}, {"template", template_name}});
+      log_->Info(
+          "managed LocalQueue created",
+          {{"namespace", ns}, {"localQueue", name}, {"clusterQueue", cq}, {"template", template_name}});
     } else if (r.error().AlreadyExists()) {
       // The informer has not shown it yet; its event brings the namespace back.
     } else {

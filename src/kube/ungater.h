@@ -31,7 +31,6 @@
 
 namespace artel::kube {
 
-
 class TopologyUngater {
  public:
   // `workloads`: the Workload resource at the version the controller speaks.

@@ -135,8 +135,9 @@ Json MutateReview(const Json& review) {
     // be added at creation, and the ungater removes it once the pod is pinned.
     std::vector<std::string> want = {kAdmissionGate};
     const Json ann = obj.value("metadata", Json::object()).value("annotations", Json::object());
-    for (const char* a : {"kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
-                          "kueue.x-k8s.io/podset-unconstrained-topology"}) {
+    for (const char* a :
+         {"kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
+          "kueue.x-k8s.io/podset-unconstrained-topology"}) {
       if (ann.contains(a)) {
         want.push_back(kTopologyGate);
         break;
@@ -151,7 +152,8 @@ Json MutateReview(const Json& review) {
     for (const std::string& gate : want) {
       if (present.count(gate)) continue;
       if (!have_list) {
-        patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates"}, {"value", Json::array({{{"name", gate}}})}});
+        patch.push_back(
+            {{"op", "add"}, {"path", "/spec/schedulingGates"}, {"value", Json::array({{{"name", gate}}})}});
         have_list = true;
       } else {
         patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates/-"}, {"value", {{"name", gate}}}});

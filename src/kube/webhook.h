@@ -40,7 +40,6 @@ class SSLServer;
 
 namespace artel::kube {
 
-
 // The AdmissionReview answers (request -> response, same uid). A request
 // that is not an AdmissionReview answers an error Status.
 nlohmann::json MutateReview(const nlohmann::json& review);

@@ -62,7 +62,8 @@ class KubeDevCluster : public ::testing::Test {
   // The Job's pods: name -> node ("" while unbound); only pods not terminating.
   std::map<std::string, std::string> Pods(const std::string& ns, const std::string& job) {
     std::map<std::string, std::string> out;
-    auto r = env_.Kubectl({"get", "pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
+    auto r =
+        env_.Kubectl({"get", "pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
     if (!r.ok()) return out;
     Json l = Json::parse(*r, nullptr, false);
     if (l.is_discarded()) return out;
@@ -115,7 +116,8 @@ TEST_F(KubeDevCluster, kube_TheDevClusterStory) {
       << WorkloadOf("team-nlp", "nlp-research").dump(1) << Log();
   Json nlp = WorkloadOf("team-nlp", "nlp-research");
   ASSERT_EQ(AdmittedCq(nlp), "nlp-regular") << nlp.dump(1);
-  EXPECT_EQ(nlp["status"]["admission"]["podSetAssignments"][0]["flavors"].value("nvidia.com/gpu", ""), "a100-80g");
+  EXPECT_EQ(nlp["status"]["admission"]["podSetAssignments"][0]["flavors"].value("nvidia.com/gpu", ""),
+            "a100-80g");
   // Every pod on an A100-80GB node (the flavor's nodeLabels went into the pod template).
   for (const auto& [pod, node] : Pods("team-nlp", "nlp-research"))
     EXPECT_EQ(NodeLabel(node, "artel.dev/node-pool"), "a100-80g") << pod << " on " << node;

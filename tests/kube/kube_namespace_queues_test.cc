@@ -145,7 +145,8 @@ TEST_F(KubeNamespaceQueues, kube_LabelledNamespacesGetTheTemplatesQueues) {
   // holds w1 and is kept on nlp until w1 is finished.
   ASSERT_TRUE(env_.Kubectl({"label", "--overwrite", "namespace", "u-alice", "example.com/team=vision"}).ok());
   EXPECT_TRUE(WaitFor([&] { return Queue("u-alice", "prod") == "managed:vision-prod"; }, kWait)) << Log();
-  EXPECT_TRUE(WaitFor([&] { return Log().find("still holds workloads") != std::string::npos; }, kWait)) << Log();
+  EXPECT_TRUE(WaitFor([&] { return Log().find("still holds workloads") != std::string::npos; }, kWait))
+      << Log();
   EXPECT_EQ(Queue("u-alice", "default"), "managed:nlp");
   EXPECT_EQ(AdmittedCq(env_.Workload("u-alice", "w1")), "nlp");
   ASSERT_EQ(env_.Finish("u-alice", "w1"), "");
@@ -176,9 +177,9 @@ TEST_F(KubeNamespaceQueues, kube_BadTemplatesAreRefusedOrReported) {
   std::ofstream(good) << kConfig;
   ASSERT_TRUE(env_.StartArteld({"--config", good}, &error)) << error;
   ASSERT_TRUE(env_.Kubectl({"create", "namespace", "u-dan"}).ok());
-  ASSERT_TRUE(
-      env_.Kubectl({"label", "namespace", "u-dan", "example.com/team=nlp", "artel.dev/queue-template=missing"})
-          .ok());
+  ASSERT_TRUE(env_.Kubectl({"label", "namespace", "u-dan", "example.com/team=nlp",
+                            "artel.dev/queue-template=missing"})
+                  .ok());
   EXPECT_TRUE(WaitFor([&] { return Log().find("not configured") != std::string::npos; }, kWait)) << Log();
   EXPECT_EQ(Queue("u-dan", "default"), "");
 }
