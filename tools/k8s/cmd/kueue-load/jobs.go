@@ -34,6 +34,22 @@ type jobsOptions struct {
 	cqGPUs           string // nominal GPU quota of each ClusterQueue
 }
 
+// createObject creates one object; an existing one is an error naming it (a
+// run needs a fresh cluster or another --prefix).
+func createObject(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string, obj map[string]any) error {
+	u := &unstructured.Unstructured{Object: obj}
+	var err error
+	if ns == "" {
+		_, err = dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{})
+	} else {
+		_, err = dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	}
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("%s %s/%s already exists: use a fresh cluster or another --prefix", gvr.Resource, ns, u.GetName())
+	}
+	return err
+}
+
 // parallelFn runs fn(0..n-1) on `workers` goroutines; the first error fails the run.
 func parallelFn(workers int, fail func(error)) func(n int, fn func(i int) error) {
 	return func(n int, fn func(i int) error) {
@@ -67,17 +83,7 @@ func parallelFn(workers int, fail func(error)) func(n int, fn func(i int) error)
 func runJobs(ctx context.Context, dyn dynamic.Interface, kube *kubernetes.Clientset, o options, jo jobsOptions,
 	parallel func(n int, fn func(i int) error), fail func(error)) {
 	create := func(gvr schema.GroupVersionResource, ns string, obj map[string]any) error {
-		u := &unstructured.Unstructured{Object: obj}
-		var err error
-		if ns == "" {
-			_, err = dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{})
-		} else {
-			_, err = dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
-		}
-		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("%s %s/%s already exists: use a fresh cluster or another --prefix", gvr.Resource, ns, u.GetName())
-		}
-		return err
+		return createObject(ctx, dyn, gvr, ns, obj)
 	}
 	nsName := func(i int) string { return fmt.Sprintf("%s-ns-%d", o.prefix, i) }
 	gpus := mustQ(jo.gpusPerPod, "--gpus-per-pod")

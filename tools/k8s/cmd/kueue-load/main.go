@@ -27,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -227,17 +226,7 @@ func main() {
 	}
 
 	create := func(gvr schema.GroupVersionResource, ns string, obj map[string]any) error {
-		u := &unstructured.Unstructured{Object: obj}
-		var err error
-		if ns == "" {
-			_, err = dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{})
-		} else {
-			_, err = dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
-		}
-		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("%s %s/%s already exists: use a fresh cluster or another --prefix", gvr.Resource, ns, u.GetName())
-		}
-		return err
+		return createObject(ctx, dyn, gvr, ns, obj)
 	}
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "kueue-load:", err)
@@ -266,32 +255,7 @@ func main() {
 	}
 	cqName := func(i int) string { return fmt.Sprintf("%s-cq-%d", o.prefix, i) }
 	lqName := func(i int) string { return fmt.Sprintf("%s-lq-%d", o.prefix, i) }
-	parallel := func(n int, fn func(i int) error) {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		var once sync.Once
-		var firstErr error
-		for w := 0; w < o.workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= n {
-						return
-					}
-					if err := fn(i); err != nil {
-						once.Do(func() { firstErr = err })
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if firstErr != nil {
-			fail(firstErr)
-		}
-	}
+	parallel := parallelFn(o.workers, fail)
 	parallel(o.cqs, func(i int) error {
 		var flavors []any
 		for _, f := range flavorNames {
