@@ -11,6 +11,7 @@
 #include "core/placement/placement.h"
 #include "core/quantity.h"
 #include "manifest/manifest.h"
+#include "manifest/typed_fields.h"
 #include "manifest/yaml_util.h"
 
 namespace artel::api {
@@ -416,7 +417,7 @@ Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::s
 // be one the placement layer reads (core::placement::ParseGpuRequest), so a
 // fraction of nvidia.com/gpu without a slicing request is refused here.
 Status CheckGpuRequest(const core::PodSetSpec& ps, const std::string& requests_path) {
-  auto g = core::placement::ParseGpuRequest(ps.requests, ps.annotations);
+  auto g = core::placement::ParseGpuRequest(ps.requests, ps.gpu_share);
   if (g.ok()) return Status::Ok();
   std::string msg = g.status().message();
   std::string field = requests_path;
@@ -661,6 +662,9 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
       return Invalid(p + ".name", "duplicate pod set name \"" + ps.name + "\"");
     spec.pod_sets.push_back(std::move(ps));
   }
+  // Strict at submission (CheckSubmission); here a spec read back from the
+  // journal keeps what it was acknowledged with.
+  manifest::ReadTypedFieldsLenient(&spec);
   return spec;
 }
 
@@ -736,8 +740,17 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* genera
               : kueue ? WorkloadFromKueueWorkload(j, generate_name)
                       : WorkloadFromJson(j, generate_name);
   if (!spec.ok()) return spec;
-  if (Status s = CheckSubmission(*spec, job ? JobPodSetPath : kueue ? KueuePodSetPath : WorkloadPodSetPath); !s.ok())
+  const PodSetPath path = job ? JobPodSetPath : kueue ? KueuePodSetPath : WorkloadPodSetPath;
+  // The request annotations, strictly: a value that cannot be read is
+  // refused here, not found at placement.
+  if (Status s = manifest::ReadTypedFields(&*spec,
+                                           [&path](int i) {
+                                             return i < 0 ? std::string("metadata.annotations")
+                                                          : path(static_cast<size_t>(i), "annotations");
+                                           });
+      !s.ok())
     return s;
+  if (Status s = CheckSubmission(*spec, path); !s.ok()) return s;
   return spec;
 }
 

@@ -1,5 +1,7 @@
 // What the client verbs share (cli/verbs.h).
 
+#include "cli/verbs.h"
+
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -15,10 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "cli/verbs.h"
-
 #include "cli/client.h"
 #include "cli/format.h"
+#include "core/resource_names.h"
 
 namespace artel::cli {
 namespace {
@@ -65,9 +66,7 @@ int64_t NowMs() {
       .count();
 }
 
-bool IsGpuResource(const std::string& res) {
-  return res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0;
-}
+bool IsGpuResource(const std::string& res) { return core::IsDeviceResource(res); }
 
 }  // namespace
 

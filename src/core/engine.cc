@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/engine_impl.h"
+#include "core/resource_names.h"
 
 namespace artel::core {
 
@@ -273,7 +274,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         if (rt.group_of_res.size() <= static_cast<size_t>(res)) rt.group_of_res.resize(res + 1, -1);
         rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
         if (r == "pods") rt.pods_res = res;
-        if (r == "nvidia.com/gpu") rt.gpu_res = res;
+        if (r == kGpuResource) rt.gpu_res = res;
       }
       for (const auto& fq : g.flavors) {
         const int32_t f = flavors_by_name.Find(fq.flavor);
@@ -1306,7 +1307,23 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
   const Wl& w = wls[id];
   placement::PlaceResult bad;
   bad.outcome = placement::PlaceOutcome::kInfeasible;
-  std::map<std::string, std::string> annotations = w.info.spec.annotations;
+  const WorkloadSpec& spec = w.info.spec;
+  const GangSpec& gang = spec.gang;
+  // The workload's topology request, then each pod set's, field by field:
+  // the first one given wins.
+  TopologyRequest merged = spec.topology;
+  auto merge = [&merged](const TopologyRequest& r) {
+    for (auto [into, from] : {std::pair{&merged.required, &r.required},
+                              {&merged.preferred, &r.preferred},
+                              {&merged.slice_required, &r.slice_required},
+                              {&merged.group, &r.group},
+                              {&merged.kai_required, &r.kai_required},
+                              {&merged.kai_preferred, &r.kai_preferred}}) {
+      if (into->empty()) *into = *from;
+    }
+    if (merged.slice_size == 0) merged.slice_size = r.slice_size;
+    merged.unconstrained = merged.unconstrained || r.unconstrained;
+  };
   for (size_t i = 0; i < w.pod_sets.size(); ++i) {
     const PodSetSpec& ps = w.info.spec.pod_sets[i];
     auto pg = placement::PodGroupFromSpec(ps);
@@ -1336,19 +1353,17 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
       pg->tolerations.insert(pg->tolerations.end(), fs->tolerations.begin(), fs->tolerations.end());
       if (g.topology.empty() && !fs->topology_name.empty()) g.topology = fs->topology_name;
     }
-    for (const auto& [k, v] : ps.annotations) annotations.emplace(k, v);
+    merge(ps.topology);
     g.groups.push_back(std::move(*pg));
   }
-  // The merged annotations make one gang constraint; when the pod sets turn
+  // The merged requests make one gang constraint; when the pod sets turn
   // out to carry their own (below), a conflict in the merge does not matter.
-  auto tc = placement::TopologyFromAnnotations(annotations);
+  auto tc = placement::TopologyFromRequest(merged);
   if (tc.ok()) g.constraint = *tc;
-  // Volcano networkTopology (mapped by the manifest layer to annotations):
-  // tiers of the named topology; without highestTierAllowed, tier 1.
-  auto topo = annotations.find("artel.dev/topology");
-  if (topo != annotations.end() && !topo->second.empty()) g.topology = topo->second;
-  auto mode = annotations.find("artel.dev/network-topology-mode");
-  if (mode != annotations.end() && g.constraint.empty()) {
+  // Volcano networkTopology: tiers of the named topology; without
+  // highestTierAllowed, tier 1.
+  if (!gang.topology.empty()) g.topology = gang.topology;
+  if (!gang.network_mode.empty() && g.constraint.empty()) {
     const TopologySpec* ts = nullptr;
     for (const TopologySpec& t : config.topologies) {
       if (t.name == g.topology) ts = &t;
@@ -1357,17 +1372,18 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
       bad.reason = "network topology " + g.topology + " is not defined";
       return bad;
     }
-    auto tier = annotations.find("artel.dev/highest-tier-allowed");
-    int32_t highest = tier == annotations.end() ? 1 : std::max(1, std::atoi(tier->second.c_str()));
-    if (auto tn = annotations.find("artel.dev/highest-tier-name"); tn != annotations.end() && !tn->second.empty()) {
-      auto named = ts->tier_names.find(tn->second);
+    int32_t highest = std::max(1, gang.highest_tier);
+    if (!gang.highest_tier_name.empty()) {
+      auto named = ts->tier_names.find(gang.highest_tier_name);
       if (named == ts->tier_names.end()) {
-        bad.reason = "networkTopology.highestTierName \"" + tn->second + "\" is the tierName of no HyperNode";
+        bad.reason = "networkTopology.highestTierName \"" + gang.highest_tier_name +
+                     "\" is the tierName of no HyperNode";
         return bad;
       }
       highest = named->second;
     }
-    auto vc = placement::TopologyFromVolcano(placement::TopologyLevels{ts->name, ts->levels}, mode->second, highest);
+    auto vc = placement::TopologyFromVolcano(placement::TopologyLevels{ts->name, ts->levels},
+                                             gang.network_mode, highest);
     if (!vc.ok()) {
       bad.reason = vc.status().message();
       return bad;
@@ -1376,21 +1392,17 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
   }
   // Kueue fits each PodSet's topology request on its own; pod sets share a
   // domain only as a PodSet group (podset-group-name). A gang (Volcano, KAI,
-  // minMember) or workload-level topology annotations keep one constraint.
-  auto kueue_topology = [](const std::map<std::string, std::string>& a) {
-    return a.count("kueue.x-k8s.io/podset-required-topology") || a.count("kueue.x-k8s.io/podset-preferred-topology") ||
-           a.count("kueue.x-k8s.io/podset-slice-required-topology");
-  };
-  if (w.pod_sets.size() > 1 && !kueue_topology(w.info.spec.annotations) && !annotations.count("artel.dev/min-member") &&
-      !annotations.count("artel.dev/network-topology-mode")) {
+  // minMember) or a workload-wide topology request keep one constraint.
+  if (w.pod_sets.size() > 1 && !spec.topology.KueueAsks() && gang.min_member == 0 &&
+      gang.network_mode.empty()) {
     bool any = false, grouped = false;
-    for (const PodSetSpec& ps : w.info.spec.pod_sets) {
-      any = any || kueue_topology(ps.annotations);
-      grouped = grouped || ps.annotations.count("kueue.x-k8s.io/podset-group-name");
+    for (const PodSetSpec& ps : spec.pod_sets) {
+      any = any || ps.topology.KueueAsks();
+      grouped = grouped || !ps.topology.group.empty();
     }
     if (any && !grouped) {
-      for (const PodSetSpec& ps : w.info.spec.pod_sets) {
-        auto ptc = placement::TopologyFromAnnotations(ps.annotations);
+      for (const PodSetSpec& ps : spec.pod_sets) {
+        auto ptc = placement::TopologyFromRequest(ps.topology);
         if (!ptc.ok()) {
           bad.reason = "pod set " + ps.name + ": " + ptc.status().message();
           return bad;
@@ -1402,22 +1414,19 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
   }
   // KAI subgroups with their own topology constraint: the PodGroup's
   // constraint picks the gang's domain, each subgroup's applies inside it.
-  if (w.pod_sets.size() > 1 && g.group_constraints.empty()) {
-    auto dialect = w.info.spec.annotations.find("artel.dev/dialect");
-    if (dialect != w.info.spec.annotations.end() && dialect->second == "kai") {
-      auto gang = placement::TopologyFromAnnotations(w.info.spec.annotations);
-      std::vector<placement::TopologyConstraint> own;
-      bool differs = false;
-      for (const PodSetSpec& ps : w.info.spec.pod_sets) {
-        auto ptc = placement::TopologyFromAnnotations(ps.annotations);
-        if (!ptc.ok() || !gang.ok()) break;
-        differs = differs || !(*ptc == *gang);
-        own.push_back(*ptc);
-      }
-      if (differs && own.size() == w.pod_sets.size()) {
-        g.group_constraints = std::move(own);
-        g.constraint = *gang;
-      }
+  if (w.pod_sets.size() > 1 && g.group_constraints.empty() && gang.subgroup_topologies) {
+    auto whole = placement::TopologyFromRequest(spec.topology);
+    std::vector<placement::TopologyConstraint> own;
+    bool differs = false;
+    for (const PodSetSpec& ps : spec.pod_sets) {
+      auto ptc = placement::TopologyFromRequest(ps.topology);
+      if (!ptc.ok() || !whole.ok()) break;
+      differs = differs || !(*ptc == *whole);
+      own.push_back(*ptc);
+    }
+    if (differs && own.size() == w.pod_sets.size()) {
+      g.group_constraints = std::move(own);
+      g.constraint = *whole;
     }
   }
   if (!tc.ok() && g.group_constraints.empty()) {
@@ -1439,19 +1448,17 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
       }
     }
   }
-  auto mm = annotations.find("artel.dev/min-member");
-  if (mm != annotations.end()) {
+  if (gang.min_member > 0) {
     // A gang minimum (Volcano/KAI minMember) counts pods over all groups.
     // A group keeps its own minimum (Volcano minTaskMember / task
     // minAvailable, KAI subgroup minMember); otherwise one pod.
-    g.min_member = std::max(1, std::atoi(mm->second.c_str()));
+    g.min_member = gang.min_member;
     for (size_t i = 0; i < g.groups.size(); ++i) {
-      const std::optional<int32_t>& own = w.info.spec.pod_sets[i].min_count;
+      const std::optional<int32_t>& own = spec.pod_sets[i].min_count;
       g.groups[i].min_count = std::min(g.groups[i].count, own ? *own : 1);
     }
   }
-  auto sp = annotations.find("artel.dev/score");
-  if (sp != annotations.end() && sp->second == "spread") g.score = placement::ScorePolicy::kSpread;
+  if (gang.spread) g.score = placement::ScorePolicy::kSpread;
   placement::PlaceResult ok;
   ok.outcome = placement::PlaceOutcome::kPlaced;
   return ok;
@@ -1535,18 +1542,18 @@ namespace {
 //     sevenths; without gpu-compute: one GPU.
 // So a team without GPU quota gets no GPU through a slice.
 Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources) {
-  bool hinted = !ps.annotations.empty();
+  bool hinted = ps.gpu_share.any();
   for (const auto& [res, amt] : r.per_pod) {
     if (amt == 0) continue;
     const std::string& name = resources.Name(res);
-    if (name == "nvidia.com/gpu") return 0;  // charged as requested
+    if (name == kGpuResource) return 0;  // charged as requested
     if (IsSlicingHint(name)) {
       hinted = true;
       r.hint_res.push_back(res);
     }
   }
   if (!hinted) return 0;
-  Result<placement::GpuRequest> g = placement::ParseGpuRequest(ps.requests, ps.annotations);
+  Result<placement::GpuRequest> g = placement::ParseGpuRequest(ps.requests, ps.gpu_share);
   if (!g.ok()) return 0;  // placement reports the error
   switch (g->kind) {
     case placement::GpuKind::kShare:
@@ -1565,9 +1572,9 @@ Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources
 // nvidia.com/gpu itself when it has an implicit charge). Returns the id or -1.
 int32_t RecordedImplicitGpu(const EngineImpl& e, const PodSetReq& r, const PodSetAssignment& a) {
   if (r.implicit_gpu <= 0) return -1;
-  auto u = a.resource_usage.find("nvidia.com/gpu");
-  if (u == a.resource_usage.end() || u->second <= 0 || !a.flavors.count("nvidia.com/gpu")) return -1;
-  return e.resources.Find("nvidia.com/gpu");
+  auto u = a.resource_usage.find(kGpuResource);
+  if (u == a.resource_usage.end() || u->second <= 0 || !a.flavors.count(kGpuResource)) return -1;
+  return e.resources.Find(kGpuResource);
 }
 
 

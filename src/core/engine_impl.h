@@ -10,17 +10,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
-#include <limits>
 #include <unordered_map>
 #include <vector>
 
 #include "core/engine.h"
 #include "core/placement/placement.h"
 #include "core/quota_tree.h"
+#include "core/resource_names.h"
 
 namespace artel::core {
 
@@ -50,8 +51,8 @@ class Interner {
 // Requests that describe how to slice a GPU rather than an amount of quota:
 // placement reads them; quota ignores them unless a resource group covers them.
 inline bool IsSlicingHint(const std::string& name) {
-  return name == "artel.dev/gpu-memory" || name == "artel.dev/gpu-compute" || name == "nvidia.com/gpumem" ||
-         name == "nvidia.com/gpumem-percentage" || name == "nvidia.com/gpucores";
+  return name == kGpuMemoryNeed || name == kGpuComputeNeed || name == kHamiGpuMemory ||
+         name == kHamiGpuMemoryPercent || name == kHamiGpuCores;
 }
 
 using WlId = WorkloadId;

@@ -95,15 +95,12 @@ bool FlavorExcludes(const ResourceFlavorSpec* flavor, const PodSetSpec& ps, std:
 // flavor of the queue has one (then the request is implied). Sets `why`.
 bool TasExcludes(const EngineImpl& e, const CqRt& cq, const ResourceFlavorSpec* flavor, const PodSetSpec& ps,
                  std::string* why) {
-  auto ann = [&](const char* key) -> const std::string* {
-    auto it = ps.annotations.find(key);
-    return it == ps.annotations.end() || it->second.empty() ? nullptr : &it->second;
-  };
-  const std::string* required = ann("kueue.x-k8s.io/podset-required-topology");
-  const std::string* preferred = ann("kueue.x-k8s.io/podset-preferred-topology");
-  const std::string* slice = ann("kueue.x-k8s.io/podset-slice-required-topology");
-  const std::string* unconstrained = ann("kueue.x-k8s.io/podset-unconstrained-topology");
-  const bool request = required || preferred || slice || (unconstrained && *unconstrained == "true");
+  const TopologyRequest& t = ps.topology;
+  auto level = [](const std::string& l) { return l.empty() ? nullptr : &l; };
+  const std::string* required = level(t.required);
+  const std::string* preferred = level(t.preferred);
+  const std::string* slice = level(t.slice_required);
+  const bool request = t.KueueAsks() || t.unconstrained;
   const bool tas = flavor != nullptr && !flavor->topology_name.empty();
   if (!request) {
     if (!tas || cq.all_tas) return false;
@@ -324,7 +321,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
             continue;
           }
         }
-        if ((fspec != nullptr && !fspec->topology_name.empty()) || !pss.annotations.empty()) {
+        if ((fspec != nullptr && !fspec->topology_name.empty()) || !pss.topology.empty()) {
           std::string why;
           if (TasExcludes(e, cq, fspec, pss, &why)) {
             note_excluded(f, why);

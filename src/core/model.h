@@ -239,6 +239,55 @@ struct Config {
   std::vector<TopologySpec> topologies;
 };
 
+// A topology request, typed. The manifest layer fills it from Kueue's
+// PodSet topologyRequest (the kueue.x-k8s.io/podset-* annotations) and KAI's
+// topology placement annotations (manifest/typed_fields.h); the core reads
+// only these fields. Levels are node label keys of a Topology. An empty
+// string means "not asked".
+struct TopologyRequest {
+  std::string required;        // Kueue: every pod in one domain of this level
+  std::string preferred;       // Kueue: as few domains of this level as possible
+  bool unconstrained = false;  // Kueue: on topology nodes, anywhere
+  std::string slice_required;  // Kueue: each slice of slice_size pods in one domain
+  int32_t slice_size = 0;      // 0 = no slices
+  std::string group;           // Kueue podSetGroupName: pod sets placed in one domain
+  std::string kai_required;    // KAI topology-required-placement
+  std::string kai_preferred;   // KAI topology-preferred-placement
+
+  // A Kueue TAS request (required, preferred or sliced), which Kueue fits
+  // per pod set and which limits the pod set to topology flavors.
+  bool KueueAsks() const { return !required.empty() || !preferred.empty() || !slice_required.empty(); }
+  bool empty() const {
+    return !KueueAsks() && !unconstrained && group.empty() && kai_required.empty() && kai_preferred.empty();
+  }
+  bool operator==(const TopologyRequest&) const = default;
+};
+
+// A GPU share asked by annotation (KAI's gpu-fraction, gpu-memory and
+// gpu-fraction-num-devices), typed; all zero = not asked.
+struct GpuShareRequest {
+  Amount fraction = 0;     // milli of one GPU, (0, 1000]
+  int64_t memory_mib = 0;  // instead of a fraction
+  int32_t devices = 0;     // 0 = one device
+  bool any() const { return fraction > 0 || memory_mib > 0; }
+  bool operator==(const GpuShareRequest&) const = default;
+};
+
+// Gang placement of a whole workload (Volcano and KAI PodGroups, Volcano
+// networkTopology, Artel's own keys), typed; filled by the manifest layer.
+struct GangSpec {
+  int32_t min_member = 0;         // pods over all pod sets; 0 = no gang minimum
+  std::string topology;           // the named topology the gang is placed in; "" = the flavor's
+  std::string network_mode;       // Volcano networkTopology.mode: hard | soft; "" = none
+  int32_t highest_tier = 0;       // Volcano highestTierAllowed; 0 = unset (tier 1)
+  std::string highest_tier_name;  // Volcano highestTierName
+  bool spread = false;            // spread pods over nodes instead of packing them
+  // KAI subgroups: each pod set keeps its own topology constraint inside the
+  // domain of the PodGroup's.
+  bool subgroup_topologies = false;
+  bool operator==(const GangSpec&) const = default;
+};
+
 struct PodSetSpec {
   std::string name = "main";
   int32_t count = 1;
@@ -247,7 +296,11 @@ struct PodSetSpec {
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> node_affinity;  // required node affinity; empty = none
   std::vector<Toleration> tolerations;
+  // As submitted; the core reads the typed fields below, which the manifest
+  // layer derives from them (manifest/typed_fields.h).
   std::map<std::string, std::string> annotations;
+  TopologyRequest topology;
+  GpuShareRequest gpu_share;
   // What the local runtime runs for each pod (the core ignores these).
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
@@ -262,7 +315,9 @@ struct WorkloadSpec {
   std::optional<int32_t> priority;  // explicit value; wins over the class
   std::vector<PodSetSpec> pod_sets;
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> annotations;  // as submitted; see the typed fields below
+  TopologyRequest topology;  // workload-wide topology request (KAI PodGroup, annotations)
+  GangSpec gang;
   bool active = true;  // Kueue spec.active
   // Kueue spec.maximumExecutionTimeSeconds, in ms: once the workload has run
   // this long in total (over all its admissions), it is stopped and finished

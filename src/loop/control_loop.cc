@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/quantity.h"
+#include "core/resource_names.h"
 
 namespace artel::loop {
 namespace {
@@ -517,7 +518,7 @@ void ControlLoop::MetricsLocked(server::PromWriter* out) const {
   };
   std::map<std::string, Team> teams;
   for (const auto& u : usage) {
-    if (u.resource != "nvidia.com/gpu") continue;
+    if (u.resource != core::kGpuResource) continue;
     Team& t = teams[u.node];
     t.cohort = u.is_cohort;
     t.guaranteed += u.subtree_quota;

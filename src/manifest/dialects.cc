@@ -3,6 +3,8 @@
 // workload reader (ParseWorkloads) with its pod template reader, also used
 // for Kueue Workloads and batch/v1 Jobs.
 
+#include "manifest/dialects.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,7 +15,7 @@
 #include <set>
 
 #include "manifest/checks.h"
-#include "manifest/dialects.h"
+#include "manifest/typed_fields.h"
 
 namespace artel::manifest {
 namespace internal {
@@ -1224,6 +1226,15 @@ Status ParseWorkloads(std::string_view text, const std::string& source, std::vec
       SourcePos pos;
       pos.file = source;
       return s.WithPos(pos);
+    }
+  }
+  for (core::WorkloadSpec& w : reader.out) {
+    if (Status s = ReadTypedFields(&w); !s.ok()) {
+      Status e = InvalidArgument(fmt::format("workload {}/{}: {}", w.ns, w.name, s.message()));
+      e.WithField(s.field());
+      SourcePos pos;
+      pos.file = source;
+      return e.WithPos(pos);
     }
   }
   for (core::WorkloadSpec& w : reader.out) out->push_back(std::move(w));

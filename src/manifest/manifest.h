@@ -65,9 +65,11 @@ inline constexpr char kDialectFlavor[] = "default-flavor";
 inline constexpr char kHyperNodeTopology[] = "volcano-hypernodes";
 inline constexpr char kHyperNodeTierLabelPrefix[] = "artel.dev/hypernode-tier-";
 
-// Workload annotations written by ParseWorkloads (docs/dialects.md). The
-// engine reads most of them to build a gang request; artel.dev/min-resources
-// is recorded for reference only and read by nothing.
+// Workload annotations written by ParseWorkloads (docs/dialects.md). They
+// carry the request through the API and the journal; ReadTypedFields
+// (manifest/typed_fields.h) turns them into the typed fields the engine
+// reads. artel.dev/min-resources is recorded for reference only and read by
+// nothing.
 //   artel.dev/dialect                   volcano | kai | kueue
 //   artel.dev/min-member                gang minimum over all pod sets (Volcano
 //                                       minMember / vcjob minAvailable, KAI minMember)

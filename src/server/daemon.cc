@@ -16,9 +16,10 @@
 #include <random>
 #include <sstream>
 
-#include "core/quantity.h"
-#include "manifest/manifest.h"
 #include "api/manifest_files.h"
+#include "core/quantity.h"
+#include "core/resource_names.h"
+#include "manifest/manifest.h"
 
 namespace artel::server {
 namespace fs = std::filesystem;
@@ -43,7 +44,7 @@ std::string RandomSuffix() {
 int64_t GpusPerPod(const core::PodSetSpec& ps) {
   int64_t n = 0;
   for (const auto& [res, amt] : ps.requests) {
-    if (res == "nvidia.com/gpu" || res.rfind("nvidia.com/mig-", 0) == 0) n += (amt + 999) / 1000;
+    if (core::IsDeviceResource(res)) n += (amt + 999) / 1000;
   }
   return n;
 }
@@ -1981,7 +1982,7 @@ void Daemon::Launch(const std::string& key) {
           }
         }
         ++pi;
-        if (auto m = ps->annotations.find("artel.dev/gpu-memory");
+        if (auto m = ps->annotations.find(core::kGpuMemoryNeed);
             m != ps->annotations.end() && !pl.slice_env.count("ARTEL_GPU_MEMORY_LIMIT")) {
           auto q = core::ParseQuantity(m->second);
           if (q.ok()) pl.slice_env["ARTEL_GPU_MEMORY_LIMIT"] = std::to_string(*q / 1000);

@@ -13,6 +13,7 @@
 #include "core/placement/gpu_geometry.h"
 #include "core/placement/placement.h"
 #include "manifest/manifest.h"
+#include "manifest/typed_fields.h"
 #include "manifest/yaml_util.h"
 #include "sim/duration.h"
 #include "sim/yaml_field.h"
@@ -573,6 +574,18 @@ Status ReadWorkload(const Field& f, SubmitEvent* ev) {
   ARTEL_ASSIGN_OR_RETURN(w.labels, f.Key("labels").StringMap());
   if (f.Has("active")) {
     ARTEL_ASSIGN_OR_RETURN(w.active, f.Key("active").Bool());
+  }
+  int bad = -1;
+  Status typed = manifest::ReadTypedFields(&w, [&bad](int pod_set) {
+    bad = pod_set;
+    return std::string("annotations");
+  });
+  if (!typed.ok()) {
+    const Field at =
+        bad < 0 ? f.Key("annotations") : pod_sets.Items()[static_cast<size_t>(bad)].Key("annotations");
+    std::string key = typed.field().substr(std::string("annotations[").size());  // "key]"
+    if (!key.empty()) key.pop_back();
+    return at.Error(key + ": " + typed.message());
   }
   return Status::Ok();
 }

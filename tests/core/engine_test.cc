@@ -604,7 +604,7 @@ TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
   q.resource_groups[0].flavors[0].resources.push_back({"pods", 100 * kGpu, std::nullopt, std::nullopt});
   c.cluster_queues.push_back(q);
   c.local_queues.push_back({"team-a", "default", "team-a"});
-  auto job = [](const std::string& name, std::map<std::string, Amount> req, std::map<std::string, std::string> ann) {
+  auto job = [](const std::string& name, std::map<std::string, Amount> req, GpuShareRequest share) {
     WorkloadSpec w;
     w.ns = "team-a";
     w.name = name;
@@ -612,7 +612,7 @@ TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
     PodSetSpec ps;
     ps.count = 2;
     ps.requests = std::move(req);
-    ps.annotations = std::move(ann);
+    ps.gpu_share = share;
     w.pod_sets.push_back(ps);
     return w;
   };
@@ -621,8 +621,10 @@ TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
   const Amount mem = Amount{10} * (Amount{1} << 30) * 1000;  // 10 GiB in milli-bytes
   Engine a;
   ASSERT_TRUE(a.Configure(c).ok());
-  ASSERT_TRUE(a.Submit(job("frac", {}, {{"gpu-fraction", "0.5"}}), 0).ok());
-  ASSERT_TRUE(a.Submit(job("need", {{"nvidia.com/gpu", 0}, {"artel.dev/gpu-memory", mem}}, {}), 0).ok());
+  ASSERT_TRUE(a.Submit(job("frac", {}, GpuShareRequest{.fraction = 500}), 0).ok());
+  ASSERT_TRUE(
+      a.Submit(job("need", {{"nvidia.com/gpu", 0}, {"artel.dev/gpu-memory", mem}}, GpuShareRequest{}), 0)
+          .ok());
   Settle(a, 0);
   ASSERT_EQ(a.Find("team-a/frac")->state, WorkloadState::kAdmitted);
   ASSERT_EQ(a.Find("team-a/need")->state, WorkloadState::kAdmitted);

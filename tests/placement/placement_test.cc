@@ -47,10 +47,10 @@ GangRequest Gang(std::vector<PodGroup> groups) {
   return r;
 }
 
-PodGroup FromRequests(std::map<std::string, Amount> req, std::map<std::string, std::string> ann = {}) {
+PodGroup FromRequests(std::map<std::string, Amount> req, GpuShareRequest share = {}) {
   PodSetSpec spec;
   spec.requests = std::move(req);
-  spec.annotations = std::move(ann);
+  spec.gpu_share = share;
   Result<PodGroup> g = PodGroupFromSpec(spec);
   EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.status().ToString());
   return g.ok() ? *g : PodGroup{};
@@ -171,7 +171,7 @@ TEST(RequestTest, Kinds) {
   EXPECT_EQ(h.gpu.cores_percent, 30);
   EXPECT_TRUE(h.gpu.isolated);
 
-  PodGroup k = FromRequests({}, {{"gpu-fraction", "0.5"}});
+  PodGroup k = FromRequests({}, GpuShareRequest{.fraction = 500});
   EXPECT_EQ(k.gpu.kind, GpuKind::kShare);
   EXPECT_EQ(k.gpu.memory_permille, 500);
   EXPECT_FALSE(k.gpu.isolated);
@@ -181,16 +181,18 @@ TEST(RequestTest, Kinds) {
   EXPECT_FALSE(ParseGpuCompute("8/7").ok());
 }
 
-TEST(RequestTest, TopologyAnnotations) {
-  Result<TopologyConstraint> k = TopologyFromAnnotations({{"kueue.x-k8s.io/podset-required-topology", "rack"}});
+TEST(RequestTest, TopologyRequests) {
+  Result<TopologyConstraint> k = TopologyFromRequest(TopologyRequest{.required = "rack"});
   ASSERT_TRUE(k.ok());
   EXPECT_EQ(k->required_level, "rack");
-  Result<TopologyConstraint> kai = TopologyFromAnnotations(
-      {{"kai.scheduler/topology-required-placement", "zone"}, {"kai.scheduler/topology-preferred-placement", "rack"}});
+  Result<TopologyConstraint> kai =
+      TopologyFromRequest(TopologyRequest{.kai_required = "zone", .kai_preferred = "rack"});
   ASSERT_TRUE(kai.ok());
   EXPECT_EQ(kai->required_level, "zone");
   EXPECT_EQ(kai->preferred_level, "rack");
-  EXPECT_FALSE(TopologyFromAnnotations({{"kueue.x-k8s.io/podset-slice-size", "2"}}).ok());
+  EXPECT_FALSE(TopologyFromRequest(TopologyRequest{.slice_size = 2}).ok());
+  EXPECT_FALSE(TopologyFromRequest(TopologyRequest{.required = "rack", .kai_required = "zone"}).ok());
+  EXPECT_FALSE(TopologyFromRequest(TopologyRequest{.required = "rack", .unconstrained = true}).ok());
 
   TopologyLevels t{"net", {"spine", "leaf", std::string(kHostnameLabel)}};
   Result<TopologyConstraint> hard = TopologyFromVolcano(t, "hard", 2);
@@ -767,7 +769,7 @@ TEST(ShareTest, HamiPacking) {
 TEST(ShareTest, KaiFractionsAndWholeGpusStayWhole) {
   Cluster c;
   ASSERT_TRUE(c.AddNode(GpuNode("a", 2, {}, "H100-80GB")).ok());
-  PodGroup half = FromRequests({}, {{"gpu-fraction", "0.5"}});
+  PodGroup half = FromRequests({}, GpuShareRequest{.fraction = 500});
   PlaceResult p = c.Place(Gang({half}));
   ASSERT_TRUE(p.ok());
   ASSERT_TRUE(c.Commit("h1", p.placement).ok());

@@ -420,5 +420,45 @@ TEST(CodecTest, SubmitChecksDoNotApplyToTheJournal) {
   EXPECT_EQ(submitted.status().field(), "spec.podSets[0].command[1]");
 }
 
+TEST(CodecTest, RequestAnnotationsAreTypedAndBadOnesRefusedAtSubmitOnly) {
+  core::WorkloadSpec spec;
+  spec.name = "gang";
+  spec.ns = "team-a";
+  spec.queue = "default";
+  spec.annotations = {{"artel.dev/min-member", "3"}, {"artel.dev/score", "spread"}};
+  core::PodSetSpec ps;
+  ps.name = "main";
+  ps.count = 4;
+  ps.annotations = {{"kueue.x-k8s.io/podset-required-topology", "rack"}, {"gpu-fraction", "0.5"}};
+  spec.pod_sets.push_back(ps);
+  auto ok = WorkloadFromObject(WorkloadSpecToJson(spec));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->gang.min_member, 3);
+  EXPECT_TRUE(ok->gang.spread);
+  EXPECT_EQ(ok->pod_sets[0].topology.required, "rack");
+  EXPECT_EQ(ok->pod_sets[0].gpu_share.fraction, 500);
+
+  spec.pod_sets[0].annotations["kueue.x-k8s.io/podset-slice-size"] = "many";
+  Json bad = WorkloadSpecToJson(spec);
+  auto refused = WorkloadFromObject(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().field(), "spec.podSets[0].annotations[kueue.x-k8s.io/podset-slice-size]");
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("whole number"));
+  // Read back from the journal, the bad value is ignored and the rest kept.
+  auto recovered = WorkloadFromJson(bad);
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  EXPECT_EQ(recovered->pod_sets[0].topology.slice_size, 0);
+  EXPECT_EQ(recovered->gang.min_member, 3);
+
+  // A Kueue Workload's pod template annotations are named by their own path.
+  auto kueue = WorkloadFromObject(Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+    "metadata": {"name": "w", "namespace": "team-a", "annotations": {"artel.dev/network-topology-mode": "loose"}},
+    "spec": {"queueName": "default", "podSets": [{"name": "main", "count": 1, "template": {"spec":
+      {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}})"));
+  ASSERT_FALSE(kueue.ok());
+  EXPECT_THAT(kueue.status().ToString(), ::testing::HasSubstr("artel.dev/network-topology-mode"));
+  EXPECT_THAT(kueue.status().message(), ::testing::HasSubstr("hard or soft"));
+}
+
 }  // namespace
 }  // namespace artel::server

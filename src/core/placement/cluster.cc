@@ -28,8 +28,8 @@
 //     reasons, limiting resources, domain estimates), and the gang is
 //     infeasible if it would not fit even on empty nodes.
 #include <algorithm>
-#include <limits>
 #include <cassert>
+#include <limits>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -43,6 +43,7 @@
 #include "core/placement/placement.h"
 #include "core/placement/share_policy.h"
 #include "core/placement/topology_policy.h"
+#include "core/resource_names.h"
 
 namespace artel::core::placement {
 
@@ -161,7 +162,7 @@ class ClusterImpl {
     for (const auto& [r, amount] : alloc) n.alloc[r] = amount;
     // GPUs.
     if (spec.gpus.empty()) {
-      auto it = spec.allocatable.find("nvidia.com/gpu");
+      auto it = spec.allocatable.find(kGpuResource);
       if (it != spec.allocatable.end() && it->second > 0) {
         if (it->second % kMilli != 0) return InvalidArgument("node " + spec.name + ": fractional nvidia.com/gpu");
         spec.gpus.resize(it->second / kMilli);

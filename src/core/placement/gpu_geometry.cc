@@ -5,6 +5,8 @@
 #include <charconv>
 #include <string>
 
+#include "core/resource_names.h"
+
 namespace artel::core::placement {
 namespace {
 
@@ -80,7 +82,7 @@ std::string CanonicalMigProfile(std::string_view profile) {
 }
 
 std::string MigResourceName(std::string_view profile) {
-  std::string out = "nvidia.com/mig-" + std::string(profile);
+  std::string out = kMigResourcePrefix + std::string(profile);
   std::replace(out.begin(), out.end(), '+', '.');
   return out;
 }

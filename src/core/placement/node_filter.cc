@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/resource_names.h"
+
 namespace artel::core::placement {
 
 using internal::Demand;
@@ -120,7 +122,7 @@ class DefaultCapacityFilter final : public CapacityFilter {
  private:
   static std::string GpuLimitName(const Demand& d) {
     switch (d.kind) {
-      case GpuKind::kWhole: return "nvidia.com/gpu";
+      case GpuKind::kWhole: return kGpuResource;
       case GpuKind::kMigProfile:
       case GpuKind::kMigNeed: return "MIG slots";
       case GpuKind::kShare: return "GPU share capacity";

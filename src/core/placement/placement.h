@@ -115,17 +115,18 @@ struct GpuRequest {
   bool isolated = true;        // kShare: false for KAI fractions (no enforcement)
 };
 
-// Reads the GPU part of a pod's requests and annotations:
+// Reads the GPU part of a pod's requests and its typed GPU share:
 //   nvidia.com/gpu: N                      -> kWhole N (or N shares with gpumem/gpucores)
 //   nvidia.com/mig-<profile>: N            -> kMigProfile
 //   artel.dev/gpu-memory: 18Gi (+ artel.dev/gpu-compute: a fraction of a GPU,
 //                                  e.g. 3/7 via ParseGpuCompute)    -> kMigNeed 1
 //   nvidia.com/gpumem (MiB), nvidia.com/gpumem-percentage, nvidia.com/gpucores
 //                                          -> kShare, isolated
-//   annotation gpu-fraction: "0.5" or gpu-memory: "<MiB>" -> kShare, not isolated
+//   a GpuShareRequest (KAI's gpu-fraction or gpu-memory annotation, read by
+//   the manifest layer)                   -> kShare, not isolated
 // Two different kinds in one pod are an InvalidArgument error.
 Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests,
-                                   const std::map<std::string, std::string>& annotations);
+                                   const GpuShareRequest& share);
 
 // "3/7" or a quantity ("0.5", "500m") -> a fraction of a GPU in milli-units,
 // rounded up (3/7 -> 429). Placement turns it into sevenths by rounding up,
@@ -150,7 +151,7 @@ struct PodGroup {
 };
 
 // Builds a pod group from a core pod set: requests, node selector,
-// tolerations, and the GPU request from requests and annotations.
+// tolerations, and the GPU request from requests and the typed GPU share.
 Result<PodGroup> PodGroupFromSpec(const PodSetSpec& spec);
 
 // Topology constraint of a gang. Levels are label keys of the gang's
@@ -168,11 +169,10 @@ struct TopologyConstraint {
   bool operator==(const TopologyConstraint&) const = default;
 };
 
-// Reads Kueue (kueue.x-k8s.io/podset-required-topology, -preferred-,
-// -unconstrained-, podset-slice-required-topology, podset-slice-size) and
-// KAI (kai.scheduler/topology-required-placement, -preferred-placement)
-// annotations.
-Result<TopologyConstraint> TopologyFromAnnotations(const std::map<std::string, std::string>& annotations);
+// The constraint of a typed topology request (Kueue's required, preferred,
+// unconstrained and sliced requests; KAI's required and preferred
+// placement, which must agree with Kueue's where both are given).
+Result<TopologyConstraint> TopologyFromRequest(const TopologyRequest& request);
 
 // Volcano networkTopology: tier 1 is the narrowest level above the hosts.
 // mode "hard" -> required at the tier's level, "soft" -> preferred.

@@ -1,24 +1,22 @@
-// Reading pod requests and annotations into placement requests.
+// Reading pod requests and typed GPU and topology requests into placement requests.
 #include <charconv>
 #include <string>
 
 #include "core/placement/gpu_geometry.h"
 #include "core/placement/placement.h"
+#include "core/resource_names.h"
 
 namespace artel::core::placement {
 
 namespace {
 
-constexpr char kGpu[] = "nvidia.com/gpu";
-constexpr char kMigPrefix[] = "nvidia.com/mig-";
-constexpr char kNeedMemory[] = "artel.dev/gpu-memory";
-constexpr char kNeedCompute[] = "artel.dev/gpu-compute";
-constexpr char kHamiMem[] = "nvidia.com/gpumem";
-constexpr char kHamiMemPct[] = "nvidia.com/gpumem-percentage";
-constexpr char kHamiCores[] = "nvidia.com/gpucores";
-constexpr char kKaiFraction[] = "gpu-fraction";
-constexpr char kKaiMemory[] = "gpu-memory";
-constexpr char kKaiDevices[] = "gpu-fraction-num-devices";
+constexpr const char* kGpu = kGpuResource;
+constexpr const char* kMigPrefix = kMigResourcePrefix;
+constexpr const char* kNeedMemory = kGpuMemoryNeed;
+constexpr const char* kNeedCompute = kGpuComputeNeed;
+constexpr const char* kHamiMem = kHamiGpuMemory;
+constexpr const char* kHamiMemPct = kHamiGpuMemoryPercent;
+constexpr const char* kHamiCores = kHamiGpuCores;
 
 Result<int32_t> WholeCount(const std::string& name, Amount a) {
   if (a <= 0 || a % kMilli != 0) return InvalidArgument(name + " must be a positive whole number");
@@ -68,7 +66,7 @@ Result<Amount> ParseGpuCompute(std::string_view text) {
 }
 
 Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests,
-                                   const std::map<std::string, std::string>& annotations) {
+                                   const GpuShareRequest& share) {
   GpuRequest out;
   auto set_kind = [&](GpuKind k, const std::string& why) -> Status {
     if (out.kind != GpuKind::kNone && out.kind != k) {
@@ -114,7 +112,7 @@ Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests
     Result<int32_t> n = WholeCount(name, amount);
     if (!n.ok()) return n.status();
     // nvidia.com/mig-1g.10gb.me (the device plugin's name) is the profile 1g.10gb+me.
-    out.mig_profile = CanonicalMigProfile(name.substr(sizeof(kMigPrefix) - 1));
+    out.mig_profile = CanonicalMigProfile(name.substr(std::string_view(kMigPrefix).size()));
     out.count = *n;
   }
   auto need = requests.find(kNeedMemory);
@@ -135,30 +133,16 @@ Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests
       out.compute_slices = std::max<int32_t>(1, static_cast<int32_t>((compute->second * 7 + 990) / kMilli));
     }
   }
-  auto frac = annotations.find(kKaiFraction);
-  auto kmem = annotations.find(kKaiMemory);
-  if (frac != annotations.end() || kmem != annotations.end()) {
+  if (share.any()) {
     if (Status s = set_kind(GpuKind::kShare, "gpu-fraction"); !s.ok()) return s;
     if (hami) return InvalidArgument("gpu-fraction/gpu-memory cannot be combined with nvidia.com/gpumem");
     out.isolated = false;
-    out.count = 1;
-    if (frac != annotations.end()) {
-      Result<Amount> f = ParseQuantity(Trim(frac->second));
-      if (!f.ok() || *f <= 0 || *f > kMilli) {
-        return InvalidArgument("annotation gpu-fraction \"" + frac->second + "\" must be in (0, 1]");
-      }
-      out.memory_permille = static_cast<int32_t>(*f);
+    out.count = share.devices > 0 ? share.devices : 1;
+    if (share.fraction > 0) {
+      if (share.fraction > kMilli) return InvalidArgument("gpu-fraction must be in (0, 1]");
+      out.memory_permille = static_cast<int32_t>(share.fraction);
     } else {
-      Result<Amount> m = ParseQuantity(Trim(kmem->second));
-      if (!m.ok() || *m <= 0) return InvalidArgument("annotation gpu-memory \"" + kmem->second + "\" must be MiB > 0");
-      out.memory_mib = (*m + kMilli - 1) / kMilli;
-    }
-    if (auto it = annotations.find(kKaiDevices); it != annotations.end()) {
-      Result<Amount> n = ParseQuantity(Trim(it->second));
-      if (!n.ok()) return InvalidArgument("annotation gpu-fraction-num-devices: " + n.status().message());
-      Result<int32_t> c = WholeCount(kKaiDevices, *n);
-      if (!c.ok()) return c.status();
-      out.count = *c;
+      out.memory_mib = share.memory_mib;
     }
   }
   return out;
@@ -172,7 +156,7 @@ Result<PodGroup> PodGroupFromSpec(const PodSetSpec& spec) {
   for (const auto& [name, amount] : spec.requests) {
     if (!IsGpuResource(name)) g.requests[name] = amount;
   }
-  Result<GpuRequest> gpu = ParseGpuRequest(spec.requests, spec.annotations);
+  Result<GpuRequest> gpu = ParseGpuRequest(spec.requests, spec.gpu_share);
   if (!gpu.ok()) return gpu.status();
   g.gpu = *gpu;
   g.node_selector = spec.node_selector;
@@ -181,38 +165,22 @@ Result<PodGroup> PodGroupFromSpec(const PodSetSpec& spec) {
   return g;
 }
 
-Result<TopologyConstraint> TopologyFromAnnotations(const std::map<std::string, std::string>& a) {
+Result<TopologyConstraint> TopologyFromRequest(const TopologyRequest& r) {
   TopologyConstraint c;
-  auto get = [&](const char* key) -> std::string {
-    auto it = a.find(key);
-    return it == a.end() ? std::string() : Trim(it->second);
-  };
-  std::string req = get("kueue.x-k8s.io/podset-required-topology");
-  std::string pref = get("kueue.x-k8s.io/podset-preferred-topology");
-  std::string kai_req = get("kai.scheduler/topology-required-placement");
-  std::string kai_pref = get("kai.scheduler/topology-preferred-placement");
-  if (!req.empty() && !kai_req.empty() && req != kai_req) {
+  if (!r.required.empty() && !r.kai_required.empty() && r.required != r.kai_required) {
     return InvalidArgument("podset-required-topology and topology-required-placement disagree");
   }
-  if (!pref.empty() && !kai_pref.empty() && pref != kai_pref) {
+  if (!r.preferred.empty() && !r.kai_preferred.empty() && r.preferred != r.kai_preferred) {
     return InvalidArgument("podset-preferred-topology and topology-preferred-placement disagree");
   }
-  c.required_level = req.empty() ? kai_req : req;
-  c.preferred_level = pref.empty() ? kai_pref : pref;
-  std::string unconstrained = get("kueue.x-k8s.io/podset-unconstrained-topology");
-  if (unconstrained == "true" && (!c.required_level.empty() || !c.preferred_level.empty())) {
+  c.required_level = r.required.empty() ? r.kai_required : r.required;
+  c.preferred_level = r.preferred.empty() ? r.kai_preferred : r.preferred;
+  if (r.unconstrained && (!c.required_level.empty() || !c.preferred_level.empty())) {
     return InvalidArgument("podset-unconstrained-topology cannot be combined with a required or preferred topology");
   }
-  c.slice_level = get("kueue.x-k8s.io/podset-slice-required-topology");
-  std::string size = get("kueue.x-k8s.io/podset-slice-size");
-  if (!size.empty()) {
-    int32_t n = 0;
-    auto r = std::from_chars(size.data(), size.data() + size.size(), n);
-    if (r.ec != std::errc() || r.ptr != size.data() + size.size() || n <= 0) {
-      return InvalidArgument("podset-slice-size \"" + size + "\" must be a positive integer");
-    }
-    c.slice_size = n;
-  }
+  c.slice_level = r.slice_required;
+  if (r.slice_size < 0) return InvalidArgument("podset-slice-size must be a positive integer");
+  c.slice_size = r.slice_size;
   if (c.slice_level.empty() != (c.slice_size == 0)) {
     return InvalidArgument("podset-slice-required-topology and podset-slice-size go together");
   }
