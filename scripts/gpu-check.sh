@@ -77,7 +77,7 @@ static const char* kPtx = R"(
 .version 7.0
 .target sm_70
 .address_size 64
-.visible .entry spin(.param .u64 out, .param .u32 iters)
+.visible .entry spin(.param .u64 dst, .param .u32 iters)
 {
   .reg .pred p;
   .reg .b32 i, n;
@@ -91,7 +91,7 @@ LOOP:
   add.u32 i, i, 1;
   setp.lt.u32 p, i, n;
   @p bra LOOP;
-  ld.param.u64 o, [out];
+  ld.param.u64 o, [dst];
   cvta.to.global.u64 o, o;
   st.global.f32 [o], x;
   ret;
