@@ -283,6 +283,7 @@ struct Pod {
   std::string exit_file;
   std::string start_file;  // locked by the live wrapper; empty for older pods
   std::string cgroup;  // directory, or empty
+  std::string cuda_dir;  // libartel-cuda's segment directory, or empty
   std::string marker;  // the wrapper's $0, checked for adopted pods
   bool adopted = false;
   bool done = false;
@@ -305,7 +306,11 @@ struct Workload {
 
 class LocalRuntimeImpl final : public LocalRuntime {
  public:
-  explicit LocalRuntimeImpl(Options options) { SetUpCgroups(options.cgroup_root); }
+  explicit LocalRuntimeImpl(Options options)
+      : cuda_shim_(options.cuda_shim),
+        cuda_shm_root_(fs::is_directory(options.cuda_shm_root) ? options.cuda_shm_root : "/tmp") {
+    SetUpCgroups(options.cgroup_root);
+  }
 
   std::string cgroup_status() const override { return cgroup_status_; }
 
@@ -717,6 +722,21 @@ class LocalRuntimeImpl final : public LocalRuntime {
     auto cg = MakeCgroup(key, p);
     if (!cg.ok()) return cg.status();
     pod.cgroup = *cg;
+    if (p.gpu_memory_share && !cuda_shim_.empty()) {
+      // The pod's accounting segment lives in a directory only its user can
+      // reach (mkdtemp: 0700, a name no one can squat).
+      std::string tmpl = cuda_shm_root_ + "/artel-cuda-XXXXXX";
+      if (mkdtemp(tmpl.data()) == nullptr || (switch_user && chown(tmpl.c_str(), uid, gid) != 0)) {
+        const int err = errno;
+        RemoveCgroup(pod);
+        return FailedPrecondition("cannot create the GPU share directory under " + cuda_shm_root_ + ": " +
+                                  Errno(err));
+      }
+      pod.cuda_dir = tmpl;
+      env["ARTEL_CUDA_SHM"] = tmpl + "/segment";
+      const std::string user_preload = env.count("LD_PRELOAD") ? " " + env["LD_PRELOAD"] : "";
+      env["LD_PRELOAD"] = cuda_shim_ + user_preload;
+    }
 
     // Everything the child needs is built before fork: after fork only
     // async-signal-safe calls are allowed.
@@ -998,12 +1018,18 @@ class LocalRuntimeImpl final : public LocalRuntime {
     RemoveCgroup(*p);
   }
 
+  // Also removes the pod's libartel-cuda segment directory.
   static void RemoveCgroup(const Pod& p) {
     if (!p.cgroup.empty()) rmdir(p.cgroup.c_str());
+    if (!p.cuda_dir.empty()) {
+      unlink((p.cuda_dir + "/segment").c_str());
+      rmdir(p.cuda_dir.c_str());
+    }
   }
 
   mutable std::mutex mu_;
   std::map<std::string, Workload> workloads_;
+  const std::string cuda_shim_, cuda_shm_root_;
   std::string cgroup_base_;  // empty = no cgroup limits
   std::string cgroup_status_;
 };

@@ -84,6 +84,10 @@ struct PodLaunch {
   int64_t gid = -1;
   std::vector<std::string> visible_devices;  // GPU or MIG UUIDs
   std::map<std::string, std::string> slice_env;  // e.g. ARTEL_GPU_MEMORY_LIMIT
+  // On a memory share of a GPU (not a whole GPU, not a MIG instance): the
+  // runtime preloads Options::cuda_shim with a segment of the pod's own
+  // (docs/gpus.md, "libartel-cuda").
+  bool gpu_memory_share = false;
   int64_t cpu_millis = 0;      // cgroup cpu.max when > 0
   int64_t memory_bytes = 0;    // cgroup memory.max when > 0
 };
@@ -133,6 +137,12 @@ class LocalRuntime {
  public:
   struct Options {
     std::string cgroup_root;  // empty = autodetect /sys/fs/cgroup; "none" = disabled
+    // libartel-cuda.so, preloaded into pods with `gpu_memory_share`; empty =
+    // none (their limits are then advisory). Each such pod gets a directory
+    // of its own under `cuda_shm_root`, 0700 and owned by the pod's user,
+    // for its accounting segment (ARTEL_CUDA_SHM); removed when it exits.
+    std::string cuda_shim;
+    std::string cuda_shm_root = "/dev/shm";
   };
   static Result<std::unique_ptr<LocalRuntime>> Create(Options options);
   // Leaves pods running, so that a restarted daemon can `Adopt` them.

@@ -187,6 +187,42 @@ Result<core::placement::Placement> PlacementFromJson(const Json& j) {
   return p;
 }
 
+// libartel-cuda.so for pods on memory shares: the flag's path, else the
+// build tree's (bin/arteld, lib/libartel-cuda.so) or one next to arteld.
+// Pods of other users must be able to read it: a path they cannot reach
+// is preloaded by nobody (ld.so skips it), so that is logged.
+std::string FindCudaShim(const std::string& flag, Logger* log) {
+  if (flag == "none") return "";
+  std::string path = flag;
+  if (path.empty()) {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+    for (const std::filesystem::path& p : {exe / "../lib/libartel-cuda.so", exe / "libartel-cuda.so"}) {
+      if (!ec && std::filesystem::is_regular_file(p, ec)) {
+        path = std::filesystem::weakly_canonical(p, ec).string();
+        break;
+      }
+    }
+    if (path.empty()) {
+      log->Warn("libartel-cuda.so not found: GPU memory shares are not enforced (--cuda-shim)", {});
+      return "";
+    }
+  }
+  struct stat st;
+  if (path.empty() || path[0] != '/' || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    log->Warn("--cuda-shim is not an absolute path to a file: GPU memory shares are not enforced",
+              {{"path", path}});
+    return "";
+  }
+  bool others_can_read = (st.st_mode & S_IROTH) != 0;
+  for (std::filesystem::path d = std::filesystem::path(path).parent_path();
+       others_can_read && d != d.root_path(); d = d.parent_path()) {
+    others_can_read = stat(d.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) != 0;
+  }
+  log->Info("libartel-cuda", {{"path", path}, {"other_users_can_read", others_can_read ? "true" : "false"}});
+  return path;
+}
+
 }  // namespace
 
 Daemon::Daemon(const DaemonOptions& options, Logger* log)
@@ -274,6 +310,7 @@ Status Daemon::Init() {
 
   runtime::LocalRuntime::Options ro;
   ro.cgroup_root = options_.cgroup_root;
+  ro.cuda_shim = FindCudaShim(options_.cuda_shim, log_);
   auto rt = runtime::LocalRuntime::Create(ro);
   if (!rt.ok()) return rt.status();
   runtime_ = std::move(rt).value();
@@ -1920,6 +1957,7 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
     int64_t mib = std::atoll(sh.substr(a + 1, b - a - 1).c_str());
     int cores = std::atoi(sh.substr(b + 1).c_str());
     if (mib > 0) {
+      pl->gpu_memory_share = true;  // libartel-cuda enforces it
       pl->slice_env["CUDA_DEVICE_MEMORY_LIMIT"] = std::to_string(mib) + "m";
       pl->slice_env["ARTEL_GPU_MEMORY_LIMIT"] = std::to_string(mib * 1024 * 1024);
     }

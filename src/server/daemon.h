@@ -68,6 +68,10 @@ struct DaemonOptions {
   int64_t default_grace_ms = 30000;
   uint64_t snapshot_every = 20000;      // journal records between snapshots
   std::string cgroup_root;              // "" = autodetect, "none" = off
+  // libartel-cuda.so for pods on GPU memory shares (docs/gpus.md); "" =
+  // <arteld's dir>/../lib/libartel-cuda.so or <arteld's dir>/, if present;
+  // "none" = off.
+  std::string cuda_shim;
   bool stop_workloads_on_exit = false;  // SIGTERM the pods at shutdown
   // How long a Succeeded, Failed or Cancelled workload stays visible before
   // its record is deleted (journaled as WorkloadDeleted); < 0 = forever.

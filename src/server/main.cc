@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   int header_timeout_ms = -1, idle_timeout_ms = -1, body_timeout_ms = -1, write_timeout_ms = -1;
   int max_conns = -1, max_conns_peer = -1, max_streams = -1;
-  std::string retention;
+  std::string retention, cuda_shim;
   bool stop_on_exit = false, fair_sharing = false;
   std::string kubeconfig, kube_context, kueue_version;
   bool kubernetes = false;
@@ -113,6 +113,10 @@ int main(int argc, char** argv) {
   app.add_option("--http-max-streams", max_streams, "Concurrent watch streams (503 above)");
   app.add_option("--finished-retention", retention,
                  "How long finished and cancelled workloads stay listed (e.g. 24h, 7d, 0s, never)");
+  app.add_option(
+      "--cuda-shim", cuda_shim,
+      "libartel-cuda.so preloaded into pods on GPU memory shares (default: ../lib/ next to arteld; "
+      "\"none\" = off)");
   app.add_flag("--stop-workloads-on-exit", stop_on_exit,
                "Stop running pods on shutdown (default: leave them for re-adoption)");
   app.add_flag("--fair-sharing", fair_sharing, "Enable fair sharing");
@@ -232,6 +236,7 @@ int main(int argc, char** argv) {
     }
     cfg.daemon.finished_retention_ms = *ms;
   }
+  if (!cuda_shim.empty()) cfg.daemon.cuda_shim = cuda_shim;
   if (stop_on_exit) cfg.daemon.stop_workloads_on_exit = true;
   if (fair_sharing) cfg.daemon.engine.fair_sharing = true;
   bool kube_mode = kubernetes || !kubeconfig.empty();

@@ -16,6 +16,7 @@ set(allowed_manifest core manifest)
 set(allowed_api      core manifest api)
 set(allowed_store    core store)
 set(allowed_runtime  core runtime)
+set(allowed_cuda_shim cuda_shim)
 set(allowed_sim      core manifest sim)
 set(allowed_loop     core loop server:auth.h server:log.h server:prom.h server:redact.h server:service.h)
 set(allowed_kube     core manifest api loop kube server:auth.h server:log.h server:prom.h server:redact.h
