@@ -31,6 +31,7 @@ const state = {
   events: new Map(),  // workload key -> watch events, oldest first
   logs: new Map(),    // workload key -> log text
   filter: '',
+  user: null,         // whoami of the signed-in caller
   lastSeq: 0,
   watching: false,
   timer: null,
@@ -168,6 +169,13 @@ function onEvent(e) {
   if (list.length > 100) list.shift();
 }
 
+// Whether the signed-in caller may read workload `key`'s namespace (unknown
+// caller: try, the server decides).
+function mayRead(key) {
+  const u = state.user;
+  if (!u || u.role === 'admin') return true;
+  return (u.namespaces || []).includes(key.split('/')[0]);
+}
 const wlPath = (key) => {
   const [ns, name] = key.split('/');
   return `namespaces/${encodeURIComponent(ns)}/workloads/${encodeURIComponent(name)}`;
@@ -231,12 +239,13 @@ function record(data) {
 
 async function refresh() {
   try {
-    // All at once: the history (first time), the views, a workload page's extras.
-    const [, raw] = await Promise.all([
-      state.historyLoaded ? null : loadHistory(),
-      fetchAll(),
-      state.view === 'workload' && state.arg && !state.logs.has(state.arg) ? fetchWorkloadExtras(state.arg) : null,
-    ]);
+    // All at once: the history (first time), the views, a workload page's
+    // extras (once the caller is known: none for a namespace it may not read).
+    const extras = () => (state.view === 'workload' && state.arg && !state.logs.has(state.arg) && mayRead(state.arg) ? fetchWorkloadExtras(state.arg) : null);
+    const known = !!state.user;
+    const [, raw] = await Promise.all([state.historyLoaded ? null : loadHistory(), fetchAll(), known ? extras() : null]);
+    state.user = raw.whoami;
+    if (!known) await extras();
     performance.mark('artel:fetched');
     const data = normalize({ ...raw, events: state.events });
     performance.mark('artel:normalized');
@@ -645,6 +654,7 @@ function resetSession() {
   state.lastSeq = 0;
   state.selected = null;
   state.data = null;
+  state.user = null;
 }
 
 function showLogin(message) {
@@ -677,7 +687,7 @@ function start() {
     const [view, ...rest] = hash.split('/');
     state.view = VIEWS[view] ? view : 'teams';
     state.arg = rest.join('/');
-    if (state.view === 'workload' && state.data) {
+    if (state.view === 'workload' && state.data && mayRead(state.arg)) {
       fetchWorkloadExtras(state.arg).then(() => {
         const w = state.data.workloads.find((x) => x.key === state.arg);
         return w && w.phase === 'Pending' ? fetchWhy(w.key) : null;

@@ -263,7 +263,7 @@ await check('workload page: timeline with the preemptor, placements, why pending
   const running = requeued.items.find((w) => w.status && w.status.phase === 'Running');
   await admin.goto(url(null, `workload/team-a/${running.metadata.name}`));
   await admin.waitForSelector('#pods-table tbody tr[data-pod]', { timeout: T });
-  assert.match(await admin.textContent('#pods-table'), /GPU \d \(A100-80GB\)/);
+  assert.match(await admin.textContent("#pods-table"), /GPU \d+ \(/);
   await admin.waitForFunction(() => document.querySelector('#logs') && document.querySelector('#logs').textContent !== '…', null, { timeout: T });
   assert.doesNotMatch(await admin.textContent('#logs'), /no logs: HTTP/);
   await admin.goto(url(null, 'workload/team-b/b-3'));
@@ -355,8 +355,7 @@ await check('tenant team-a: its workload page names no team-b workload; team-b p
   // The history is the same for everyone: queue and cohort names, no workloads.
   const h = await (await fetch(`${arteld}/api/v1/history`, { headers: { Authorization: `Bearer ${teamAToken}` } })).json();
   assert.ok(!/b-\d|a-\d/.test(JSON.stringify(h)), 'no workload names in the history');
-  // The refused team-b calls (403) are the expected ones.
-  tenant.problems = tenant.problems.filter((p) => !/http 403: .*team-b/.test(p));
+  // The page knows the caller: it asks nothing about team-b (no 403s; checked below).
 });
 await check('tenant page: no console errors, page errors or failed requests', async () => {
   assert.deepEqual(tenant.problems, []);
