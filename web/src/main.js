@@ -399,15 +399,16 @@ function drawCharts(container, pairs) {
         cursor: { show: false },
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max) * 1.15] } },
         axes: [
-          { values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleTimeString('en-GB', { hour12: false, hour: '2-digit', minute: '2-digit' })), size: 30 },
+          // 24-hour clock; seconds when the chart spans under 10 minutes.
+          { values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleTimeString('en-GB', { hour12: false, hour: '2-digit', minute: '2-digit', ...(u.scales.x.max - u.scales.x.min < 600 ? { second: '2-digit' } : {}) })), size: 30 },
           { label: f.resource === api.GPU ? 'GPUs' : 'MIG instances', size: 50 },
         ],
         series: [
           {},
-          { label: 'guaranteed', stroke: COL.guarantee, width: 1.5, dash: [6, 4] },
-          { label: 'used', stroke: COL.used, width: 2, fill: `${COL.used}22` },
-          { label: 'borrowed', stroke: COL.borrowed, width: 1.5 },
-          { label: 'lent', stroke: COL.lent, width: 1.5 },
+          { label: 'guaranteed', points: { show: false }, stroke: COL.guarantee, width: 1.5, dash: [6, 4] },
+          { label: 'used', points: { show: false }, stroke: COL.used, width: 2, fill: `${COL.used}22` },
+          { label: 'borrowed', points: { show: false }, stroke: COL.borrowed, width: 1.5 },
+          { label: 'lent', points: { show: false }, stroke: COL.lent, width: 1.5 },
         ],
         legend: { show: false },
       }, series, box);
