@@ -8,6 +8,7 @@
 // known one ("unknown flag --namepsace; did you mean --namespace?").
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -179,8 +180,16 @@ int CheckNames(CLI::App* root, const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"artel: a multi-tenant GPU cluster scheduler"};
-  app.name("artel");
+  // Invoked as `kubectl-artel` (the symlink the build puts next to artel),
+  // this binary is a kubectl plugin: `kubectl artel get wl` runs
+  // `kubectl-artel get wl`. It is the same client either way: it talks to
+  // arteld's API, which arteld serves in Kubernetes mode too (docs/cli.md,
+  // "kubectl plugin").
+  const bool kubectl_plugin = argc > 0 && std::filesystem::path(argv[0]).filename() == "kubectl-artel";
+  CLI::App app{kubectl_plugin
+                   ? "kubectl artel: the Artel client as a kubectl plugin (it talks to arteld's API)"
+                   : "artel: a multi-tenant GPU cluster scheduler"};
+  app.name(kubectl_plugin ? "kubectl artel" : "artel");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("artel ") + ARTEL_VERSION);
   // The global flags, for --help: main() takes them out of the command line

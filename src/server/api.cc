@@ -493,6 +493,29 @@ void ApiServer::Routes() {
                SendJson(res, 200, service_->Gpus(who));
              }));
 
+  // Usage history per ClusterQueue and cohort (server/history.h): the same
+  // names and quantities as /clusterqueues and /cohorts, which every role
+  // but metrics may read, so nothing is redacted.
+  http_->Get("/api/v1/history", wrap([this](const Req& req, Res& res, const Principal&) {
+               if (history_ == nullptr)
+                 return SendError(res, NotFound("usage history is off (--history-points 0)"));
+               int64_t since_ms = 0;
+               if (req.has_param("since")) {
+                 try {
+                   size_t used = 0;
+                   std::string v = req.get_param_value("since");
+                   double s = std::stod(v, &used);
+                   if (used != v.size() || s < 0) throw std::invalid_argument(v);
+                   since_ms = static_cast<int64_t>(s * 1000);
+                 } catch (...) {
+                   Status s = InvalidArgument("since must be a non-negative number of Unix seconds");
+                   s.WithField("since");
+                   return SendError(res, s);
+                 }
+               }
+               SendJson(res, 200, history_->ToJson(since_ms));
+             }));
+
   http_->Get("/api/v1/watch",
              wrap([this, ns_scope, forbid_ns](const Req& req, Res& res, const Principal& who) {
                auto scope = ns_scope(req, who);

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "server/auth.h"
+#include "server/history.h"
 #include "server/http_server.h"
 #include "server/log.h"
 #include "server/service.h"
@@ -74,6 +75,9 @@ class ApiServer {
   // whether this replica leads; a standby is ready (it serves the API, the
   // probes and the webhooks) with status "standby". Set before Serve.
   void SetLeaderCheck(std::function<bool()> leading) { leading_ = std::move(leading); }
+  // The usage history that GET /api/v1/history serves (server/history.h);
+  // null (the default) answers 404. Set before Serve.
+  void SetHistory(const UsageHistory* history) { history_ = history; }
 
  private:
   void Routes();
@@ -87,6 +91,7 @@ class ApiServer {
   std::unique_ptr<httplib::Server> tls_http_;  // HTTPS fallback
   std::atomic<bool> stopping_{false};
   std::function<bool()> leading_;  // empty = no leader election
+  const UsageHistory* history_ = nullptr;
 
   struct Bucket {
     double tokens;

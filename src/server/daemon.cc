@@ -2273,6 +2273,19 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
         }
         pj["migSlices"] = std::move(slices);
       }
+      // Memory shares ("gpuIndex:memMiB:cores%"): which GPU, how much of it (the web UI's placements).
+      if (pp != nullptr && !pp->shares.empty()) {
+        Json shares = Json::array();
+        for (size_t m = 0; m < pp->shares.size(); ++m) {
+          int idx = 0, mib = 0, cores = 0;
+          std::sscanf(pp->shares[m].c_str(), "%d:%d:%d", &idx, &mib, &cores);
+          Json s = {{"gpuIndex", idx}, {"memoryMiB", mib}, {"corePercent", cores}};
+          if (m < pp->share_gpus.size()) s["gpu"] = pp->share_gpus[m];
+          shares.push_back(std::move(s));
+        }
+        pj["memoryShares"] = std::move(shares);
+      }
+      if (pp != nullptr && !pp->node.empty()) pj["node"] = pp->node;
       if (p.exited) pj["exitCode"] = p.exit.signaled ? 128 + p.exit.signal : p.exit.exit_code;
       pods.push_back(pj);
     }

@@ -12,8 +12,10 @@
 #include <atomic>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
@@ -173,7 +175,22 @@ int main(int argc, char** argv) {
                  "(batch/job, pod, podgroup = Volcano's and KAI's PodGroups; none)")
       ->delimiter(',')
       ->check(CLI::IsMember({"batch/job", "pod", "podgroup", "none"}));
+  // Usage history for the web UI's charts (server/history.h; docs/ui.md).
+  std::string history_interval = "10s";
+  int64_t history_points = 8640;
+  app.add_option(
+      "--history-interval", history_interval,
+      "Usage history: one sample per ClusterQueue/cohort and GPU flavor every so often (e.g. 10s)");
+  app.add_option("--history-points", history_points,
+                 "Usage history: samples kept per series (default 8640 = 24 h at 10s; 0 = off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   CLI11_PARSE(app, argc, argv);
+  const int64_t history_interval_ms = ParseDurationMs(history_interval);
+  if (history_interval_ms <= 0) {
+    std::cerr << "arteld: --history-interval: bad duration '" << history_interval
+              << "' (expected e.g. 10s)\n";
+    return 2;
+  }
   if (leader_elect) {
     for (auto [text, out] : {std::pair<std::string*, int64_t*>{&lease_duration, &lo.lease_duration_ms},
                              {&renew_deadline, &lo.renew_deadline_ms},
@@ -355,6 +372,12 @@ int main(int argc, char** argv) {
     service = daemon.get();
   }
   ApiServer api(cfg.api, service, table.get(), &log);
+  std::unique_ptr<UsageHistory> history;
+  if (history_points > 0) {
+    history = std::make_unique<UsageHistory>(
+        HistoryOptions{.interval_ms = history_interval_ms, .capacity = static_cast<size_t>(history_points)});
+    api.SetHistory(history.get());
+  }
   if (elector) api.SetLeaderCheck([&elector] { return elector->leading(); });
   auto port = api.Bind();
   if (!port.ok()) {
@@ -501,8 +524,37 @@ int main(int argc, char** argv) {
     server = std::thread([&] { api.Serve(); });
   }
 
+  // The history sampler: the wall clock is read here, not in UsageHistory.
+  std::mutex history_mu;
+  std::condition_variable history_cv;
+  bool history_stop = false;
+  std::thread sampler;
+  if (history) {
+    sampler = std::thread([&] {
+      std::unique_lock<std::mutex> lock(history_mu);
+      while (!history_stop) {
+        lock.unlock();
+        int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+        if (service->ready()) history->MaybeSample(now, service->ClusterQueues(), service->Cohorts());
+        lock.lock();
+        history_cv.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(1000, history_interval_ms)),
+                            [&] { return history_stop; });
+      }
+    });
+  }
+
   int sig = 0;
   sigwait(&sigs, &sig);
+  if (sampler.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(history_mu);
+      history_stop = true;
+    }
+    history_cv.notify_all();
+    sampler.join();
+  }
   log.Info("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   api.Stop();
   if (namespace_queues) namespace_queues->Stop();

@@ -461,5 +461,39 @@ TEST_F(CliTest, BashCompletion) {
   EXPECT_NE(r.out.find("bashcompinit"), std::string::npos);
 }
 
+// The build puts kubectl-artel next to artel (a symlink): found on the PATH
+// by its name, as kubectl finds plugins, it is the same client, and its help
+// names itself `kubectl artel`.
+TEST_F(CliTest, KubectlPluginIsTheSameBinary) {
+  std::filesystem::path bin = std::filesystem::path(ARTEL_BIN).parent_path();
+  ASSERT_TRUE(std::filesystem::is_symlink(bin / "kubectl-artel")) << bin;
+  Submit("team-a", "plugged", 1);
+  auto run = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "-i",
+                                     "HOME=" + dir_,
+                                     "PATH=" + bin.string() + ":/usr/bin:/bin",
+                                     "ARTEL_SERVER=" + d_->url(),
+                                     "ARTEL_TOKEN=" + std::string(kAdminToken)};
+    for (const char* keep : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"}) {
+      if (const char* v = std::getenv(keep)) argv.push_back(std::string(keep) + "=" + v);
+    }
+    argv.push_back("kubectl-artel");
+    argv.insert(argv.end(), args.begin(), args.end());
+    CliResult r;
+    r.rc = RunCommand(argv, {}, &r.out, &r.err);
+    return r;
+  };
+  CliResult r = run({"get", "wl", "-n", "team-a", "-o", "name"});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  EXPECT_NE(r.out.find("plugged"), std::string::npos) << Dump(r);
+  r = run({"--help"});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  EXPECT_NE(r.out.find("kubectl artel"), std::string::npos) << Dump(r);
+  // Under its own name the help says artel, not kubectl.
+  r = Cli({"--help"});
+  EXPECT_EQ(r.out.find("kubectl artel"), std::string::npos) << Dump(r);
+}
+
 }  // namespace
 }  // namespace artel::testing

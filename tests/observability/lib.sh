@@ -65,7 +65,7 @@ TOK
   chmod 711 "$WORK"
   "$arteld" --listen 127.0.0.1:0 --data-dir "$WORK/data" --fake-gpus 8xA100-80GB \
     --tokens "$WORK/tokens.yaml" -m "$root/examples/two-teams" \
-    --grace-period 2 --stop-workloads-on-exit >"$WORK/arteld.out" 2>"$WORK/arteld.log" &
+    --grace-period 2 --stop-workloads-on-exit ${OBS_ARTELD_ARGS:-} >"$WORK/arteld.out" 2>"$WORK/arteld.log" &
   OBS_PIDS+=($!)
   local pid=$!
   obs_wait_until 20 "arteld to print its URL" grep -q '^listening on ' "$WORK/arteld.out" || {

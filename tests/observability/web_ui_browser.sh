@@ -28,7 +28,8 @@ for t in curl jq; do command -v $t >/dev/null || obs_skip "$t not installed"; do
 
 WORK=$(mktemp -d)
 trap obs_cleanup EXIT
-obs_start_arteld "$arteld" "$root"
+# One usage-history sample a second, so that the story fills the charts' history.
+OBS_ARTELD_ARGS="--history-interval 1s" obs_start_arteld "$arteld" "$root"
 
 # Does arteld serve the bundle at /ui/?
 if curl -fsS "$ARTELD_URL/ui/" 2>/dev/null | grep -q 'src="/ui/app.js"' &&

@@ -41,14 +41,16 @@ function row(flavor, resource, x) {
   const nominal = qty(first(x.nominal, x.nominalQuota, x.quota, x.guaranteed));
   const usage = qty(first(x.usage, x.used, x.total));
   const borrowed = x.borrowed !== undefined ? qty(x.borrowed) : Math.max(0, usage - nominal);
-  return { flavor, resource, nominal, usage, borrowed };
+  const lim = (v) => (v === undefined || v === null ? undefined : qty(v));
+  return { flavor, resource, nominal, usage, borrowed, borrowingLimit: lim(x.borrowingLimit), lendingLimit: lim(x.lendingLimit) };
 }
 
 // GPU quota per flavor: whole GPUs and MIG instances (nvidia.com/mig-*) of
 // unlike flavors are never added up. One entry per flavor and GPU resource
 // with quota or use; `label` is the flavor, with the MIG profile after a
 // slash ("a100/mig-1g.10gb").
-const isGpu = (r) => r === GPU || String(r).startsWith('nvidia.com/mig-');
+export const isGpu = (r) => r === GPU || String(r).startsWith('nvidia.com/mig-');
+export const flavorLabel = (flavor, resource) => (resource === GPU ? flavor : `${flavor}/${String(resource).slice('nvidia.com/'.length)}`);
 function gpuFlavors(resources) {
   return resources
     .filter((r) => isGpu(r.resource) && (r.nominal > 0 || r.usage > 0))
@@ -83,51 +85,138 @@ function normLQ(o) {
   };
 }
 
+// A cohort's guarantee is its subtree quota (its own quota plus its
+// members'); `borrowed` is what it takes beyond that from its parent.
 function normCohort(o) {
-  return { name: nameOf(o), parent: first(o.parent, o.parentName, o.spec && o.spec.parentName, '') };
+  const resources = (Array.isArray(o.resources) ? o.resources : []).map((x) => ({
+    flavor: first(x.flavor, ''), resource: first(x.resource, x.name, ''),
+    nominal: qty(first(x.subtreeQuota, x.nominal, 0)), usage: qty(first(x.usage, 0)), borrowed: qty(first(x.borrowed, 0)),
+    borrowingLimit: x.borrowingLimit !== undefined ? qty(x.borrowingLimit) : undefined,
+    lendingLimit: x.lendingLimit !== undefined ? qty(x.lendingLimit) : undefined,
+  }));
+  return { name: nameOf(o), parent: first(o.parent, o.parentName, o.spec && o.spec.parentName, ''), resources, flavors: gpuFlavors(resources) };
 }
 
-const ts = (v) => (v === undefined || v === null || v === '' ? NaN : typeof v === 'number' ? (v < 1e11 ? v * 1000 : v) : Date.parse(v));
-
-// `events` are this workload's watch events ({type, time, ...}), oldest first.
-function normWorkload(o, events) {
-  const st = o.status || {};
-  const spec = o.spec || {};
-  const ns = nsOf(o);
-  const name = nameOf(o);
-  let gpus = 0;
-  for (const ps of spec.podSets || []) gpus += qty((ps.requests || {})[GPU]) * Number(first(ps.count, 1));
-  const adm = first(st.admission, o.admission);
-  const phase = first(st.phase, o.phase, 'Pending');
-  const created = ts(first(o.metadata && o.metadata.creationTimestamp, st.submittedAt));
-  const timeline = [];
-  const push = (at, what, detail) => { if (Number.isFinite(ts(at))) timeline.push({ at: ts(at), what, detail }); };
-  if (events && events.length) {
-    for (const e of events) push(e.time, e.type, eventDetail(e));
-  } else {
-    push(created, 'Submitted');
-    if (st.lastEviction) push(st.lastEviction.time, 'Evicted', `${st.lastEviction.reason}${byPreemptor(st.lastEviction)}`);
-    push(first(st.admittedAt, adm && adm.admittedAt), 'Admitted', st.clusterQueue);
-    push(st.startedAt, 'Started');
-    push(st.finishedAt, phase, st.exitCode !== undefined ? `exit ${st.exitCode}` : undefined);
-  }
-  timeline.sort((a, b) => a.at - b.at);
-  const pending = st.pending || {};
-  return {
-    key: `${ns}/${name}`,
-    namespace: ns,
-    name,
-    queue: first(spec.queueName, o.queue, ''),
-    clusterQueue: first(st.clusterQueue, adm && adm.clusterQueue, ''),
-    phase,
-    admitted: ['Admitted', 'Running', 'Evicting'].includes(phase),
-    priority: first(st.priority, spec.priority, 0),
-    gpus,
-    created,
-    reason: pending.reason ? `${pending.reason}: ${pending.message || ''}`.replace(/: $/, '') : '',
-    message: first(st.message, st.lastEviction && `last evicted: ${st.lastEviction.reason}${byPreemptor(st.lastEviction)}`, ''),
-    timeline,
+// "Lent", as arteld's history computes it (src/server/history.cc): in each
+// cohort, per flavor and resource, what the members borrow beyond what the
+// cohort itself borrows from above is lent by the members that leave
+// guarantee unused, in proportion to the unused part. Sets `lent` on the
+// flavor rows of queues and cohorts.
+export function deriveLent(cqs, cohorts) {
+  const members = [];
+  for (const q of cqs) for (const f of q.flavors) members.push([q.cohort || '', f]);
+  for (const c of cohorts) for (const f of c.flavors) members.push([c.parent || '', f]);
+  const unused = (f) => {
+    const u = Math.max(0, f.nominal - f.usage);
+    return f.lendingLimit !== undefined ? Math.min(u, f.lendingLimit) : u;
   };
+  const groups = new Map();
+  for (const [parent, f] of members) {
+    f.lent = 0;
+    if (!parent) continue;
+    const k = `${parent}|${f.flavor}|${f.resource}`;
+    const g = groups.get(k) || { borrowed: 0, unused: 0 };
+    g.borrowed += f.borrowed;
+    g.unused += unused(f);
+    groups.set(k, g);
+  }
+  const cohortBorrowed = new Map();
+  for (const c of cohorts) for (const f of c.flavors) cohortBorrowed.set(`${c.name}|${f.flavor}|${f.resource}`, f.borrowed);
+  for (const [parent, f] of members) {
+    if (!parent) continue;
+    const k = `${parent}|${f.flavor}|${f.resource}`;
+    const g = groups.get(k);
+    const pool = Math.max(0, g.borrowed - (cohortBorrowed.get(k) || 0));
+    const mine = unused(f);
+    if (pool > 0 && g.unused > 0) f.lent = Math.min(mine, (pool * mine) / g.unused);
+  }
+}
+
+// Milliseconds since the epoch from a number (seconds or ms) or an RFC 3339
+// string; the common "YYYY-MM-DDTHH:MM:SS[.fff]Z" form is read without
+// Date.parse, which is slow with 10,000 workloads.
+function ts(v) {
+  if (v === undefined || v === null || v === '') return NaN;
+  if (typeof v === 'number') return v < 1e11 ? v * 1000 : v;
+  const s = String(v);
+  if (s.length >= 20 && s[4] === '-' && s[10] === 'T' && s[s.length - 1] === 'Z') {
+    const n = (a, b) => +s.slice(a, b);
+    const ms = s[19] === '.' ? Math.round(+`0${s.slice(19, -1)}` * 1000) : 0;
+    const t = Date.UTC(n(0, 4), n(5, 7) - 1, n(8, 10), n(11, 13), n(14, 16), n(17, 19)) + ms;
+    if (Number.isFinite(t)) return t;
+  }
+  return Date.parse(s);
+}
+
+// A workload as the views draw it. The timeline and the pods are built when
+// first read (the workload page, the detail pane, the GPU map), not for every
+// one of 10,000 workloads on each refresh.
+class Workload {
+  constructor(o, events) {
+    const st = o.status || {};
+    const spec = o.spec || {};
+    this.raw = o;
+    this.events = events;
+    this.namespace = nsOf(o);
+    this.name = nameOf(o);
+    this.key = `${this.namespace}/${this.name}`;
+    let gpus = 0;
+    for (const ps of spec.podSets || []) {
+      const r = ps.requests && ps.requests[GPU];
+      if (r !== undefined) gpus += qty(r) * Number(first(ps.count, 1));
+    }
+    this.gpus = gpus;
+    const adm = first(st.admission, o.admission);
+    this.phase = first(st.phase, o.phase, 'Pending');
+    this.queue = first(spec.queueName, o.queue, '');
+    this.clusterQueue = first(st.clusterQueue, adm && adm.clusterQueue, '');
+    this.admitted = this.phase === 'Admitted' || this.phase === 'Running' || this.phase === 'Evicting';
+    this.priority = first(st.priority, spec.priority, 0);
+    this.created = ts(first(o.metadata && o.metadata.creationTimestamp, st.submittedAt));
+    const pending = st.pending;
+    this.reason = pending && pending.reason ? `${pending.reason}: ${pending.message || ''}`.replace(/: $/, '') : '';
+    this.message = first(st.message, st.lastEviction && `last evicted: ${st.lastEviction.reason}${byPreemptor(st.lastEviction)}`, '');
+    this.lastEviction = st.lastEviction || null;
+    this.admittedAt = ts(first(st.admittedAt, adm && adm.admittedAt));
+    this.startedAt = ts(st.startedAt);
+    this.finishedAt = ts(st.finishedAt);
+    this.exitCode = st.exitCode;
+    this._timeline = null;
+    this._pods = null;
+  }
+
+  // [{at, what, detail}], oldest first: from the watch events when there
+  // are some, else from the status's times.
+  get timeline() {
+    if (this._timeline) return this._timeline;
+    const st = this.raw.status || {};
+    const timeline = [];
+    const push = (at, what, detail) => {
+      const t = ts(at);
+      if (Number.isFinite(t)) timeline.push({ at: t, what, detail });
+    };
+    if (this.events && this.events.length) {
+      for (const e of this.events) push(e.time, e.type, eventDetail(e));
+    } else {
+      push(this.created, 'Submitted');
+      if (st.lastEviction) push(st.lastEviction.time, 'Evicted', `${st.lastEviction.reason}${byPreemptor(st.lastEviction)}`);
+      push(this.admittedAt, 'Admitted', st.clusterQueue);
+      push(st.startedAt, 'Started');
+      push(st.finishedAt, this.phase, st.exitCode !== undefined ? `exit ${st.exitCode}` : undefined);
+    }
+    timeline.sort((a, b) => a.at - b.at);
+    return (this._timeline = timeline);
+  }
+
+  get pods() {
+    if (this._pods) return this._pods;
+    const st = this.raw.status || {};
+    return (this._pods = (st.pods || []).map((p) => ({
+      name: first(p.name, ''), node: first(p.node, ''), gpus: p.gpus || [], running: !!p.running, exitCode: p.exitCode,
+      mig: (p.migSlices || []).map((m) => ({ profile: first(m.profile, ''), gpu: first(m.gpu, ''), start: m.start, uuid: first(m.uuid, '') })),
+      shares: (p.memoryShares || []).map((m) => ({ gpu: first(m.gpu, ''), gpuIndex: m.gpuIndex, mib: Number(first(m.memoryMiB, 0)), cores: Number(first(m.corePercent, 0)) })),
+    })));
+  }
 }
 
 // " by <preemptor>" for an eviction or an Evicted event. For a tenant the API
@@ -155,7 +244,7 @@ function normGpu(o) {
   // MIG instances in use: {profile, uuid, owner}; arteld's migSlices.instances.
   const mig = o.migSlices || {};
   const slices = (first(mig.instances, o.slices, o.migInstances, []) || []).map((s) => ({
-    profile: first(s.profile, s.name, ''), uuid: first(s.uuid, ''),
+    profile: first(s.profile, s.name, ''), uuid: first(s.uuid, ''), start: s.start, workload: first(s.workload, ''),
     owner: s.workload ? (s.pod ? `${s.workload} (${s.pod})` : s.workload) : first(s.owner, s.pod, ''),
   }));
   // Every pod on a shared GPU (memory shares), else the one owner.
@@ -172,6 +261,8 @@ function normGpu(o) {
     healthy: first(o.healthy, true) !== false,
     mig: !!o.migEnabled,
     owner: slices.length ? '' : owner,
+    // The workloads on this GPU, for colouring by team: [{workload, pod}].
+    users: o.users ? o.users.map((u) => ({ workload: first(u.workload, ''), pod: first(u.pod, '') })) : o.workload ? [{ workload: o.workload, pod: first(o.pod, '') }] : [],
     slices,
     sliceTotal: Number(first(mig.total, 0)),
     sliceUsed: Number(first(mig.used, 0)),
@@ -187,11 +278,13 @@ function normNode(o) {
 
 export function normalize(raw) {
   const cqs = items(raw.cqs).map(normCQ).sort((a, b) => a.name.localeCompare(b.name));
+  const cohorts = items(raw.cohorts).map(normCohort).sort((a, b) => a.name.localeCompare(b.name));
+  deriveLent(cqs, cohorts);
   return {
     cqs,
     lqs: items(raw.lqs).map(normLQ),
-    cohorts: items(raw.cohorts).map(normCohort),
-    workloads: items(raw.workloads).map((w) => normWorkload(w, raw.events && raw.events.get(`${nsOf(w)}/${nameOf(w)}`))),
+    cohorts,
+    workloads: items(raw.workloads).map((w) => new Workload(w, raw.events && raw.events.size ? raw.events.get(`${nsOf(w)}/${nameOf(w)}`) : undefined)),
     nodes: items(raw.nodes).map(normNode),
     gpus: items(raw.gpus).map(normGpu),
     user: raw.whoami,

@@ -214,6 +214,113 @@ await check('a flavor that matches no node pool is flagged in overview, teams an
   await admin.waitForSelector('.card.warn[data-flavors-without-nodes="ghost"]', { timeout: T });
 });
 
+await check('charts open with arteld\'s history (GET /api/v1/history), per cohort and per ClusterQueue', async () => {
+  // A fresh page: its first drawing already holds points from before it was opened.
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const p = await openPage(ctx);
+  const opened = Date.now() / 1000;
+  await p.goto(url(adminToken, 'teams'));
+  await p.waitForSelector('figure.chart[data-cohort="shared"] canvas', { timeout: T });
+  await p.waitForSelector(`${chartSel('team-a')} canvas`, { timeout: T });
+  const d = await p.$eval(chartSel('team-a'), (el) => ({ ...el.dataset }));
+  assert.ok(Number(d.points) >= 10, `history points at first paint: ${JSON.stringify(d)}`);
+  assert.ok(Number(d.since) < opened - 10, `the chart starts at ${d.since}, the page opened at ${opened}`);
+  const c = await p.$eval('figure.chart[data-cohort="shared"]', (el) => ({ ...el.dataset }));
+  assert.equal(Number(c.guarantee), 4, `cohort shared guarantees 4 a100 GPUs: ${JSON.stringify(c)}`);
+  assert.equal(Number(c.used), 4, JSON.stringify(c));
+  assert.ok(await p.$('#cohorts-table tr[data-cohort="shared"][data-flavor="a100"]'), 'cohort row');
+  assert.match(await p.getAttribute('figure.chart[data-cohort="shared"]', 'aria-label'), /shared · a100: 4 used, 4 guaranteed/);
+  assert.deepEqual(p.problems, []);
+  await ctx.close();
+});
+
+await check('history API: bounded series of GPU flavors, bad since refused', async () => {
+  const get = (q, tok = adminToken) => fetch(`${arteld}/api/v1/history${q}`, { headers: { Authorization: `Bearer ${tok}` } });
+  const r = await get('');
+  assert.equal(r.status, 200);
+  const h = await r.json();
+  assert.equal(h.intervalSeconds, 1);
+  const names = h.series.map((x) => `${x.kind}/${x.name}/${x.flavor}/${x.resource}`).sort();
+  assert.ok(names.includes('ClusterQueue/team-a/a100/nvidia.com/gpu') && names.includes('Cohort/shared/a100/nvidia.com/gpu'), names.join(' '));
+  assert.ok(h.series.every((x) => x.resource.startsWith('nvidia.com/')), 'only GPU resources');
+  const a = h.series.find((x) => x.kind === 'ClusterQueue' && x.name === 'team-a');
+  assert.ok(Math.max(...a.borrowed) >= 2, `team-a borrowed during the story: ${a.borrowed}`);
+  const b = h.series.find((x) => x.kind === 'ClusterQueue' && x.name === 'team-b');
+  assert.ok(Math.max(...b.lent) >= 1, `team-b lent while team-a borrowed: ${b.lent}`);
+  const bad = await get('?since=yesterday');
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).field, 'since');
+  const since = a.t[a.t.length - 1];
+  const later = await (await get(`?since=${since}`)).json();
+  const la = later.series.find((x) => x.kind === 'ClusterQueue' && x.name === 'team-a');
+  assert.ok(la.t.length >= 1 && la.t.length < a.t.length && la.t.every((t) => t >= since), `since= keeps the later points only: ${la.t}`);
+});
+
+await check('workload page: timeline with the preemptor, placements, why pending across flavors, logs', async () => {
+  const requeued = await (await fetch(`${arteld}/api/v1/namespaces/team-a/workloads`, { headers: { Authorization: `Bearer ${adminToken}` } })).json();
+  const evicted = requeued.items.find((w) => w.status && w.status.lastEviction);
+  assert.ok(evicted, 'a team-a workload was evicted');
+  await admin.goto(url(null, `workload/team-a/${evicted.metadata.name}`));
+  await admin.waitForFunction(() => /Evicted[^]*by team-b\/b-\d/.test(document.querySelector('#workload .timeline')?.textContent || ''), null, { timeout: T });
+  const running = requeued.items.find((w) => w.status && w.status.phase === 'Running');
+  await admin.goto(url(null, `workload/team-a/${running.metadata.name}`));
+  await admin.waitForSelector('#pods-table tbody tr[data-pod]', { timeout: T });
+  assert.match(await admin.textContent("#pods-table"), /GPU \d+ \(/);
+  await admin.waitForFunction(() => document.querySelector('#logs') && document.querySelector('#logs').textContent !== '…', null, { timeout: T });
+  assert.doesNotMatch(await admin.textContent('#logs'), /no logs: HTTP/);
+  await admin.goto(url(null, 'workload/team-b/b-3'));
+  await admin.waitForSelector('#wl-why #why', { timeout: T });
+  await admin.waitForFunction(() => !/…$/.test(document.querySelector('#why').textContent), null, { timeout: T });
+  assert.ok(await admin.$$eval('#why-flavors tbody tr', (r) => r.length) >= 1, 'every flavor tried is listed');
+  if (shotDir) await admin.screenshot({ path: path.join(shotDir, 'ui-workload.png'), fullPage: true });
+});
+
+await check('nodes map: GPUs coloured by team, a legend of teams', async () => {
+  await admin.goto(url(null, 'nodes'));
+  await admin.waitForSelector('.gpu.busy[data-team]', { timeout: T });
+  const teamsOn = await admin.$$eval('.gpu.busy', (g) => g.map((x) => x.dataset.team).sort());
+  assert.deepEqual([...new Set(teamsOn)], ['team-a', 'team-b'], teamsOn.join(','));
+  assert.match(await admin.textContent('#team-legend'), /team-a[^]*team-b/);
+});
+
+await check('cohort tree: quotas and limits per flavor', async () => {
+  await admin.goto(url(null, 'queues'));
+  await admin.waitForSelector('li.cohort[data-cohort="shared"] table.limits tr[data-flavor="a100"]', { timeout: T });
+  const row = await admin.$$eval('li.cq[data-cq="team-a"] table.limits tr[data-flavor="a100"] td', (tds) => tds.map((t) => t.textContent));
+  assert.equal(row[1], '2', `team-a nominal: ${row}`);
+});
+
+await check('keyboard: nav links, a workload row and its link work without a mouse; controls are labelled', async () => {
+  await admin.goto(url(null, 'teams'));
+  await admin.waitForSelector('#teams-table tbody tr', { timeout: T });
+  // Tab from the top of the page to the Workloads link, then Enter.
+  await admin.evaluate(() => document.activeElement && document.activeElement.blur());
+  for (let i = 0; i < 12; i++) {
+    await admin.keyboard.press('Tab');
+    if (await admin.evaluate(() => document.activeElement && document.activeElement.getAttribute('href') === '#workloads')) break;
+  }
+  assert.equal(await admin.evaluate(() => document.activeElement.getAttribute('href')), '#workloads');
+  await admin.keyboard.press('Enter');
+  await admin.waitForSelector('tr[data-workload="team-b/b-3"]', { timeout: T });
+  assert.equal(await admin.getAttribute('#nav a[href="#workloads"]', 'aria-current'), 'page');
+  await admin.focus('tr[data-workload="team-b/b-3"]');
+  await admin.keyboard.press('Enter');
+  await admin.waitForSelector('#workload-detail', { timeout: T });
+  await admin.focus('tr[data-workload="team-b/b-3"] a');
+  await admin.keyboard.press('Enter');
+  await admin.waitForSelector('#wl-why', { timeout: T });
+  // Labels: the filter, the nav, every chart.
+  await admin.goto(url(null, 'workloads'));
+  await admin.waitForSelector('#wl-filter', { timeout: T });
+  assert.equal(await admin.$eval('#wl-filter', (i) => i.labels.length), 1);
+  await admin.fill('#wl-filter', 'b-3');
+  await admin.waitForFunction(() => document.querySelectorAll('tr[data-workload]').length === 1, null, { timeout: T });
+  assert.equal(await admin.getAttribute('#nav', 'aria-label'), 'Views');
+  await admin.goto(url(null, 'teams'));
+  await admin.waitForSelector('figure.chart', { timeout: T });
+  assert.ok(await admin.$$eval('figure.chart', (f) => f.every((x) => /used/.test(x.getAttribute('aria-label') || ''))), 'every chart has a label');
+});
+
 await check('admin page: no console errors, page errors or failed requests', async () => {
   assert.deepEqual(admin.problems, []);
 });
@@ -236,6 +343,21 @@ await check('tenant team-a sees only team-a workloads', async () => {
   }
   const who = await tenant.evaluate(() => sessionStorage.getItem('artel.token'));
   assert.equal(who, teamAToken);
+});
+await check('tenant team-a: its workload page names no team-b workload; team-b pages are refused', async () => {
+  const mine = await (await fetch(`${arteld}/api/v1/namespaces/team-a/workloads`, { headers: { Authorization: `Bearer ${teamAToken}` } })).json();
+  const evicted = mine.items.find((w) => w.status && w.status.lastEviction);
+  await tenant.goto(url(null, `workload/team-a/${evicted.metadata.name}`));
+  await tenant.waitForFunction(() => /Evicted/.test(document.querySelector('#workload .timeline')?.textContent || ''), null, { timeout: T });
+  const text = await tenant.textContent('#app');
+  assert.ok(!/team-b\/b-\d/.test(text), `tenant sees a team-b name: ${text}`);
+  assert.match(text, /by a workload in ClusterQueue team-b/);
+  await tenant.goto(url(null, 'workload/team-b/b-1'));
+  await tenant.waitForSelector('#wl-missing', { timeout: T });
+  // The history is the same for everyone: queue and cohort names, no workloads.
+  const h = await (await fetch(`${arteld}/api/v1/history`, { headers: { Authorization: `Bearer ${teamAToken}` } })).json();
+  assert.ok(!/b-\d|a-\d/.test(JSON.stringify(h)), 'no workload names in the history');
+  // The page knows the caller: it asks nothing about team-b (no 403s; checked below).
 });
 await check('tenant page: no console errors, page errors or failed requests', async () => {
   assert.deepEqual(tenant.problems, []);

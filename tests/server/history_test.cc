@@ -1,0 +1,101 @@
+// UsageHistory (server/history.h): the ring is driven by explicit sample
+// times, never by sleeping.
+#include "server/history.h"
+
+#include <gtest/gtest.h>
+
+namespace artel::server {
+namespace {
+
+using Json = nlohmann::json;
+
+// team-a borrows `a_used - 2` GPUs of team-b's guarantee (2 each) in cohort pool.
+Json Cqs(int a_used, int b_used) {
+  auto res = [](int nominal, int used) {
+    return Json::array({{{"flavor", "a100"},
+                         {"resource", "nvidia.com/gpu"},
+                         {"nominal", std::to_string(nominal)},
+                         {"usage", std::to_string(used)},
+                         {"borrowed", std::to_string(std::max(0, used - nominal))}},
+                        {{"flavor", "a100"}, {"resource", "cpu"}, {"nominal", "64"}, {"usage", "1500m"}}});
+  };
+  return Json{
+      {"kind", "ClusterQueueList"},
+      {"items", Json::array({{{"name", "team-a"}, {"cohort", "pool"}, {"resources", res(2, a_used)}},
+                             {{"name", "team-b"}, {"cohort", "pool"}, {"resources", res(2, b_used)}}})}};
+}
+Json Cohorts(int used) {
+  return Json{{"kind", "CohortList"},
+              {"items", Json::array({{{"name", "pool"},
+                                      {"parent", ""},
+                                      {"resources", Json::array({{{"flavor", "a100"},
+                                                                  {"resource", "nvidia.com/gpu"},
+                                                                  {"subtreeQuota", "4"},
+                                                                  {"usage", std::to_string(used)},
+                                                                  {"borrowed", "0"}}})}}})}};
+}
+
+const Json* Find(const Json& h, const std::string& kind, const std::string& name) {
+  for (const auto& s : h["series"]) {
+    if (s["kind"] == kind && s["name"] == name) return &s;
+  }
+  return nullptr;
+}
+
+TEST(UsageHistoryTest, SamplesOncePerIntervalAndDerivesLent) {
+  UsageHistory h({.interval_ms = 10000, .capacity = 100});
+  EXPECT_TRUE(h.MaybeSample(1'000'000, Cqs(4, 0), Cohorts(4)));
+  EXPECT_FALSE(h.MaybeSample(1'009'999, Cqs(1, 1), Cohorts(2)));  // within the interval
+  EXPECT_TRUE(h.MaybeSample(1'010'000, Cqs(2, 2), Cohorts(4)));
+  Json j = h.ToJson(0);
+  EXPECT_EQ(j["intervalSeconds"], 10.0);
+  ASSERT_EQ(j["series"].size(), 3u);  // cpu is not kept
+  const Json* a = Find(j, "ClusterQueue", "team-a");
+  const Json* b = Find(j, "ClusterQueue", "team-b");
+  const Json* pool = Find(j, "Cohort", "pool");
+  ASSERT_TRUE(a && b && pool);
+  EXPECT_EQ((*a)["t"], Json::array({1000.0, 1010.0}));
+  EXPECT_EQ((*a)["cohort"], "pool");
+  EXPECT_EQ((*a)["used"], Json::array({4.0, 2.0}));
+  EXPECT_EQ((*a)["borrowed"], Json::array({2.0, 0.0}));
+  EXPECT_EQ((*a)["lent"], Json::array({0.0, 0.0}));
+  // team-b lent the 2 GPUs team-a borrowed, then nothing.
+  EXPECT_EQ((*b)["lent"], Json::array({2.0, 0.0}));
+  EXPECT_EQ((*pool)["nominal"], Json::array({4.0, 4.0}));
+  EXPECT_EQ((*pool)["parent"], "");
+  // since= keeps the later points only.
+  Json later = h.ToJson(1'005'000);
+  ASSERT_TRUE(Find(later, "ClusterQueue", "team-a"));
+  EXPECT_EQ((*Find(later, "ClusterQueue", "team-a"))["t"], Json::array({1010.0}));
+}
+
+TEST(UsageHistoryTest, RingIsBounded) {
+  UsageHistory h({.interval_ms = 1000, .capacity = 5});
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(h.MaybeSample(i * 1000, Cqs(i % 3, 0), Cohorts(i % 3)));
+  EXPECT_EQ(h.series(), 3u);
+  EXPECT_EQ(h.points(), 15u);
+  Json j = h.ToJson(0);
+  const Json* a = Find(j, "ClusterQueue", "team-a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ((*a)["t"], Json::array({15.0, 16.0, 17.0, 18.0, 19.0}));
+}
+
+TEST(UsageHistoryTest, GoneQueuesAgeOut) {
+  UsageHistory h({.interval_ms = 1000, .capacity = 3});
+  h.MaybeSample(0, Cqs(1, 1), Cohorts(2));
+  Json empty{{"kind", "ClusterQueueList"}, {"items", Json::array()}};
+  for (int i = 1; i <= 5; ++i) h.MaybeSample(i * 1000, empty, Cohorts(0));
+  EXPECT_EQ(h.series(), 1u);  // only the cohort is left
+}
+
+TEST(UsageHistoryTest, MalformedViewsAreIgnored) {
+  UsageHistory h({});
+  EXPECT_TRUE(h.MaybeSample(0, Json("nonsense"), Json::object()));
+  EXPECT_EQ(h.series(), 0u);
+  Json odd = {{"items", Json::array({{{"name", 7}, {"resources", Json::array({"x", {{"resource", 3}}})}}})}};
+  EXPECT_TRUE(h.MaybeSample(20000, odd, odd));
+  EXPECT_EQ(h.series(), 0u);
+}
+
+}  // namespace
+}  // namespace artel::server
