@@ -39,6 +39,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -286,6 +287,7 @@ struct Pod {
   std::string marker;  // the wrapper's $0, checked for adopted pods
   bool adopted = false;
   bool done = false;
+  int pidfd = -1;  // the wrapper's pidfd, in the runtime's epoll set until done
   // The wrapper has ended; its exit is reported once the group is empty.
   std::optional<Exit> draining;
 };
@@ -305,7 +307,22 @@ struct Workload {
 
 class LocalRuntimeImpl final : public LocalRuntime {
  public:
-  explicit LocalRuntimeImpl(Options options) { SetUpCgroups(options.cgroup_root); }
+  explicit LocalRuntimeImpl(Options options) : exit_epoll_(epoll_create1(EPOLL_CLOEXEC)) {
+    SetUpCgroups(options.cgroup_root);
+  }
+  ~LocalRuntimeImpl() override {
+    for (auto& [key, w] : workloads_) {
+      for (Pod& p : w.pods) Unwatch(&p);
+    }
+    if (exit_epoll_ >= 0) close(exit_epoll_);
+  }
+
+  bool WaitForExit(int timeout_ms) override {
+    if (exit_epoll_ < 0) return false;
+    epoll_event ev[64];
+    int n = epoll_wait(exit_epoll_, ev, 64, timeout_ms);
+    return n > 0;
+  }
 
   std::string cgroup_status() const override { return cgroup_status_; }
 
@@ -348,6 +365,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
       rp.start_file = pod->start_file;
       out.push_back(std::move(rp));
       w.pods.push_back(std::move(pod).value());
+      Watch(&w.pods.back());
     }
     workloads_.emplace(spec.key, std::move(w));
     return out;
@@ -404,6 +422,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
             e->pod = p.name;
             exits.push_back(*e);
           }
+          if (p.done) Unwatch(&p);
         }
         all_done = all_done && p.done;
       }
@@ -989,7 +1008,29 @@ class LocalRuntimeImpl final : public LocalRuntime {
     return exit;
   }
 
+  // A pidfd (pidfd_open, close-on-exec) of the pod's wrapper, one-shot in the
+  // epoll set behind WaitForExit: it turns readable when the wrapper ends.
+  // Without pidfds (Linux < 5.3) exits are found by Poll alone.
+  void Watch(Pod* p) {
+    if (exit_epoll_ < 0 || p->pid <= 0) return;
+    int fd = static_cast<int>(syscall(SYS_pidfd_open, p->pid, 0));
+    if (fd < 0) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.fd = fd;
+    if (epoll_ctl(exit_epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      close(fd);
+      return;
+    }
+    p->pidfd = fd;
+  }
+  static void Unwatch(Pod* p) {
+    if (p->pidfd >= 0) close(p->pidfd);  // closing removes it from the epoll set
+    p->pidfd = -1;
+  }
+
   void KillAndReap(Pod* p) {
+    Unwatch(p);
     kill(-p->pgid, SIGKILL);
     int status = 0;
     while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR) {
@@ -1002,6 +1043,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
     if (!p.cgroup.empty()) rmdir(p.cgroup.c_str());
   }
 
+  const int exit_epoll_;  // WaitForExit's epoll set of the pods' pidfds; -1 if none
   mutable std::mutex mu_;
   std::map<std::string, Workload> workloads_;
   std::string cgroup_base_;  // empty = no cgroup limits
