@@ -186,7 +186,7 @@ TEST_F(ApiTest, BatchAnswersPerItemAndBadBatchChangesNothing) {
   Json job = Json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",
       "metadata": {"generateName": "bj-", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "default"}},
       "spec": {"template": {"spec": {"containers": [{"name": "c", "command": ["true"]}]}}}})");
-  Json items = Json::array({Workload("team-a", "batch-1", "default", 0), job,
+  Json items = Json::array({Workload("team-a", "batch-1", "default", 0, {"true"}), job,
                             Workload("team-b", "batch-2", "default", 0),  // not team-a's namespace
                             Workload("team-a", "batch-1", "default", 0),  // taken by item 0
                             Workload("team-a", "batch-3", "nope", 0)});   // no such LocalQueue

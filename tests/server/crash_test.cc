@@ -212,14 +212,18 @@ TEST(CrashTest, BatchAcknowledgedSurvivesKillNine) {
     auto r = d.Post("/api/v1/workloads:batch", Json{{"items", items}}.dump());
     ASSERT_EQ(r.status, 200) << r.body;
     d.Kill(SIGKILL);
-    for (const auto& a : r.json()["items"]) {
+    const Json answers = r.json()["items"];  // a copy: r.json() is a temporary
+    ASSERT_EQ(answers.size(), 300u) << r.body;
+    for (const auto& a : answers) {
       ASSERT_EQ(a.value("status", 0), 201) << a.dump();
       acked.insert(a["object"]["metadata"].value("namespace", "") + "/" +
                    a["object"]["metadata"].value("name", ""));
     }
     ASSERT_TRUE(d.Start(flags)) << d.log();
     std::set<std::string> seen;
-    for (const auto& w : d.Get("/api/v1/workloads").json()["items"]) {
+    const Json listed = d.Get("/api/v1/workloads").json()["items"];
+    ASSERT_TRUE(listed.is_array());
+    for (const auto& w : listed) {
       seen.insert(w["metadata"].value("namespace", "") + "/" + w["metadata"].value("name", ""));
     }
     for (const auto& k : acked) EXPECT_TRUE(seen.count(k)) << k << " acknowledged, lost after kill -9";
