@@ -103,7 +103,7 @@ bench-kueue:
 # jobs/s for both. Needs root (slurmd). BENCH_E2E_FLAGS passes options
 # (e.g. --jobs 200, --parallel 1, --sides artel).
 .PHONY: bench-e2e
-bench-e2e:
+bench-e2e: deps
 	@scripts/install-deps.sh --bench-slurm
 	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target artel arteld
