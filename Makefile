@@ -10,6 +10,7 @@
 #                fuzz/ for FUZZ_SECONDS over its committed corpus (docs/testing.md)
 #   make build   optimized build in build/; binaries in build/bin/
 #   make bench   optimized build, then every build/bin/bench_* program
+#   make bench-e2e  submit-to-done against Slurm on this host (bench/e2e_vs_slurm.sh)
 #   make format  clang-format -i over src tests bench
 #   make tidy    clang-tidy over src (uses build/compile_commands.json)
 #   make k8s     only the Kubernetes test control plane (build-k8s/bin; docs/kubernetes.md)
@@ -95,6 +96,19 @@ bench-kueue:
 	tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin
 	ARTELD=$(CURDIR)/$(BUILD_DIR)/bin/arteld ARTEL_KUEUE_BIN=$(CURDIR)/build-k8s/bin \
 	  bench/kueue_side_by_side.sh $(BENCH_KUEUE_FLAGS)
+
+# Submit to done, side by side with Slurm (bench/e2e_vs_slurm.sh; docs/performance.md):
+# installs the bench-only Slurm and munge packages, builds artel and arteld
+# (Release), starts munged, slurmctld and 8 slurmd, then arteld, and prints
+# jobs/s for both. Needs root (slurmd). BENCH_E2E_FLAGS passes options
+# (e.g. --jobs 200, --parallel 1, --sides artel).
+.PHONY: bench-e2e
+bench-e2e: deps
+	@scripts/install-deps.sh --bench-slurm
+	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target artel arteld
+	ARTEL=$(CURDIR)/$(BUILD_DIR)/bin/artel ARTELD=$(CURDIR)/$(BUILD_DIR)/bin/arteld \
+	  bench/e2e_vs_slurm.sh $(BENCH_E2E_FLAGS)
 
 demo: build
 	@scripts/demo.sh

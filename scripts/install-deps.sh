@@ -3,7 +3,39 @@
 # Idempotent: when every package is already present it runs no apt-get at all.
 # `--k8s` also checks Go (>= 1.26) and downloads the Go modules of tools/k8s
 # (the Kubernetes test control plane; make k8s and make test pass it).
+# `--bench-slurm` installs only the bench-only group of bench/e2e_vs_slurm.sh
+# (`make bench-e2e`): Debian's Slurm (slurm-wlm 22.05: slurmctld, slurmd, the
+# client commands) and munge, plus linux-perf for profiles. The default install
+# never pulls them.
 set -euo pipefail
+
+# Installs the named Debian packages that are missing (no apt-get when none).
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    return 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  local sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  # RUNLEVEL=1 asks invoke-rc.d not to start the packages' services (munge,
+  # slurmctld, slurmd); the bench starts its own on free ports, and a system
+  # slurmd started here would not disturb it either (other config, ports).
+  DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+if [[ ${1:-} == --bench-slurm ]]; then
+  if ! install_missing slurm-wlm slurmctld slurmd slurm-client munge linux-perf; then
+    echo "install-deps: bench-slurm packages present"
+  fi
+  exit 0
+fi
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git

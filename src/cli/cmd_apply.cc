@@ -71,6 +71,34 @@ int Apply(const Common& c, const std::vector<std::string>& files, const std::str
                 << (o.value("changed", false) ? " configured" : " unchanged") << "\n";
     }
   }
+  // Workloads and Jobs go in batches (POST /api/v1/workloads:batch): one
+  // request and one journal commit per batch of at most kBatchItems items
+  // and about kBatchBytes of JSON, answered per item.
+  constexpr size_t kBatchItems = 1000;
+  constexpr size_t kBatchBytes = 768 * 1024;
+  Json items = Json::array();
+  size_t bytes = 0;
+  auto send = [&]() -> int {
+    if (items.empty()) return kExitOk;
+    Json batch = {{"items", std::move(items)}};
+    items = Json::array();
+    bytes = 0;
+    Response r = Request(c.client, "POST", "/api/v1/workloads:batch", batch.dump());
+    if (int e = Report(r); e != kExitOk) return e;
+    int out = kExitOk;
+    for (const auto& a : r.json().value("items", Json::array())) {
+      if (a.value("status", 0) == 201 && a.contains("object")) {
+        const Json& md = a["object"]["metadata"];
+        std::cout << "workload/" << Str(md, "namespace") << "/" << Str(md, "name") << " created\n";
+        continue;
+      }
+      Response one;
+      one.status = a.value("status", 500);
+      one.body = a.contains("error") ? a["error"].dump() : std::string();
+      out = Report(one);
+    }
+    return out;
+  };
   for (const auto& d : submissions) {
     auto body = server::YamlToJson(d.text);
     if (!body.ok()) {
@@ -80,15 +108,14 @@ int Apply(const Common& c, const std::vector<std::string>& files, const std::str
     if ((*body)["metadata"].is_object() && !(*body)["metadata"].contains("namespace")) {
       (*body)["metadata"]["namespace"] = c.client.ns;
     }
-    Response r = Request(c.client, "POST", "/api/v1/workloads", body->dump());
-    if (int e = Report(r); e != kExitOk) {
-      rc = e;
-      continue;
+    size_t size = body->dump().size();
+    if (!items.empty() && (items.size() >= kBatchItems || bytes + size > kBatchBytes)) {
+      if (int e = send(); e != kExitOk) rc = e;
     }
-    Json w = r.json();
-    std::cout << "workload/" << Str(w["metadata"], "namespace") << "/" << Str(w["metadata"], "name")
-              << " created\n";
+    bytes += size;
+    items.push_back(std::move(*body));
   }
+  if (int e = send(); e != kExitOk) rc = e;
   return rc;
 }
 

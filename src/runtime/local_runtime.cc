@@ -39,6 +39,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -287,6 +288,7 @@ struct Pod {
   std::string marker;  // the wrapper's $0, checked for adopted pods
   bool adopted = false;
   bool done = false;
+  int pidfd = -1;  // the wrapper's pidfd, in the runtime's epoll set until done
   // The wrapper has ended; its exit is reported once the group is empty.
   std::optional<Exit> draining;
 };
@@ -307,9 +309,23 @@ struct Workload {
 class LocalRuntimeImpl final : public LocalRuntime {
  public:
   explicit LocalRuntimeImpl(Options options)
-      : cuda_shim_(options.cuda_shim),
+      : exit_epoll_(epoll_create1(EPOLL_CLOEXEC)),
+        cuda_shim_(options.cuda_shim),
         cuda_shm_root_(fs::is_directory(options.cuda_shm_root) ? options.cuda_shm_root : "/tmp") {
     SetUpCgroups(options.cgroup_root);
+  }
+  ~LocalRuntimeImpl() override {
+    for (auto& [key, w] : workloads_) {
+      for (Pod& p : w.pods) Unwatch(&p);
+    }
+    if (exit_epoll_ >= 0) close(exit_epoll_);
+  }
+
+  bool WaitForExit(int timeout_ms) override {
+    if (exit_epoll_ < 0) return false;
+    epoll_event ev[64];
+    int n = epoll_wait(exit_epoll_, ev, 64, timeout_ms);
+    return n > 0;
   }
 
   std::string cgroup_status() const override { return cgroup_status_; }
@@ -353,6 +369,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
       rp.start_file = pod->start_file;
       out.push_back(std::move(rp));
       w.pods.push_back(std::move(pod).value());
+      Watch(&w.pods.back());
     }
     workloads_.emplace(spec.key, std::move(w));
     return out;
@@ -409,6 +426,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
             e->pod = p.name;
             exits.push_back(*e);
           }
+          if (p.done) Unwatch(&p);
         }
         all_done = all_done && p.done;
       }
@@ -1009,7 +1027,29 @@ class LocalRuntimeImpl final : public LocalRuntime {
     return exit;
   }
 
+  // A pidfd (pidfd_open, close-on-exec) of the pod's wrapper, one-shot in the
+  // epoll set behind WaitForExit: it turns readable when the wrapper ends.
+  // Without pidfds (Linux < 5.3) exits are found by Poll alone.
+  void Watch(Pod* p) {
+    if (exit_epoll_ < 0 || p->pid <= 0) return;
+    int fd = static_cast<int>(syscall(SYS_pidfd_open, p->pid, 0));
+    if (fd < 0) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.fd = fd;
+    if (epoll_ctl(exit_epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      close(fd);
+      return;
+    }
+    p->pidfd = fd;
+  }
+  static void Unwatch(Pod* p) {
+    if (p->pidfd >= 0) close(p->pidfd);  // closing removes it from the epoll set
+    p->pidfd = -1;
+  }
+
   void KillAndReap(Pod* p) {
+    Unwatch(p);
     kill(-p->pgid, SIGKILL);
     int status = 0;
     while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR) {
@@ -1027,6 +1067,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
     }
   }
 
+  const int exit_epoll_;  // WaitForExit's epoll set of the pods' pidfds; -1 if none
   mutable std::mutex mu_;
   std::map<std::string, Workload> workloads_;
   const std::string cuda_shim_, cuda_shm_root_;

@@ -164,6 +164,13 @@ class LocalRuntime {
   // every process of its process group is gone: when the wrapper exits,
   // what is left of the group gets SIGKILL, and the exit waits for it.
   virtual std::vector<Exit> Poll() = 0;
+  // Blocks up to `timeout_ms` for a pod started by this runtime to end; true
+  // when one did since the last call (then Poll has something to reap, or
+  // will once the pod's group is empty). Lets the caller reap on the event
+  // rather than on a timer. Safe from any thread, concurrently with the
+  // other methods; each ended pod is reported once. Pods that were adopted
+  // after a restart are not watched (their exits show at the next Poll).
+  virtual bool WaitForExit(int timeout_ms) = 0;
   // After a daemon restart: re-attach to pods that still run (by pid
   // liveness, checked against the wrapper's command line so that a reused
   // pid is not mistaken for the pod). A pod that already exited but left its

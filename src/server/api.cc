@@ -10,6 +10,10 @@
 namespace artel::server {
 namespace {
 
+// POST /api/v1/workloads:batch takes at most this many items (the body limit
+// applies too); `artel apply` sends its Workloads and Jobs in chunks of it.
+constexpr size_t kMaxBatchItems = 1000;
+
 int HttpStatus(StatusCode c) {
   switch (c) {
     case StatusCode::kOk: return 200;
@@ -333,23 +337,24 @@ void ApiServer::Routes() {
                SendJson(res, 200, service_->Config(who));
              }));
 
-  auto submit = [this, forbid_ns](const Req& req, Res& res, const Principal& who, const std::string& url_ns) {
-    auto body = ParseBody(req.body);
-    if (!body.ok()) return SendError(res, body.status());
+  // A submission's object to a checked spec, for `who`: what POST
+  // /api/v1/workloads answers before the daemon sees it.
+  auto check_submission = [this, forbid_ns](Json* body, const Principal& who,
+                                            const std::string& url_ns) -> Result<Service::SubmitItem> {
     if (!url_ns.empty() && body->is_object() && body->contains("metadata") &&
         (*body)["metadata"].is_object() && !(*body)["metadata"].contains("namespace")) {
       (*body)["metadata"]["namespace"] = url_ns;
     }
     std::string gen;
     auto spec = WorkloadFromObject(*body, &gen);
-    if (!spec.ok()) return SendError(res, spec.status());
+    if (!spec.ok()) return spec.status();
     if (!url_ns.empty() && spec->ns != url_ns) {
       Status s =
           InvalidArgument("metadata.namespace " + spec->ns + " does not match the URL namespace " + url_ns);
       s.WithField("metadata.namespace");
-      return SendError(res, s);
+      return s;
     }
-    if (!who.CanUseNamespace(spec->ns)) return SendError(res, forbid_ns(who, spec->ns));
+    if (!who.CanUseNamespace(spec->ns)) return forbid_ns(who, spec->ns);
     // A tenant's priority comes from a WorkloadPriorityClass, which admins
     // define: an explicit spec.priority would outrank any class (prod work
     // included). It is accepted only when it equals the value of the class
@@ -365,13 +370,67 @@ void ApiServer::Routes() {
                           ? "; " + *spec->priority_class + " has value " + std::to_string(*class_value)
                           : ""));
         s.WithField("spec.priority");
-        return SendError(res, s);
+        return s;
       }
     }
-    auto r = service_->Submit(std::move(spec).value(), gen, who.user);
+    return Service::SubmitItem{std::move(spec).value(), gen};
+  };
+  auto submit = [this, check_submission](const Req& req, Res& res, const Principal& who,
+                                         const std::string& url_ns) {
+    auto body = ParseBody(req.body);
+    if (!body.ok()) return SendError(res, body.status());
+    auto item = check_submission(&*body, who, url_ns);
+    if (!item.ok()) return SendError(res, item.status());
+    auto r = service_->Submit(std::move(item->spec), item->generate_name, who.user);
     if (!r.ok()) return SendError(res, r.status());
     SendJson(res, 201, *r);
   };
+  // {"items": [Workload or Job, ...]}: each checked and submitted as POST
+  // /api/v1/workloads would, made durable together (one journal commit).
+  // 200 with one entry per item, in order: {"status": 201, "object": ...} or
+  // {"status": 4xx, "error": {...}}. A body that is not such a list gets 400
+  // and submits nothing.
+  http_->Post("/api/v1/workloads:batch",
+              wrap([this, check_submission](const Req& req, Res& res, const Principal& who) {
+                auto body = ParseBody(req.body);
+                if (!body.ok()) return SendError(res, body.status());
+                if (!body->is_object() || !body->contains("items") || !(*body)["items"].is_array()) {
+                  Status s =
+                      InvalidArgument("a batch is an object with an array \"items\" of Workloads or Jobs");
+                  s.WithField("items");
+                  return SendError(res, s);
+                }
+                Json& items = (*body)["items"];
+                if (items.size() > kMaxBatchItems) {
+                  Status s = InvalidArgument("a batch holds at most " + std::to_string(kMaxBatchItems) +
+                                             " items, not " + std::to_string(items.size()));
+                  s.WithField("items");
+                  return SendError(res, s);
+                }
+                std::vector<Json> answers(items.size());
+                std::vector<Service::SubmitItem> batch;
+                std::vector<size_t> where;
+                for (size_t i = 0; i < items.size(); ++i) {
+                  auto item = check_submission(&items[i], who, "");
+                  if (!item.ok()) {
+                    Status st = item.status();
+                    answers[i] = Json{{"status", HttpStatus(st.code())}, {"error", ErrorJson(st)}};
+                    continue;
+                  }
+                  batch.push_back(std::move(item).value());
+                  where.push_back(i);
+                }
+                auto results = service_->SubmitBatch(std::move(batch), who.user);
+                for (size_t j = 0; j < results.size(); ++j) {
+                  if (results[j].ok()) {
+                    answers[where[j]] = Json{{"status", 201}, {"object", std::move(results[j]).value()}};
+                  } else {
+                    const Status& st = results[j].status();
+                    answers[where[j]] = Json{{"status", HttpStatus(st.code())}, {"error", ErrorJson(st)}};
+                  }
+                }
+                SendJson(res, 200, Json{{"items", std::move(answers)}});
+              }));
   http_->Post("/api/v1/workloads",
               wrap([submit](const Req& req, Res& res, const Principal& who) { submit(req, res, who, ""); }));
   http_->Post(R"(/api/v1/namespaces/([a-z0-9-]+)/workloads)",

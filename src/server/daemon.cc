@@ -1228,76 +1228,76 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
   return Json{{"changed", changed}, {"objects", out_objects}};
 }
 
-Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate_name,
-                            const std::string& user) {
-  if (Status s = CheckWorkingDirs(spec); !s.ok()) return s;
-  // Encode before the name is reserved in inflight_: an encoding failure
-  // (a string that is not UTF-8 throws in dump()) used to escape with the
-  // name still reserved, so every later submit of it got 409 until restart.
-  // The codec refuses such strings; this keeps a failed submit a no-op.
+namespace {
+
+// Submit's checks that need no lock: working directories, and that the spec
+// encodes. Encoding runs before the name is reserved in inflight_: an encoding
+// failure (a string that is not UTF-8 throws in dump()) used to escape with the
+// name still reserved, so every later submit of it got 409 until restart. The
+// codec refuses such strings; this keeps a failed submit a no-op.
+Status CheckEncodes(const core::WorkloadSpec& spec) {
   try {
     (void)WorkloadSpecToJson(spec).dump();
   } catch (const Json::exception& e) {
     return InvalidArgument(std::string("cannot encode the workload: ") + e.what());
   }
-  std::shared_lock<std::shared_mutex> jl(journal_mu_);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> Daemon::PrepareSubmitLocked(core::WorkloadSpec* spec_ptr,
+                                                const std::string& generate_name) {
+  core::WorkloadSpec& spec = *spec_ptr;
   std::string key;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!ready_) return Status(StatusCode::kFailedPrecondition, "arteld is not ready");
-    auto taken = [&](const std::string& k) {
-      if (inflight_.count(k) || engine_.Find(k) != nullptr) return true;
-      auto it = wl_.find(k);
-      return it != wl_.end() && it->second.terminal != "Cancelled";
-    };
-    if (spec.name.empty()) {
-      for (int i = 0; i < 20 && spec.name.empty(); ++i) {
-        std::string n = generate_name + RandomSuffix();
-        if (!taken(spec.ns + "/" + n)) spec.name = n;
-      }
-      if (spec.name.empty()) return AlreadyExists("could not generate a free name from " + generate_name);
+  if (!ready_) return Status(StatusCode::kFailedPrecondition, "arteld is not ready");
+  auto taken = [&](const std::string& k) {
+    if (inflight_.count(k) || engine_.Find(k) != nullptr) return true;
+    auto it = wl_.find(k);
+    return it != wl_.end() && it->second.terminal != "Cancelled";
+  };
+  if (spec.name.empty()) {
+    for (int i = 0; i < 20 && spec.name.empty(); ++i) {
+      std::string n = generate_name + RandomSuffix();
+      if (!taken(spec.ns + "/" + n)) spec.name = n;
     }
-    key = spec.ns + "/" + spec.name;
-    if (auto old = wl_.find(key); old != wl_.end() && old->second.stopping) {
-      // A cancelled workload of this name still has pods running: the name
-      // (and its runtime slot, logs and GPUs) is free only once they are gone.
-      int64_t left_ms = std::max<int64_t>(0, old->second.kill_at_ms - WallMs());
-      return AlreadyExists("workload " + key +
-                           " is still stopping: the pods of the cancelled workload have not " +
-                           "all exited yet (SIGKILL in " + std::to_string((left_ms + 999) / 1000) +
-                           " s at most); submit again once it is Cancelled");
-    }
-    if (taken(key)) return AlreadyExists("workload " + key + " already exists");
-    const core::Config& cfg = engine_.config();
-    bool lq =
-        std::any_of(cfg.local_queues.begin(), cfg.local_queues.end(),
-                    [&](const core::LocalQueueSpec& q) { return q.ns == spec.ns && q.name == spec.queue; });
-    if (!lq) {
-      Status s = NotFound("LocalQueue " + spec.ns + "/" + spec.queue + " does not exist");
-      s.WithField("spec.queueName");
+    if (spec.name.empty()) return AlreadyExists("could not generate a free name from " + generate_name);
+  }
+  key = spec.ns + "/" + spec.name;
+  if (auto old = wl_.find(key); old != wl_.end() && old->second.stopping) {
+    // A cancelled workload of this name still has pods running: the name
+    // (and its runtime slot, logs and GPUs) is free only once they are gone.
+    int64_t left_ms = std::max<int64_t>(0, old->second.kill_at_ms - WallMs());
+    return AlreadyExists("workload " + key +
+                         " is still stopping: the pods of the cancelled workload have not " +
+                         "all exited yet (SIGKILL in " + std::to_string((left_ms + 999) / 1000) +
+                         " s at most); submit again once it is Cancelled");
+  }
+  if (taken(key)) return AlreadyExists("workload " + key + " already exists");
+  const core::Config& cfg = engine_.config();
+  bool lq = std::any_of(cfg.local_queues.begin(), cfg.local_queues.end(), [&](const core::LocalQueueSpec& q) {
+    return q.ns == spec.ns && q.name == spec.queue;
+  });
+  if (!lq) {
+    Status s = NotFound("LocalQueue " + spec.ns + "/" + spec.queue + " does not exist");
+    s.WithField("spec.queueName");
+    return s;
+  }
+  if (spec.priority_class) {
+    bool pc = std::any_of(cfg.priority_classes.begin(), cfg.priority_classes.end(),
+                          [&](const core::PriorityClassSpec& p) { return p.name == *spec.priority_class; });
+    if (!pc) {
+      Status s = InvalidArgument("unknown priority class " + *spec.priority_class);
+      s.WithField("spec.priorityClassName");
       return s;
     }
-    if (spec.priority_class) {
-      bool pc = std::any_of(cfg.priority_classes.begin(), cfg.priority_classes.end(),
-                            [&](const core::PriorityClassSpec& p) { return p.name == *spec.priority_class; });
-      if (!pc) {
-        Status s = InvalidArgument("unknown priority class " + *spec.priority_class);
-        s.WithField("spec.priorityClassName");
-        return s;
-      }
-    }
-    inflight_.insert(key);
   }
-  store::Record r;
-  r.type = store::RecordType::kWorkloadSubmitted;
-  r.time_ms = WallMs();
-  r.key = key;
-  r.payload = WorkloadSpecToJson(spec).dump();
-  auto seq = store_->Append(r);
-  std::lock_guard<std::mutex> lock(mu_);
-  inflight_.erase(key);
-  if (!seq.ok()) return Status(StatusCode::kInternal, "store: " + seq.status().message());
-  r.seq = *seq;
+  inflight_.insert(key);
+  return key;
+}
+
+Result<Json> Daemon::FinishSubmitLocked(store::Record r, core::WorkloadSpec spec, const std::string& user) {
+  const std::string key = r.key;
   ApplyToModelLocked(r);
   int64_t now = NowLocked();
   if (Status s = engine_.Submit(spec, now).status(); !s.ok()) {
@@ -1321,7 +1321,84 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
   // The caller may act in this namespace; it sees no other one's names.
   const Principal viewer{user, Role::kTenant, {wl_[key].spec.ns}};
   Json out = WorkloadJsonLocked(key, wl_[key], RedactorLocked(viewer));
-  Wake();
+  return out;
+}
+
+Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate_name,
+                            const std::string& user) {
+  if (Status s = CheckWorkingDirs(spec); !s.ok()) return s;
+  if (Status s = CheckEncodes(spec); !s.ok()) return s;
+  std::shared_lock<std::shared_mutex> jl(journal_mu_);
+  std::string key;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto k = PrepareSubmitLocked(&spec, generate_name);
+    if (!k.ok()) return k.status();
+    key = *k;
+  }
+  store::Record r;
+  r.type = store::RecordType::kWorkloadSubmitted;
+  r.time_ms = WallMs();
+  r.key = key;
+  r.payload = WorkloadSpecToJson(spec).dump();
+  auto seq = store_->Append(r);
+  std::lock_guard<std::mutex> lock(mu_);
+  inflight_.erase(key);
+  if (!seq.ok()) return Status(StatusCode::kInternal, "store: " + seq.status().message());
+  r.seq = *seq;
+  auto out = FinishSubmitLocked(std::move(r), std::move(spec), user);
+  if (out.ok()) Wake();
+  return out;
+}
+
+std::vector<Result<Json>> Daemon::SubmitBatch(std::vector<SubmitItem> items, const std::string& user) {
+  std::vector<Result<Json>> out(items.size(), Result<Json>(Status(StatusCode::kInternal, "not submitted")));
+  std::vector<size_t> pending;  // items that passed the lock-free checks
+  for (size_t i = 0; i < items.size(); ++i) {
+    Status s = CheckWorkingDirs(items[i].spec);
+    if (s.ok()) s = CheckEncodes(items[i].spec);
+    if (s.ok()) {
+      pending.push_back(i);
+    } else {
+      out[i] = s;
+    }
+  }
+  std::shared_lock<std::shared_mutex> jl(journal_mu_);
+  std::vector<size_t> reserved;
+  std::vector<store::Record> records;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i : pending) {
+      auto k = PrepareSubmitLocked(&items[i].spec, items[i].generate_name);
+      if (!k.ok()) {
+        out[i] = k.status();
+        continue;
+      }
+      store::Record r;
+      r.type = store::RecordType::kWorkloadSubmitted;
+      r.time_ms = WallMs();
+      r.key = *k;
+      r.payload = WorkloadSpecToJson(items[i].spec).dump();
+      reserved.push_back(i);
+      records.push_back(std::move(r));
+    }
+  }
+  if (records.empty()) return out;
+  // One transaction (one fsync) for the whole batch, before any answer.
+  auto seqs = store_->AppendBatch(records);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& r : records) inflight_.erase(r.key);
+  if (!seqs.ok()) {
+    for (size_t i : reserved) out[i] = Status(StatusCode::kInternal, "store: " + seqs.status().message());
+    return out;
+  }
+  bool any = false;
+  for (size_t j = 0; j < reserved.size(); ++j) {
+    records[j].seq = (*seqs)[j];
+    out[reserved[j]] = FinishSubmitLocked(std::move(records[j]), std::move(items[reserved[j]].spec), user);
+    any = any || out[reserved[j]].ok();
+  }
+  if (any) Wake();
   return out;
 }
 
@@ -1499,10 +1576,21 @@ std::string Daemon::NewStartId() {
 // ---------------------------------------------------------------------------
 // The standalone backend of the control loop
 
-void Daemon::Start() { loop_.Start(); }
+void Daemon::Start() {
+  loop_.Start();
+  if (runtime_ && !exit_waker_.joinable()) {
+    exit_waker_ = std::thread([this] {
+      while (!exit_waker_stop_.load()) {
+        if (runtime_->WaitForExit(100)) loop_.Wake();
+      }
+    });
+  }
+}
 
 void Daemon::Shutdown() {
   if (shut_down_.exchange(true)) return;
+  exit_waker_stop_ = true;
+  if (exit_waker_.joinable()) exit_waker_.join();
   loop_.Stop();
   if (options_.stop_workloads_on_exit && runtime_) {
     std::vector<std::string> keys;
@@ -1585,7 +1673,7 @@ void Daemon::Flush(int64_t) {
   std::vector<std::string> launch = std::move(pass_.launch);
   std::sort(launch.begin(), launch.end());
   launch.erase(std::unique(launch.begin(), launch.end()), launch.end());
-  for (const auto& k : launch) Launch(k);
+  Launch(launch);
   if (pass_.again) Wake();
   pass_ = PassState{};
   MaybeSnapshot(false);
@@ -1965,159 +2053,190 @@ void Daemon::ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::s
   }
 }
 
-void Daemon::Launch(const std::string& key) {
-  runtime::LaunchSpec spec;
-  store::Record starting;
-  int64_t submitted_ms = 0;
+// Launching is batched per pass: the Starting records of every workload the
+// pass launches are journaled in one commit before any of them forks, then
+// the pods start, then their Started records go in one more commit. Per
+// workload the order is the one recovery relies on (docs/daemon.md, "Start
+// ids"): Starting durable, then fork, then Started.
+bool Daemon::PrepareLaunchLocked(const std::string& key, PendingLaunch* l) {
+  const core::WorkloadInfo* info = engine_.Find(key);
+  auto it = wl_.find(key);
+  if (info == nullptr || it == wl_.end() || info->state != core::WorkloadState::kAdmitted) return false;
+  Wl& w = it->second;
+  if (w.running || w.cancel_pending || w.stopping) return false;
+  bool reuse = !w.pods.empty();  // a retry keeps its GPUs
+  std::vector<Pod> pods;
+  l->spec.key = key;
+  l->spec.log_dir = log_dir_;
+  l->spec.grace_ms = w.spec.termination_grace.value_or(options_.default_grace_ms);
+  size_t pi = 0;
+  // With the host as a placement node, each pod starts where the engine
+  // placed it: the k-th placement of a pod set is its pod k.
+  std::map<std::string, std::vector<const core::PodPlacementInfo*>> placed;
+  for (const core::PodPlacementInfo& pp : info->placements) placed[pp.pod_set].push_back(&pp);
+  for (const auto& a : info->admission) {
+    const core::PodSetSpec* ps = nullptr;
+    for (const auto& p : w.spec.pod_sets) {
+      if (p.name == a.name) ps = &p;
+    }
+    if (ps == nullptr || ps->command.empty()) continue;
+    for (int32_t i = 0; i < a.count; ++i) {
+      runtime::PodLaunch pl;
+      pl.pod = ps->name + "-" + std::to_string(i);
+      pl.command = ps->command;
+      pl.env = ps->env;
+      pl.env["ARTEL_WORKLOAD"] = key;
+      pl.env["ARTEL_NAMESPACE"] = w.spec.ns;
+      pl.env["ARTEL_POD"] = pl.pod;
+      pl.env["ARTEL_CLUSTER_QUEUE"] = info->cluster_queue;
+      pl.env["ARTEL_RETRY"] = std::to_string(w.retries);
+      pl.working_dir = ps->working_dir;
+      Pod pod;
+      const auto pit = placed.find(ps->name);
+      const core::PodPlacementInfo* pp =
+          pit != placed.end() && static_cast<size_t>(i) < pit->second.size() ? pit->second[i] : nullptr;
+      if (pp != nullptr) {
+        ApplyPlacementLocked(*pp, PodKey(key, pl.pod), &pl, &pod);
+      } else {
+        if (reuse && pi < w.pods.size()) {
+          pod.gpus = w.pods[pi].gpus;
+        } else {
+          pod.gpus = AssignGpusLocked(static_cast<int>(GpusPerPod(*ps)), PodKey(key, pl.pod));
+        }
+        for (int g : pod.gpus) {
+          if (g >= 0 && g < static_cast<int>(gpus_.size())) pl.visible_devices.push_back(gpus_[g].uuid);
+        }
+      }
+      ++pi;
+      if (auto m = ps->annotations.find(core::kGpuMemoryNeed);
+          m != ps->annotations.end() && !pl.slice_env.count("ARTEL_GPU_MEMORY_LIMIT")) {
+        auto q = core::ParseQuantity(m->second);
+        if (q.ok()) pl.slice_env["ARTEL_GPU_MEMORY_LIMIT"] = std::to_string(*q / 1000);
+      }
+      if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) pl.cpu_millis = c->second;
+      if (auto m = ps->requests.find("memory"); m != ps->requests.end()) pl.memory_bytes = m->second / 1000;
+      pod.rp.pod = pl.pod;
+      pods.push_back(std::move(pod));
+      l->spec.pods.push_back(std::move(pl));
+    }
+  }
+  if (l->spec.pods.empty()) return false;
+  w.pods = std::move(pods);
+  w.running = true;  // claimed; Start below
+  l->submitted_ms = w.submitted_ms;
+  w.kill_at_ms = -1;
+  // The start gets an id, journaled before the fork (docs/daemon.md,
+  // "Start ids"): recovery then tells a start that ran from one that never
+  // did, instead of guessing from file times.
+  l->spec.start_id = NewStartId();
+  w.start_id = l->spec.start_id;
+  Json sp = Json::array();
+  for (const Pod& pod : w.pods) sp.push_back({{"pod", pod.rp.pod}, {"gpus", pod.gpus}});
+  l->starting.type = store::RecordType::kWorkloadStarting;
+  l->starting.time_ms = WallMs();
+  l->starting.key = key;
+  l->starting.payload = Json{{"startId", l->spec.start_id}, {"retries", w.retries}, {"pods", sp}}.dump();
+  return true;
+}
+
+void Daemon::Launch(const std::vector<std::string>& keys) {
+  std::vector<PendingLaunch> ls;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const core::WorkloadInfo* info = engine_.Find(key);
-    auto it = wl_.find(key);
-    if (info == nullptr || it == wl_.end() || info->state != core::WorkloadState::kAdmitted) return;
-    Wl& w = it->second;
-    if (w.running || w.cancel_pending || w.stopping) return;
-    bool reuse = !w.pods.empty();  // a retry keeps its GPUs
-    std::vector<Pod> pods;
-    spec.key = key;
-    spec.log_dir = log_dir_;
-    spec.grace_ms = w.spec.termination_grace.value_or(options_.default_grace_ms);
-    size_t pi = 0;
-    // With the host as a placement node, each pod starts where the engine
-    // placed it: the k-th placement of a pod set is its pod k.
-    std::map<std::string, std::vector<const core::PodPlacementInfo*>> placed;
-    for (const core::PodPlacementInfo& pp : info->placements) placed[pp.pod_set].push_back(&pp);
-    for (const auto& a : info->admission) {
-      const core::PodSetSpec* ps = nullptr;
-      for (const auto& p : w.spec.pod_sets) {
-        if (p.name == a.name) ps = &p;
-      }
-      if (ps == nullptr || ps->command.empty()) continue;
-      for (int32_t i = 0; i < a.count; ++i) {
-        runtime::PodLaunch pl;
-        pl.pod = ps->name + "-" + std::to_string(i);
-        pl.command = ps->command;
-        pl.env = ps->env;
-        pl.env["ARTEL_WORKLOAD"] = key;
-        pl.env["ARTEL_NAMESPACE"] = w.spec.ns;
-        pl.env["ARTEL_POD"] = pl.pod;
-        pl.env["ARTEL_CLUSTER_QUEUE"] = info->cluster_queue;
-        pl.env["ARTEL_RETRY"] = std::to_string(w.retries);
-        pl.working_dir = ps->working_dir;
-        Pod pod;
-        const auto pit = placed.find(ps->name);
-        const core::PodPlacementInfo* pp =
-            pit != placed.end() && static_cast<size_t>(i) < pit->second.size() ? pit->second[i] : nullptr;
-        if (pp != nullptr) {
-          ApplyPlacementLocked(*pp, PodKey(key, pl.pod), &pl, &pod);
-        } else {
-          if (reuse && pi < w.pods.size()) {
-            pod.gpus = w.pods[pi].gpus;
-          } else {
-            pod.gpus = AssignGpusLocked(static_cast<int>(GpusPerPod(*ps)), PodKey(key, pl.pod));
-          }
-          for (int g : pod.gpus) {
-            if (g >= 0 && g < static_cast<int>(gpus_.size())) pl.visible_devices.push_back(gpus_[g].uuid);
-          }
-        }
-        ++pi;
-        if (auto m = ps->annotations.find(core::kGpuMemoryNeed);
-            m != ps->annotations.end() && !pl.slice_env.count("ARTEL_GPU_MEMORY_LIMIT")) {
-          auto q = core::ParseQuantity(m->second);
-          if (q.ok()) pl.slice_env["ARTEL_GPU_MEMORY_LIMIT"] = std::to_string(*q / 1000);
-        }
-        if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) pl.cpu_millis = c->second;
-        if (auto m = ps->requests.find("memory"); m != ps->requests.end()) pl.memory_bytes = m->second / 1000;
-        pod.rp.pod = pl.pod;
-        pods.push_back(std::move(pod));
-        spec.pods.push_back(std::move(pl));
-      }
+    for (const std::string& key : keys) {
+      PendingLaunch l;
+      l.key = key;
+      if (PrepareLaunchLocked(key, &l)) ls.push_back(std::move(l));
     }
-    if (spec.pods.empty()) return;
-    w.pods = std::move(pods);
-    w.running = true;  // claimed; Start below
-    submitted_ms = w.submitted_ms;
-    w.kill_at_ms = -1;
-    // The start gets an id, journaled before the fork (docs/daemon.md,
-    // "Start ids"): recovery then tells a start that ran from one that never
-    // did, instead of guessing from file times.
-    spec.start_id = NewStartId();
-    w.start_id = spec.start_id;
-    Json sp = Json::array();
-    for (const Pod& pod : w.pods) sp.push_back({{"pod", pod.rp.pod}, {"gpus", pod.gpus}});
-    starting.type = store::RecordType::kWorkloadStarting;
-    starting.time_ms = WallMs();
-    starting.key = key;
-    starting.payload = Json{{"startId", spec.start_id}, {"retries", w.retries}, {"pods", sp}}.dump();
   }
+  if (ls.empty()) return;
   {
+    std::vector<store::Record> starting;
+    for (const PendingLaunch& l : ls) starting.push_back(l.starting);
     std::shared_lock<std::shared_mutex> jl(journal_mu_);
-    if (Status s = AppendAndApply({starting}); !s.ok()) {
+    if (Status s = AppendAndApply(std::move(starting)); !s.ok()) {
       // Nothing may start that the journal does not know: try again later.
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = wl_.find(key);
-      if (it != wl_.end()) {
-        it->second.running = false;
-        if (!it->second.stopping && !it->second.cancel_pending) pending_launch_.insert(key);
+      for (const PendingLaunch& l : ls) {
+        const std::string& key = l.key;
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = wl_.find(key);
+        if (it != wl_.end()) {
+          it->second.running = false;
+          if (!it->second.stopping && !it->second.cancel_pending) pending_launch_.insert(key);
+        }
       }
       return;
     }
   }
   if (Failpoint("start-before-fork")) {
-    log_->Warn("failpoint start-before-fork: exiting", {{"workload", key}});
+    log_->Warn("failpoint start-before-fork: exiting", {{"workload", ls.front().key}});
     std::_Exit(86);
   }
-  Status prepared = PreparePodUsers(key, submitted_ms, &spec);
-  int64_t now = WallMs();
-  auto started =
-      prepared.ok() ? runtime_->Start(spec, now) : Result<std::vector<runtime::RunningPod>>(prepared);
-  // Failpoint for the crash tests (docs/daemon.md): die with the pods
-  // running and their start not journaled.
-  if (started.ok() && Failpoint("start-before-journal")) {
-    log_->Warn("failpoint start-before-journal: exiting", {{"workload", key}});
-    std::_Exit(86);
+  for (PendingLaunch& l : ls) {
+    const std::string& key = l.key;
+    runtime::LaunchSpec& spec = l.spec;
+    Status prepared = PreparePodUsers(key, l.submitted_ms, &spec);
+    int64_t now = WallMs();
+    auto started =
+        prepared.ok() ? runtime_->Start(spec, now) : Result<std::vector<runtime::RunningPod>>(prepared);
+    // Failpoint for the crash tests (docs/daemon.md): die with the pods
+    // running and their start not journaled.
+    if (started.ok() && Failpoint("start-before-journal")) {
+      log_->Warn("failpoint start-before-journal: exiting", {{"workload", key}});
+      std::_Exit(86);
+    }
+    l.started = std::move(started);
+    l.now = now;
   }
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   std::vector<store::Record> recs;
-  bool stop = false;
-  int64_t kill_at = -1;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = wl_.find(key);
-    if (it == wl_.end()) return;
-    Wl& w = it->second;
-    if (!started.ok() && w.stopping) {
-      // Cancelled while it was starting, and nothing started: done.
-      w.running = false;
-      for (Pod& pod : w.pods) pod.exited = true;
-      CompleteCancelLocked(key, w, NowLocked(), &recs);
-    } else if (!started.ok()) {
-      w.running = false;
-      w.message = "start failed: " + started.status().message();
-      log_->Warn("workload failed to start", {{"workload", key}, {"error", started.status().message()}});
-      const core::WorkloadInfo* info = engine_.Find(key);
-      if (info && info->state == core::WorkloadState::kAdmitted) {
-        ReleaseGpusLocked(w);
-        FinishLocked(key, w, NowLocked(), 127, "Failed", &recs);
-      }
-    } else {
-      for (auto& pod : w.pods) {
-        for (const auto& rp : *started) {
-          if (rp.pod == pod.rp.pod) pod.rp = rp;
+  std::vector<std::pair<std::string, int64_t>> stops;  // key, SIGKILL deadline (-1: now)
+  for (PendingLaunch& l : ls) {
+    const std::string& key = l.key;
+    const auto& started = l.started;
+    const int64_t now = l.now;
+    bool stop = false;
+    int64_t kill_at = -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = wl_.find(key);
+      if (it == wl_.end()) continue;
+      Wl& w = it->second;
+      if (!started.ok() && w.stopping) {
+        // Cancelled while it was starting, and nothing started: done.
+        w.running = false;
+        for (Pod& pod : w.pods) pod.exited = true;
+        CompleteCancelLocked(key, w, NowLocked(), &recs);
+      } else if (!started.ok()) {
+        w.running = false;
+        w.message = "start failed: " + started.status().message();
+        log_->Warn("workload failed to start", {{"workload", key}, {"error", started.status().message()}});
+        const core::WorkloadInfo* info = engine_.Find(key);
+        if (info && info->state == core::WorkloadState::kAdmitted) {
+          ReleaseGpusLocked(w);
+          FinishLocked(key, w, NowLocked(), 127, "Failed", &recs);
         }
-        pod.exited = false;
+      } else {
+        for (auto& pod : w.pods) {
+          for (const auto& rp : *started) {
+            if (rp.pod == pod.rp.pod) pod.rp = rp;
+          }
+          pod.exited = false;
+        }
+        w.started_ms = now;
+        recs.push_back(StartedRecord(key, w, false));
+        EmitLocked("Started", key, {{"pods", static_cast<int>(w.pods.size())}});
+        log_->Info("workload started", {{"workload", key}, {"pods", std::to_string(w.pods.size())}});
+        const core::WorkloadInfo* info = engine_.Find(key);
+        // Cancelled or evicted while starting: stop what just started.
+        stop = w.stopping || info == nullptr || info->state != core::WorkloadState::kAdmitted;
+        kill_at = w.kill_at_ms;
       }
-      w.started_ms = now;
-      recs.push_back(StartedRecord(key, w, false));
-      EmitLocked("Started", key, {{"pods", static_cast<int>(w.pods.size())}});
-      log_->Info("workload started", {{"workload", key}, {"pods", std::to_string(w.pods.size())}});
-      const core::WorkloadInfo* info = engine_.Find(key);
-      // Cancelled or evicted while starting: stop what just started.
-      stop = w.stopping || info == nullptr || info->state != core::WorkloadState::kAdmitted;
-      kill_at = w.kill_at_ms;
     }
+    if (stop) stops.emplace_back(key, kill_at);
   }
   (void)AppendAndApply(std::move(recs));
-  if (stop) {
+  for (const auto& [key, kill_at] : stops) {
     int64_t t = WallMs();
     (void)runtime_->StopAt(key, t, kill_at >= 0 ? kill_at : t);
   }

@@ -101,6 +101,9 @@ class Daemon : public Service, private loop::Backend {
   // LocalQueue; AlreadyExists for a taken name.
   Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name,
                       const std::string& user) override;
+  // Many workloads, one journal commit (AppendBatch) for all those that pass
+  // the checks; each result is what Submit would have answered.
+  std::vector<Result<Json>> SubmitBatch(std::vector<SubmitItem> items, const std::string& user) override;
   Result<Json> Cancel(const std::string& key, const std::string& user) override;
   // Applies a multi-document YAML body, merged by (kind, namespace, name)
   // over the current configuration. The body is parsed once
@@ -234,7 +237,21 @@ class Daemon : public Service, private loop::Backend {
 
   void HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t now,
                          std::vector<store::Record>* recs, std::vector<std::string>* launch);
-  void Launch(const std::string& key);
+  // One workload being launched by Launch (below).
+  struct PendingLaunch {
+    std::string key;
+    runtime::LaunchSpec spec;
+    store::Record starting;
+    int64_t submitted_ms = 0;
+    Result<std::vector<runtime::RunningPod>> started = Status(StatusCode::kInternal, "not started");
+    int64_t now = 0;
+  };
+  // Claims an admitted workload for launch and builds its LaunchSpec and
+  // Starting record; false when there is nothing to launch. REQUIRES mu_.
+  bool PrepareLaunchLocked(const std::string& key, PendingLaunch* l);
+  // Starts the pods of these workloads: their Starting records in one journal
+  // commit before any fork, their Started records in one commit after.
+  void Launch(const std::vector<std::string>& keys);
   // Sets each pod's user, own directory (created 0700, owned by that user)
   // and default working directory; refuses root unless allowed.
   Status PreparePodUsers(const std::string& key, int64_t submitted_ms, runtime::LaunchSpec* spec);
@@ -315,6 +332,12 @@ class Daemon : public Service, private loop::Backend {
   std::mutex apply_mu_;  // serializes ApplyObjects; taken before journal_mu_ and mu_
   std::map<std::string, Wl> wl_;
   std::set<std::string> inflight_;
+  // Submit's halves. PrepareSubmitLocked runs the checks, names the workload
+  // and reserves the name in inflight_; FinishSubmitLocked takes the durable
+  // record and folds it into the model and the engine. REQUIRE mu_ (and
+  // journal_mu_ shared across both, with the append between them).
+  Result<std::string> PrepareSubmitLocked(core::WorkloadSpec* spec, const std::string& generate_name);
+  Result<Json> FinishSubmitLocked(store::Record r, core::WorkloadSpec spec, const std::string& user);
   Docs docs_;                                // "Kind/ns/name" -> the applied object
   std::map<std::string, std::string> file_managed_;  // "Kind/ns/name" -> startup manifest file
   std::map<std::string, Persisted> model_;
@@ -337,6 +360,11 @@ class Daemon : public Service, private loop::Backend {
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> shut_down_{false};
+  // Wakes the loop as soon as a pod ends (LocalRuntime::WaitForExit), so that
+  // exits are reaped on the event rather than at the next tick. Started by
+  // Start, joined by Shutdown.
+  std::thread exit_waker_;
+  std::atomic<bool> exit_waker_stop_{false};
 };
 
 }  // namespace artel::server

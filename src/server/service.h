@@ -47,6 +47,20 @@ class Service {
   // LocalQueue; AlreadyExists for a taken name.
   virtual Result<Json> Submit(core::WorkloadSpec spec, const std::string& generate_name,
                               const std::string& user) = 0;
+  // Submits several workloads at once: one result per item, in order, each
+  // as Submit would answer it. A backend may make them durable together (the
+  // daemon: one journal commit for the batch, before it returns); this
+  // default submits them one by one.
+  struct SubmitItem {
+    core::WorkloadSpec spec;
+    std::string generate_name;
+  };
+  virtual std::vector<Result<Json>> SubmitBatch(std::vector<SubmitItem> items, const std::string& user) {
+    std::vector<Result<Json>> out;
+    out.reserve(items.size());
+    for (auto& it : items) out.push_back(Submit(std::move(it.spec), it.generate_name, user));
+    return out;
+  }
   virtual Result<Json> Cancel(const std::string& key, const std::string& user) = 0;
   // Applies a multi-document YAML body, all or nothing, authorized per
   // object for `who`.

@@ -160,6 +160,25 @@ TEST(LocalRuntimeTest, ExitCodesMap) {
   EXPECT_TRUE(rt->Poll().empty());
 }
 
+// WaitForExit reports a pod's end as it happens (its pidfd), once: the
+// daemon reaps on that event instead of on its tick.
+TEST(LocalRuntimeTest, WaitForExitWakesOnAPodsEndOnce) {
+  TempDir dir;
+  auto rt = MakeRuntime();
+  EXPECT_FALSE(rt->WaitForExit(0)) << "nothing has run yet";
+  LaunchSpec spec;
+  spec.key = "team-a/wake";
+  spec.log_dir = dir.path();
+  spec.pods = {ShPod("main-0", "exit 0")};
+  auto pods = rt->Start(spec, 0);
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  ASSERT_TRUE(rt->WaitForExit(10000)) << "the pod's end did not wake WaitForExit";
+  EXPECT_FALSE(rt->WaitForExit(0)) << "one end is reported once";
+  auto exits = AwaitExits(rt.get(), *pods, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0);
+}
+
 TEST(LocalRuntimeTest, EnvWorkingDirAndLogs) {
   TempDir dir;
   fs::create_directories(dir.path() + "/work");

@@ -180,6 +180,50 @@ TEST_F(ApiTest, BadInputIsRejectedAndChangesNothing) {
   EXPECT_EQ(JournalSeq(), seq) << "a rejected request reached the journal";
 }
 
+// POST /api/v1/workloads:batch answers each item as POST /api/v1/workloads
+// would, in order; a malformed batch gets 400 and changes nothing.
+TEST_F(ApiTest, BatchAnswersPerItemAndBadBatchChangesNothing) {
+  Json job = Json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",
+      "metadata": {"generateName": "bj-", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "default"}},
+      "spec": {"template": {"spec": {"containers": [{"name": "c", "command": ["true"]}]}}}})");
+  Json items = Json::array({Workload("team-a", "batch-1", "default", 0, {"true"}), job,
+                            Workload("team-b", "batch-2", "default", 0),  // not team-a's namespace
+                            Workload("team-a", "batch-1", "default", 0),  // taken by item 0
+                            Workload("team-a", "batch-3", "nope", 0)});   // no such LocalQueue
+  auto r = d_->Post("/api/v1/workloads:batch", Json{{"items", items}}.dump(), kTeamAToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json a = r.json()["items"];
+  ASSERT_EQ(a.size(), 5u) << r.body;
+  EXPECT_EQ(a[0].value("status", 0), 201);
+  EXPECT_EQ(a[0]["object"]["metadata"].value("name", ""), "batch-1");
+  EXPECT_EQ(a[1].value("status", 0), 201);
+  std::string generated = a[1]["object"]["metadata"].value("name", "");
+  EXPECT_EQ(generated.rfind("bj-", 0), 0u) << generated;
+  EXPECT_EQ(a[2].value("status", 0), 403);
+  EXPECT_EQ(a[2]["error"].value("code", ""), "PermissionDenied");
+  EXPECT_EQ(a[3].value("status", 0), 409);
+  EXPECT_EQ(a[4].value("status", 0), 404);
+  EXPECT_EQ(a[4]["error"].value("field", ""), "spec.queueName");
+  EXPECT_EQ(d_->Phase("team-b", "batch-2"), "");
+  EXPECT_EQ(d_->Phase("team-a", "batch-3"), "");
+  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", "batch-1") == "Succeeded"; }, 10000)) << d_->log();
+  ASSERT_TRUE(WaitFor([&] { return d_->Phase("team-a", generated) == "Succeeded"; }, 10000)) << d_->log();
+
+  size_t before = WorkloadCount();
+  uint64_t seq = JournalSeq();
+  std::string too_many = "{\"items\": [0";
+  for (int i = 0; i < 1000; ++i) too_many += ",0";  // 1,001 items
+  too_many += "]}";
+  for (const std::string& body :
+       {std::string("[]"), std::string("{\"items\": {}}"), std::string("{}"), too_many}) {
+    auto b = d_->Post("/api/v1/workloads:batch", body, kTeamAToken);
+    EXPECT_EQ(b.status, 400) << body.substr(0, 40) << ": " << b.body;
+    EXPECT_EQ(b.json().value("field", ""), "items") << b.body;
+  }
+  EXPECT_EQ(WorkloadCount(), before);
+  EXPECT_EQ(JournalSeq(), seq) << "a rejected batch reached the journal";
+}
+
 TEST_F(ApiTest, JobIsMappedToWorkload) {
   std::string job = R"(apiVersion: batch/v1
 kind: Job

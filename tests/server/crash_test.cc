@@ -194,6 +194,45 @@ TEST(CrashTest, KillNineFiveTimesLosesNothingAcknowledged) {
   std::filesystem::remove_all(dir);
 }
 
+// A batch (POST /api/v1/workloads:batch) is acknowledged only once its one
+// journal commit is durable: kill -9 right after each answer loses nothing.
+TEST(CrashTest, BatchAcknowledgedSurvivesKillNine) {
+  std::string dir = TempDir("crash-batch");
+  WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);
+  Arteld d(dir);
+  std::vector<std::string> flags = {"-m", dir + "/cluster.yaml", "--fake-gpus", "4xA100-80GB"};
+  ASSERT_TRUE(d.Start(flags));
+  std::set<std::string> acked;
+  for (int round = 0; round < 3; ++round) {
+    Json items = Json::array();
+    for (int i = 0; i < 300; ++i) {
+      std::string name = "b" + std::to_string(round) + "-" + std::to_string(i);
+      items.push_back(Workload(i % 2 ? "team-a" : "team-b", name, "default", 1, {"true"}));
+    }
+    auto r = d.Post("/api/v1/workloads:batch", Json{{"items", items}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    d.Kill(SIGKILL);
+    const Json answers = r.json()["items"];  // a copy: r.json() is a temporary
+    ASSERT_EQ(answers.size(), 300u) << r.body;
+    for (const auto& a : answers) {
+      ASSERT_EQ(a.value("status", 0), 201) << a.dump();
+      acked.insert(a["object"]["metadata"].value("namespace", "") + "/" +
+                   a["object"]["metadata"].value("name", ""));
+    }
+    ASSERT_TRUE(d.Start(flags)) << d.log();
+    std::set<std::string> seen;
+    const Json listed = d.Get("/api/v1/workloads").json()["items"];
+    ASSERT_TRUE(listed.is_array());
+    for (const auto& w : listed) {
+      seen.insert(w["metadata"].value("namespace", "") + "/" + w["metadata"].value("name", ""));
+    }
+    for (const auto& k : acked) EXPECT_TRUE(seen.count(k)) << k << " acknowledged, lost after kill -9";
+  }
+  EXPECT_EQ(acked.size(), 900u);
+  EXPECT_TRUE(d.Stop());
+  std::filesystem::remove_all(dir);
+}
+
 // A crash after a workload's pods started but before the start was
 // journaled (failpoint start-before-journal): the restarted daemon must find
 // the running pod and adopt it, not start the workload a second time. The
