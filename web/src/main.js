@@ -10,7 +10,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import * as api from './api.js';
-import { normalize, flavorLabel, isGpu } from './model.js';
+import { normalize, flavorLabel, isGpu, byGpuProduct } from './model.js';
 
 const REFRESH_MS = 2000;
 const LIVE_POINTS = 1800; // live points kept per series on top of the server's history
@@ -372,6 +372,14 @@ function teams(app, d) {
       h('th', { scope: 'row', text: c.name }), h('td', { text: c.parent || '–' }), h('td', { text: f.label }),
       num(f.nominal), num(f.usage), num(f.borrowed), num(f.lent),
       h('td', {}, bar(f.usage, Math.max(f.usage, f.nominal, 1), f.nominal, `${c.name} ${f.label}: ${fmt(f.usage, 2)} used of ${fmt(f.nominal, 2)} guaranteed`)))))));
+  // Per GPU product: only flavors of the same product and resource are summed.
+  const prod = byGpuProduct(d.cohorts, d.flavorProducts);
+  const productTable = prod.length ? h('table', { id: 'products-table' },
+    h('caption', { class: 'sr', text: 'GPUs per team (cohort) and GPU product' }),
+    h('thead', {}, h('tr', {}, ...['Team (cohort)', 'GPU product', 'Flavors', 'Guaranteed', 'Used', 'Borrowed', 'Lent'].map((t) => h('th', { scope: 'col', text: t })))),
+    h('tbody', {}, ...prod.map((g) => h('tr', { 'data-cohort': g.owner, 'data-product': g.label },
+      h('th', { scope: 'row', text: g.owner }), h('td', { text: g.label }), h('td', { text: g.flavors.join(', ') }),
+      num(g.nominal), num(g.usage), num(g.borrowed), num(g.lent))))) : h('table', { id: 'products-table', hidden: true });
   const table = h('table', { id: 'teams-table' },
     h('caption', { class: 'sr', text: 'GPUs per ClusterQueue and flavor' }),
     h('thead', {}, h('tr', {}, ...['ClusterQueue', 'Cohort', 'GPU flavor', 'Used', 'Guaranteed', 'Borrowed', 'Lent', 'Usage', 'Pending', 'Admitted'].map((t) => h('th', { scope: 'col', text: t })))),
@@ -387,7 +395,7 @@ function teams(app, d) {
         h('td', { class: 'num', text: cq.pending }), h('td', { class: 'num', text: cq.admitted }));
     })));
   ensureSkeleton(app, 'teams', () => [
-    section('team-cohorts', 'Teams (cohorts): GPUs guaranteed, used, borrowed beyond the guarantee, lent', legend(), h('div', { class: 'charts', id: 'cohort-charts-box' }), h('table', { id: 'cohorts-table' })),
+    section('team-cohorts', 'Teams (cohorts): GPUs guaranteed, used, borrowed beyond the guarantee, lent', legend(), h('div', { class: 'charts', id: 'cohort-charts-box' }), h('table', { id: 'cohorts-table' }), h('table', { id: 'products-table' })),
     section('team-charts', 'ClusterQueues: GPUs per flavor over time', h('div', { class: 'charts', id: 'charts' })),
     section('teams', 'ClusterQueues', h('table', { id: 'teams-table' }))]);
   const rangeBox = app.querySelector('#history-range-box');
@@ -395,6 +403,7 @@ function teams(app, d) {
   if (!rangeBox && sel) app.querySelector('#team-cohorts-h').after(sel);
   else if (rangeBox && sel) rangeBox.querySelector('#history-range-note').textContent = state.rangeNote;
   app.querySelector('#cohorts-table').replaceWith(cohortTable);
+  app.querySelector('#products-table').replaceWith(productTable);
   app.querySelector('#teams-table').replaceWith(table);
   drawCharts(app.querySelector('#cohort-charts-box'), cohortPairs(d));
   drawCharts(app.querySelector('#charts'), cqPairs(d));

@@ -123,7 +123,7 @@ export function makeFixture(nWorkloads = 40) {
   return {
     clusterqueues: { kind: 'ClusterQueueList', items: cqs }, cohorts: { kind: 'CohortList', items: cohorts },
     localqueues: { kind: 'LocalQueueList', items: lqs }, workloads: { kind: 'WorkloadList', items: workloads },
-    nodes: { kind: 'NodeList', items: nodes }, gpus: { kind: 'GpuList', mode: 'fake', items: gpus },
+    nodes: { kind: 'NodeList', items: nodes, flavorProducts: { h100: 'NVIDIA-H100-80GB-HBM3', 'a100-mig': 'NVIDIA-A100-SXM4-80GB' } }, gpus: { kind: 'GpuList', mode: 'fake', items: gpus },
     whoami: { user: 'admin', role: 'admin', namespaces: [] },
     history: { kind: 'UsageHistory', source: 'ring', prometheus: true, ringSeconds: 7200, intervalSeconds: 60, capacity: 120, series: hist },
     // history?range=7d as arteld answers it from Prometheus: the same series over 7 days, hourly.
