@@ -511,6 +511,34 @@ void ControlLoop::MetricsLocked(server::PromWriter* out) const {
               static_cast<double>(engine_.DominantResourceShare(cq.name)));
   }
 
+  // Per-flavor GPU view: every quota-tree node, flavor and nvidia.com/
+  // resource (unlike flavors are separate series). arteld's
+  // /api/v1/history reads these back from Prometheus for ranges longer than
+  // its in-memory ring (server/prom_history.h).
+  std::map<std::string, std::string> parent_of = cohort_of;
+  for (const auto& c : cfg.cohorts) parent_of[c.name] = c.parent;
+  auto flavor_family = [&](const std::string& name, const std::string& help, auto getter) {
+    pw.Family(name, "gauge", help);
+    for (const auto& u : usage) {
+      if (u.resource.rfind("nvidia.com/", 0) != 0) continue;
+      pw.Sample(name,
+                {{"team", u.node},
+                 {"kind", u.is_cohort ? "cohort" : "cluster_queue"},
+                 {"parent", parent_of[u.node]},
+                 {"flavor", u.flavor},
+                 {"resource", u.resource}},
+                Units(getter(u)));
+    }
+  };
+  flavor_family("artel_flavor_guaranteed_gpus",
+                "Guarantee (subtree quota) per quota-tree node, flavor, resource.",
+                [](const core::QuotaUsage& u) { return u.subtree_quota; });
+  flavor_family("artel_flavor_used_gpus", "Admitted usage per quota-tree node, flavor and resource.",
+                [](const core::QuotaUsage& u) { return u.usage; });
+  flavor_family("artel_flavor_borrowed_gpus",
+                "Usage beyond the guarantee per quota-tree node, flavor, resource.",
+                [](const core::QuotaUsage& u) { return u.borrowed; });
+
   // Per-team GPU view: every quota-tree node, summed over flavors.
   struct Team {
     bool cohort = false;

@@ -50,6 +50,23 @@ void SendJson(httplib::Response& res, int status, const Json& j) {
   res.set_content(j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", "application/json");
 }
 
+// A history range: a whole number with unit m, h or d ("90m", "24h", "7d");
+// -1 when malformed.
+int64_t ParseRangeMs(const std::string& text) {
+  if (text.size() < 2 || text.size() > 8) return -1;
+  int64_t n = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (!isdigit(static_cast<unsigned char>(text[i]))) return -1;
+    n = n * 10 + (text[i] - '0');
+  }
+  switch (text.back()) {
+    case 'm': return n * 60000;
+    case 'h': return n * 3600000;
+    case 'd': return n * 86400000;
+  }
+  return -1;
+}
+
 void SendError(httplib::Response& res, const Status& s) { SendJson(res, HttpStatus(s.code()), ErrorJson(s)); }
 
 // "a=b,c=d" -> map; a bare key means "has the label".
@@ -572,7 +589,55 @@ void ApiServer::Routes() {
                    return SendError(res, s);
                  }
                }
-               SendJson(res, 200, history_->ToJson(since_ms));
+               // range=<duration> (e.g. 1h, 7d): the last so long. Within the
+               // ring it is served from memory; beyond it from Prometheus
+               // (--prometheus-url) with fixed queries, at about 720 points.
+               const int64_t ring_ms =
+                   history_->options().interval_ms * static_cast<int64_t>(history_->options().capacity);
+               const bool has_prom = prom_history_ != nullptr;
+               if (req.has_param("range")) {
+                 if (req.has_param("since")) {
+                   Status s = InvalidArgument("give either since or range, not both");
+                   s.WithField("range");
+                   return SendError(res, s);
+                 }
+                 const std::string v = req.get_param_value("range");
+                 const int64_t range_ms = ParseRangeMs(v);
+                 if (range_ms <= 0 || range_ms > int64_t{366} * 86400 * 1000) {
+                   Status s =
+                       InvalidArgument("range must be a duration such as 1h, 24h or 7d (at most 366d)");
+                   s.WithField("range");
+                   return SendError(res, s);
+                 }
+                 const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
+                 if (range_ms > ring_ms) {
+                   if (!has_prom) {
+                     Status s = InvalidArgument("range " + v + " is longer than the in-memory history (" +
+                                                std::to_string(ring_ms / 1000) +
+                                                "s) and arteld has no --prometheus-url");
+                     s.WithField("range");
+                     return SendError(res, s);
+                   }
+                   const double end_s = static_cast<double>(now_ms) / 1000.0;
+                   const double range_s = static_cast<double>(range_ms) / 1000.0;
+                   const double step_s = std::max(
+                       static_cast<double>(history_->options().interval_ms) / 1000.0, range_s / 720.0);
+                   nlohmann::json out;
+                   Status st = prom_history_->Query(end_s - range_s, end_s, step_s, &out);
+                   if (!st.ok()) return SendJson(res, 502, ErrorJson(st));
+                   out["ringSeconds"] = ring_ms / 1000;
+                   out["prometheus"] = true;
+                   return SendJson(res, 200, out);
+                 }
+                 since_ms = now_ms - range_ms;
+               }
+               nlohmann::json out = history_->ToJson(since_ms);
+               out["source"] = "ring";
+               out["ringSeconds"] = ring_ms / 1000;
+               out["prometheus"] = has_prom;
+               SendJson(res, 200, out);
              }));
 
   http_->Get("/api/v1/watch",

@@ -30,6 +30,7 @@
 #include "server/history.h"
 #include "server/http_server.h"
 #include "server/log.h"
+#include "server/prom_history.h"
 #include "server/service.h"
 
 namespace httplib {
@@ -78,6 +79,9 @@ class ApiServer {
   // The usage history that GET /api/v1/history serves (server/history.h);
   // null (the default) answers 404. Set before Serve.
   void SetHistory(const UsageHistory* history) { history_ = history; }
+  // Where /api/v1/history reads ranges longer than the ring (--prometheus-url);
+  // null = nowhere. Call before Start.
+  void SetPrometheusHistory(const PrometheusHistory* prom) { prom_history_ = prom; }
 
  private:
   void Routes();
@@ -92,6 +96,7 @@ class ApiServer {
   std::atomic<bool> stopping_{false};
   std::function<bool()> leading_;  // empty = no leader election
   const UsageHistory* history_ = nullptr;
+  const PrometheusHistory* prom_history_ = nullptr;
 
   struct Bucket {
     double tokens;

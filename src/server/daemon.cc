@@ -2486,7 +2486,13 @@ Json Daemon::Nodes() const {
             {"gpus", gpus_.size()},      {"gpusInUse", used},
             {"models", models},          {"cgroups", runtime_ ? runtime_->cgroup_status() : ""},
             {"ready", ready_.load()}};
-  if (pools_.empty()) return Json{{"kind", "NodeList"}, {"items", Json::array({n})}};
+  // Each flavor's GPU product where it is known (inventory.h), for the web
+  // UI's per-product grouping.
+  std::vector<core::placement::NodeSpec> specs;
+  for (const HostPool& p : pools_) specs.push_back(p.node);
+  const Json products = FlavorGpuProducts(engine_.config(), specs);
+  if (pools_.empty())
+    return Json{{"kind", "NodeList"}, {"items", Json::array({n})}, {"flavorProducts", products}};
   // One item per node pool (a placement node), with its labels and taints.
   Json items = Json::array();
   for (const HostPool& p : pools_) {
@@ -2510,7 +2516,7 @@ Json Daemon::Nodes() const {
     j["taints"] = taints;
     items.push_back(j);
   }
-  return Json{{"kind", "NodeList"}, {"items", items}};
+  return Json{{"kind", "NodeList"}, {"items", items}, {"flavorProducts", products}};
 }
 
 namespace {

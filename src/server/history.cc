@@ -22,11 +22,7 @@ std::string Str(const nlohmann::json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-struct Entry {
-  std::string kind, name, parent, flavor, resource;
-  double nominal = 0, used = 0, borrowed = 0, lent = 0;
-  double lend_limit = -1;  // -1 = none
-};
+using Entry = HistoryEntry;
 
 void Collect(const nlohmann::json& list, const char* kind, const char* parent_key, const char* nominal_key,
              std::vector<Entry>* out) {
@@ -54,6 +50,38 @@ void Collect(const nlohmann::json& list, const char* kind, const char* parent_ke
 
 }  // namespace
 
+void DeriveLent(std::vector<HistoryEntry>* entries_ptr) {
+  std::vector<HistoryEntry>& entries = *entries_ptr;
+  // Lent: within each parent cohort, per flavor and resource, what the
+  // members borrow less what the cohort itself borrows from above is lent
+  // by the members with unused guarantee, in proportion to it.
+  struct Group {
+    double borrowed = 0, unused = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, double> cohort_borrowed;
+  auto unused = [](const HistoryEntry& e) {
+    double u = std::max(0.0, e.nominal - e.used);
+    return e.lend_limit >= 0 ? std::min(u, e.lend_limit) : u;
+  };
+  for (const HistoryEntry& e : entries) {
+    if (e.kind == "Cohort") cohort_borrowed[{e.name, e.flavor, e.resource}] = e.borrowed;
+    if (e.parent.empty()) continue;
+    Group& g = groups[{e.parent, e.flavor, e.resource}];
+    g.borrowed += e.borrowed;
+    g.unused += unused(e);
+  }
+  for (HistoryEntry& e : entries) {
+    if (e.parent.empty()) continue;
+    auto key = std::make_tuple(e.parent, e.flavor, e.resource);
+    const Group& g = groups[key];
+    auto cb = cohort_borrowed.find(key);
+    double pool = std::max(0.0, g.borrowed - (cb == cohort_borrowed.end() ? 0.0 : cb->second));
+    double mine = unused(e);
+    if (pool > 0 && g.unused > 0) e.lent = std::min(mine, pool * mine / g.unused);
+  }
+}
+
 UsageHistory::UsageHistory(HistoryOptions options) : options_(options) {
   options_.interval_ms = std::max<int64_t>(1, options_.interval_ms);
   options_.capacity = std::max<size_t>(1, options_.capacity);
@@ -64,34 +92,7 @@ bool UsageHistory::MaybeSample(int64_t now_ms, const Json& cluster_queues, const
   Collect(cluster_queues, "ClusterQueue", "cohort", "nominal", &entries);
   Collect(cohorts, "Cohort", "parent", "subtreeQuota", &entries);
 
-  // Lent: within each parent cohort, per flavor and resource, what the
-  // members borrow less what the cohort itself borrows from above is lent
-  // by the members with unused guarantee, in proportion to it.
-  struct Group {
-    double borrowed = 0, unused = 0;
-  };
-  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
-  std::map<std::tuple<std::string, std::string, std::string>, double> cohort_borrowed;
-  auto unused = [](const Entry& e) {
-    double u = std::max(0.0, e.nominal - e.used);
-    return e.lend_limit >= 0 ? std::min(u, e.lend_limit) : u;
-  };
-  for (const Entry& e : entries) {
-    if (e.kind == "Cohort") cohort_borrowed[{e.name, e.flavor, e.resource}] = e.borrowed;
-    if (e.parent.empty()) continue;
-    Group& g = groups[{e.parent, e.flavor, e.resource}];
-    g.borrowed += e.borrowed;
-    g.unused += unused(e);
-  }
-  for (Entry& e : entries) {
-    if (e.parent.empty()) continue;
-    auto key = std::make_tuple(e.parent, e.flavor, e.resource);
-    const Group& g = groups[key];
-    auto cb = cohort_borrowed.find(key);
-    double pool = std::max(0.0, g.borrowed - (cb == cohort_borrowed.end() ? 0.0 : cb->second));
-    double mine = unused(e);
-    if (pool > 0 && g.unused > 0) e.lent = std::min(mine, pool * mine / g.unused);
-  }
+  DeriveLent(&entries);
 
   std::lock_guard<std::mutex> lock(mu_);
   if (sampled_ && now_ms < last_ms_ + options_.interval_ms) return false;

@@ -30,8 +30,21 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace artel::server {
+
+// One sample of one series (kind ClusterQueue|Cohort, name, parent cohort,
+// flavor, resource), in units.
+struct HistoryEntry {
+  std::string kind, name, parent, flavor, resource;
+  double nominal = 0, used = 0, borrowed = 0, lent = 0;
+  double lend_limit = -1;  // -1 = none
+};
+
+// Fills in `lent` of entries taken at one instant (see above); shared with
+// the Prometheus-backed history (server/prom_history.h).
+void DeriveLent(std::vector<HistoryEntry>* entries);
 
 struct HistoryOptions {
   int64_t interval_ms = 10000;  // one sample per interval (--history-interval)

@@ -214,4 +214,30 @@ std::map<std::string, std::string> FlavorsWithoutNodes(const core::Config& confi
   return out;
 }
 
+std::map<std::string, std::string> FlavorGpuProducts(const core::Config& config,
+                                                     const std::vector<core::placement::NodeSpec>& nodes) {
+  static const std::string kProduct = "nvidia.com/gpu.product";
+  std::map<std::string, std::string> out;
+  for (const core::ResourceFlavorSpec& f : config.flavors) {
+    auto own = f.node_labels.find(kProduct);
+    if (own != f.node_labels.end()) {
+      out[f.name] = own->second;
+      continue;
+    }
+    std::set<std::string> products;
+    bool unknown = false;
+    for (const core::placement::NodeSpec& n : nodes) {
+      if (!FlavorMatchesNode(f, n, nullptr)) continue;
+      auto it = n.labels.find(kProduct);
+      if (it == n.labels.end()) {
+        unknown = true;
+      } else {
+        products.insert(it->second);
+      }
+    }
+    if (products.size() == 1 && !unknown) out[f.name] = *products.begin();
+  }
+  return out;
+}
+
 }  // namespace artel::server

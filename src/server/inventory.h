@@ -84,4 +84,12 @@ bool FlavorMatchesNode(const core::ResourceFlavorSpec& flavor, const core::place
 std::map<std::string, std::string> FlavorsWithoutNodes(const core::Config& config,
                                                        const std::vector<core::placement::NodeSpec>& nodes);
 
+// flavor name -> the one GPU product (label nvidia.com/gpu.product) its
+// quota stands for: the flavor's own nodeLabels value when it sets one, else
+// the product of every node it matches when they all agree. Flavors whose
+// nodes are of several products, or of none known, are left out (issue 16:
+// the UI groups flavors by product and must never add unlike ones).
+std::map<std::string, std::string> FlavorGpuProducts(const core::Config& config,
+                                                     const std::vector<core::placement::NodeSpec>& nodes);
+
 }  // namespace artel::server

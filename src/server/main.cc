@@ -184,7 +184,18 @@ int main(int argc, char** argv) {
   app.add_option("--history-points", history_points,
                  "Usage history: samples kept per series (default 8640 = 24 h at 10s; 0 = off)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  std::string prometheus_url;
+  app.add_option("--prometheus-url", prometheus_url,
+                 "Usage history longer than the ring: a Prometheus that scrapes this arteld, as "
+                 "http://host:port (server/prom_history.h; default none)");
   CLI11_PARSE(app, argc, argv);
+  if (!prometheus_url.empty()) {
+    artel::Status st = PrometheusHistory::ValidateUrl(prometheus_url);
+    if (!st.ok()) {
+      std::cerr << "arteld: " << st.message() << "\n";
+      return 2;
+    }
+  }
   const int64_t history_interval_ms = ParseDurationMs(history_interval);
   if (history_interval_ms <= 0) {
     std::cerr << "arteld: --history-interval: bad duration '" << history_interval
@@ -377,6 +388,11 @@ int main(int argc, char** argv) {
     history = std::make_unique<UsageHistory>(
         HistoryOptions{.interval_ms = history_interval_ms, .capacity = static_cast<size_t>(history_points)});
     api.SetHistory(history.get());
+  }
+  std::unique_ptr<PrometheusHistory> prom_history;
+  if (!prometheus_url.empty()) {
+    prom_history = std::make_unique<PrometheusHistory>(prometheus_url, /*timeout_ms=*/5000);
+    api.SetPrometheusHistory(prom_history.get());
   }
   if (elector) api.SetLeaderCheck([&elector] { return elector->leading(); });
   auto port = api.Bind();

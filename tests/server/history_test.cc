@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/prom_history.h"
+
 namespace artel::server {
 namespace {
 
@@ -95,6 +97,69 @@ TEST(UsageHistoryTest, MalformedViewsAreIgnored) {
   Json odd = {{"items", Json::array({{{"name", 7}, {"resources", Json::array({"x", {{"resource", 3}}})}}})}};
   EXPECT_TRUE(h.MaybeSample(20000, odd, odd));
   EXPECT_EQ(h.series(), 0u);
+}
+
+}  // namespace
+}  // namespace artel::server
+
+// PrometheusHistory::FromMatrices (server/prom_history.h): query_range
+// results become the ring's JSON shape, with lent derived per instant and
+// unlike flavors kept apart.
+namespace artel::server {
+namespace {
+
+Json Matrix(const std::string& kind, const std::string& name, const std::string& parent,
+            const std::string& flavor, std::vector<std::pair<double, std::string>> values) {
+  Json v = Json::array();
+  for (auto& [t, x] : values) v.push_back(Json::array({t, x}));
+  return Json{{"metric",
+               {{"__name__", "x"},
+                {"team", name},
+                {"kind", kind},
+                {"parent", parent},
+                {"flavor", flavor},
+                {"resource", "nvidia.com/gpu"}}},
+              {"values", v}};
+}
+
+TEST(PrometheusHistoryTest, MatricesBecomeSeriesWithLent) {
+  Json g = Json::array({Matrix("cluster_queue", "team-a", "pool", "a100", {{100, "2"}, {110, "2"}}),
+                        Matrix("cluster_queue", "team-b", "pool", "a100", {{100, "2"}, {110, "2"}}),
+                        Matrix("cluster_queue", "team-b", "pool", "h100", {{100, "1"}}),
+                        Matrix("cohort", "pool", "", "a100", {{100, "4"}, {110, "4"}})});
+  Json u = Json::array({Matrix("cluster_queue", "team-a", "pool", "a100", {{100, "1"}, {110, "3"}}),
+                        Matrix("cluster_queue", "team-b", "pool", "a100", {{100, "0"}, {110, "0"}})});
+  Json b = Json::array({Matrix("cluster_queue", "team-a", "pool", "a100", {{100, "0"}, {110, "1"}})});
+  Json h = PrometheusHistory::FromMatrices(g, u, b, 10);
+  EXPECT_EQ(h["source"], "prometheus");
+  EXPECT_EQ(h["series"].size(), 4u);  // team-a, team-b a100, team-b h100, pool
+  const Json* a = Find(h, "ClusterQueue", "team-a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ((*a)["cohort"], "pool");
+  EXPECT_EQ((*a)["t"], Json::array({100.0, 110.0}));
+  EXPECT_EQ((*a)["used"], Json::array({1.0, 3.0}));
+  EXPECT_EQ((*a)["borrowed"], Json::array({0.0, 1.0}));
+  int h100 = 0;
+  for (const auto& s : h["series"]) {
+    if (s["name"] == "team-b" && s["flavor"] == "a100") {
+      EXPECT_EQ(s["lent"], Json::array({0.0, 1.0}));
+    }
+    if (s["flavor"] == "h100") {
+      ++h100;
+      EXPECT_EQ(s["nominal"], Json::array({1.0}));
+    }
+  }
+  EXPECT_EQ(h100, 1);
+  EXPECT_EQ(PrometheusHistory::FromMatrices(Json("junk"), Json::array({1, 2}), Json(), 10)["series"].size(),
+            0u);
+}
+
+TEST(PrometheusHistoryTest, UrlMustBeHostAndPort) {
+  EXPECT_TRUE(PrometheusHistory::ValidateUrl("http://127.0.0.1:9090").ok());
+  EXPECT_TRUE(PrometheusHistory::ValidateUrl("http://prom.example:9090/").ok());
+  EXPECT_FALSE(PrometheusHistory::ValidateUrl("https://prom:9090").ok());
+  EXPECT_FALSE(PrometheusHistory::ValidateUrl("http://prom:9090/api?x=1").ok());
+  EXPECT_FALSE(PrometheusHistory::ValidateUrl("prom:9090").ok());
 }
 
 }  // namespace

@@ -167,6 +167,20 @@ TEST(InventoryPoolsTest, FlavorsMatchLabelsAndTolerateTaints) {
   EXPECT_TRUE(FlavorMatchesNode(ok, nodes[0]));
   EXPECT_FALSE(FlavorMatchesNode(ok, nodes[1]));
   EXPECT_TRUE(FlavorMatchesNode(forty, nodes[1]));
+
+  // Each flavor's GPU product (issue 16): its own nodeLabels value, or the
+  // one product of the pools it matches ("any" tolerates no taint, so only
+  // the 40GB pool); a flavor over pools of two products has none.
+  auto products = FlavorGpuProducts(cfg, nodes);
+  EXPECT_EQ(products["a100-80g"], "NVIDIA-A100-SXM4-80GB");
+  EXPECT_EQ(products["h100"], "NVIDIA-H100-PCIe");  // its nodeLabels, though no node here
+  EXPECT_EQ(products["any"], "NVIDIA-A100-SXM4-40GB");
+  core::Config two;
+  core::ResourceFlavorSpec both;
+  both.name = "both";
+  both.tolerations.push_back(core::Toleration{"nvidia.com/gpu", "Exists", "", "NoSchedule"});
+  two.flavors = {both};
+  EXPECT_EQ(FlavorGpuProducts(two, nodes).count("both"), 0u);  // 80GB and 40GB pools: unlike, left out
 }
 
 std::string WriteTemp(const std::string& text) {

@@ -10,7 +10,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import * as api from './api.js';
-import { normalize, flavorLabel, isGpu } from './model.js';
+import { normalize, flavorLabel, isGpu, byGpuProduct } from './model.js';
 
 const REFRESH_MS = 2000;
 const LIVE_POINTS = 1800; // live points kept per series on top of the server's history
@@ -25,6 +25,9 @@ const state = {
   data: null,         // the last normalized snapshot
   series: new Map(),  // `${kind}|${name}|${label}` -> {t, nominal, used, borrowed, lent}
   historyLoaded: false,
+  range: '',          // '' = arteld's in-memory ring; else a history?range= (from Prometheus)
+  prometheus: false,  // arteld says it can read longer ranges from Prometheus
+  rangeNote: '',      // what the last range load gave (or its error)
   charts: new Map(),  // series key -> uPlot
   selected: null,     // workload key for the detail pane of the Workloads view
   why: new Map(),     // workload key -> `why` answer (raw)
@@ -110,9 +113,19 @@ async function fetchAll() {
 // arteld's usage history: the charts open with it. A 404 (history off) or
 // an older arteld leaves the charts to the live points.
 async function loadHistory() {
-  const hist = await api.getOr('history', null);
+  const range = state.range;
+  let hist = null;
+  try {
+    hist = await api.getOr(range ? `history?range=${encodeURIComponent(range)}` : 'history', null);
+  } catch (e) {
+    if (e instanceof api.AuthError || !range) throw e;
+    state.rangeNote = `could not read ${range}: ${e.message}`;
+    return;
+  }
   state.historyLoaded = true;
   if (!hist || !Array.isArray(hist.series)) return;
+  if (!range) state.prometheus = hist.prometheus === true;
+  state.rangeNote = range ? `${range} from ${hist.source === 'prometheus' ? 'Prometheus' : 'arteld'}, ${hist.intervalSeconds} s steps` : '';
   for (const s of hist.series) {
     if (!isGpu(s.resource)) continue;
     const key = `${s.kind === 'Cohort' ? 'cohort' : 'cq'}|${s.name}|${flavorLabel(s.flavor, s.resource)}`;
@@ -128,6 +141,27 @@ async function loadHistory() {
     }
     state.series.set(key, hs);
   }
+}
+
+// The chart range (team view): shown only when arteld has --prometheus-url;
+// the ring's own span is the default.
+function rangeSelect() {
+  if (!state.prometheus) return null;
+  const sel = h('select', { id: 'history-range', 'aria-label': 'Chart range' },
+    ...[['', 'recent (arteld)'], ['1h', '1 hour'], ['24h', '24 hours'], ['7d', '7 days']].map(([v, t]) => {
+      const o = h('option', { value: v, text: t });
+      if (v === state.range) o.selected = true;
+      return o;
+    }));
+  sel.addEventListener('change', async () => {
+    state.range = sel.value;
+    state.rangeNote = 'loading…';
+    render();
+    await loadHistory();
+    render();
+  });
+  return h('div', { class: 'range', id: 'history-range-box' }, h('label', { for: 'history-range', text: 'Charts: ' }), sel,
+    h('span', { class: 'range-note', id: 'history-range-note', role: 'status', text: state.rangeNote }));
 }
 
 // The watch stream (server-sent events over fetch, so that the bearer token
@@ -338,6 +372,14 @@ function teams(app, d) {
       h('th', { scope: 'row', text: c.name }), h('td', { text: c.parent || '–' }), h('td', { text: f.label }),
       num(f.nominal), num(f.usage), num(f.borrowed), num(f.lent),
       h('td', {}, bar(f.usage, Math.max(f.usage, f.nominal, 1), f.nominal, `${c.name} ${f.label}: ${fmt(f.usage, 2)} used of ${fmt(f.nominal, 2)} guaranteed`)))))));
+  // Per GPU product: only flavors of the same product and resource are summed.
+  const prod = byGpuProduct(d.cohorts, d.flavorProducts);
+  const productTable = prod.length ? h('table', { id: 'products-table' },
+    h('caption', { class: 'sr', text: 'GPUs per team (cohort) and GPU product' }),
+    h('thead', {}, h('tr', {}, ...['Team (cohort)', 'GPU product', 'Flavors', 'Guaranteed', 'Used', 'Borrowed', 'Lent'].map((t) => h('th', { scope: 'col', text: t })))),
+    h('tbody', {}, ...prod.map((g) => h('tr', { 'data-cohort': g.owner, 'data-product': g.label },
+      h('th', { scope: 'row', text: g.owner }), h('td', { text: g.label }), h('td', { text: g.flavors.join(', ') }),
+      num(g.nominal), num(g.usage), num(g.borrowed), num(g.lent))))) : h('table', { id: 'products-table', hidden: true });
   const table = h('table', { id: 'teams-table' },
     h('caption', { class: 'sr', text: 'GPUs per ClusterQueue and flavor' }),
     h('thead', {}, h('tr', {}, ...['ClusterQueue', 'Cohort', 'GPU flavor', 'Used', 'Guaranteed', 'Borrowed', 'Lent', 'Usage', 'Pending', 'Admitted'].map((t) => h('th', { scope: 'col', text: t })))),
@@ -353,10 +395,15 @@ function teams(app, d) {
         h('td', { class: 'num', text: cq.pending }), h('td', { class: 'num', text: cq.admitted }));
     })));
   ensureSkeleton(app, 'teams', () => [
-    section('team-cohorts', 'Teams (cohorts): GPUs guaranteed, used, borrowed beyond the guarantee, lent', legend(), h('div', { class: 'charts', id: 'cohort-charts-box' }), h('table', { id: 'cohorts-table' })),
+    section('team-cohorts', 'Teams (cohorts): GPUs guaranteed, used, borrowed beyond the guarantee, lent', legend(), h('div', { class: 'charts', id: 'cohort-charts-box' }), h('table', { id: 'cohorts-table' }), h('table', { id: 'products-table' })),
     section('team-charts', 'ClusterQueues: GPUs per flavor over time', h('div', { class: 'charts', id: 'charts' })),
     section('teams', 'ClusterQueues', h('table', { id: 'teams-table' }))]);
+  const rangeBox = app.querySelector('#history-range-box');
+  const sel = rangeSelect();
+  if (!rangeBox && sel) app.querySelector('#team-cohorts-h').after(sel);
+  else if (rangeBox && sel) rangeBox.querySelector('#history-range-note').textContent = state.rangeNote;
   app.querySelector('#cohorts-table').replaceWith(cohortTable);
+  app.querySelector('#products-table').replaceWith(productTable);
   app.querySelector('#teams-table').replaceWith(table);
   drawCharts(app.querySelector('#cohort-charts-box'), cohortPairs(d));
   drawCharts(app.querySelector('#charts'), cqPairs(d));

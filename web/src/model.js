@@ -288,5 +288,27 @@ export function normalize(raw) {
     nodes: items(raw.nodes).map(normNode),
     gpus: items(raw.gpus).map(normGpu),
     user: raw.whoami,
+    // flavor -> GPU product (label nvidia.com/gpu.product) where arteld knows it.
+    flavorProducts: (raw.nodes && !Array.isArray(raw.nodes) && raw.nodes.flavorProducts) || {},
   };
+}
+
+// Per GPU product: each owner's (cohort's or queue's) flavor rows summed over
+// the flavors of the SAME product and resource only; flavors of no known
+// product are left out. [{owner, product, resource, label, flavors: [],
+// nominal, usage, borrowed, lent}], sorted.
+export function byGpuProduct(owners, flavorProducts) {
+  const out = new Map();
+  for (const o of owners) {
+    for (const f of o.flavors) {
+      const product = flavorProducts[f.flavor];
+      if (!product) continue;
+      const k = `${o.name}|${product}|${f.resource}`;
+      let g = out.get(k);
+      if (!g) out.set(k, (g = { owner: o.name, product, resource: f.resource, label: flavorLabel(product, f.resource), flavors: [], nominal: 0, usage: 0, borrowed: 0, lent: 0 }));
+      g.flavors.push(f.flavor);
+      for (const x of ['nominal', 'usage', 'borrowed', 'lent']) g[x] += f[x] || 0;
+    }
+  }
+  return [...out.values()].sort((a, b) => a.owner.localeCompare(b.owner) || a.label.localeCompare(b.label));
 }

@@ -123,9 +123,12 @@ export function makeFixture(nWorkloads = 40) {
   return {
     clusterqueues: { kind: 'ClusterQueueList', items: cqs }, cohorts: { kind: 'CohortList', items: cohorts },
     localqueues: { kind: 'LocalQueueList', items: lqs }, workloads: { kind: 'WorkloadList', items: workloads },
-    nodes: { kind: 'NodeList', items: nodes }, gpus: { kind: 'GpuList', mode: 'fake', items: gpus },
+    nodes: { kind: 'NodeList', items: nodes, flavorProducts: { h100: 'NVIDIA-H100-80GB-HBM3', 'a100-mig': 'NVIDIA-A100-SXM4-80GB' } }, gpus: { kind: 'GpuList', mode: 'fake', items: gpus },
     whoami: { user: 'admin', role: 'admin', namespaces: [] },
-    history: { kind: 'UsageHistory', intervalSeconds: 60, capacity: 120, series: hist },
+    history: { kind: 'UsageHistory', source: 'ring', prometheus: true, ringSeconds: 7200, intervalSeconds: 60, capacity: 120, series: hist },
+    // history?range=7d as arteld answers it from Prometheus: the same series over 7 days, hourly.
+    history7d: { kind: 'UsageHistory', source: 'prometheus', prometheus: true, ringSeconds: 7200, intervalSeconds: 3600,
+      series: hist.map((s) => ({ ...s, t: s.t.map((_, i) => (t0 - 30000) / 1000 - (119 - i) * 3600 * 1.4) })) },
     events: { kind: 'EventList', items: events, next: 7 }, why,
   };
 }
@@ -149,6 +152,8 @@ export function startFixtureServer(nWorkloads = 40, port = 0) {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       return res.write(': keep-alive\n\n'); // held open, like arteld's stream
     }
+    if (p === 'history' && u.searchParams.get('range') === '7d') return json(bodies.history7d);
+    if (p === 'history7d') return json('{}');
     if (bodies[p]) return json(bodies[p]);
     if (/\/why$/.test(p)) return json(bodies.why);
     if (/\/logs$/.test(p)) { res.writeHead(200, { 'Content-Type': 'text/plain' }); return res.end('step 1/100 loss=2.31\nstep 2/100 loss=2.12\n'); }

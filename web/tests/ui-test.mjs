@@ -230,6 +230,11 @@ await check('charts open with arteld\'s history (GET /api/v1/history), per cohor
   assert.equal(Number(c.used), 4, JSON.stringify(c));
   assert.ok(await p.$('#cohorts-table tr[data-cohort="shared"][data-flavor="a100"]'), 'cohort row');
   assert.match(await p.getAttribute('figure.chart[data-cohort="shared"]', 'aria-label'), /shared · a100: 4 used, 4 guaranteed/);
+  // Per GPU product: arteld names a100's product (its fake A100-80GB pool); no range selector without Prometheus.
+  const prod = await p.$eval('#products-table tr[data-cohort="shared"][data-product="NVIDIA-A100-SXM4-80GB"]',
+    (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
+  assert.deepEqual(prod.slice(0, 3), ['NVIDIA-A100-SXM4-80GB', 'a100', '4'], `product row: ${prod}`);
+  assert.equal(await p.$('#history-range'), null, 'no range selector without --prometheus-url');
   assert.deepEqual(p.problems, []);
   await ctx.close();
 });
