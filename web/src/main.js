@@ -10,7 +10,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import * as api from './api.js';
-import { normalize, flavorLabel, isGpu, byGpuProduct } from './model.js';
+import { normalize, flavorLabel, isGpu, byGpuProduct, sumSeries } from './model.js';
 
 const REFRESH_MS = 2000;
 const LIVE_POINTS = 1800; // live points kept per series on top of the server's history
@@ -360,6 +360,19 @@ function legend() {
   return h('p', { class: 'legend', 'aria-hidden': 'true' }, ...Object.entries(COL).map(([k, c]) => h('span', { class: `key key-${k}` }, h('i', { style: `background:${c}` }), k === 'guarantee' ? 'guaranteed' : k)));
 }
 const cohortPairs = (d) => d.cohorts.flatMap((c) => c.flavors.map((f) => ({ key: `cohort|${c.name}|${f.label}`, attr: { 'data-cohort': c.name }, title: `${c.name} · ${f.label}`, f })));
+// Per GPU product over time: the series of the product's flavors in that
+// cohort, summed (byGpuProduct says which; unlike flavors never are).
+function productPairs(prod) {
+  const pairs = [];
+  for (const g of prod) {
+    const parts = g.flavors.map((fl) => state.series.get(`cohort|${g.owner}|${flavorLabel(fl, g.resource)}`)).filter(Boolean);
+    if (!parts.length) continue;
+    const key = `product|${g.owner}|${g.label}`;
+    state.series.set(key, sumSeries(parts));
+    pairs.push({ key, attr: { 'data-cohort': g.owner, 'data-product': g.label }, title: `${g.owner} · ${g.label}`, f: g });
+  }
+  return pairs;
+}
 const cqPairs = (d) => d.cqs.flatMap((q) => q.flavors.map((f) => ({ key: `cq|${q.name}|${f.label}`, attr: { 'data-team': q.name }, title: `${q.name} · ${f.label}`, f })));
 
 // The team view: cohorts (teams) first, per GPU flavor, then the ClusterQueues.
@@ -395,7 +408,9 @@ function teams(app, d) {
         h('td', { class: 'num', text: cq.pending }), h('td', { class: 'num', text: cq.admitted }));
     })));
   ensureSkeleton(app, 'teams', () => [
-    section('team-cohorts', 'Teams (cohorts): GPUs guaranteed, used, borrowed beyond the guarantee, lent', legend(), h('div', { class: 'charts', id: 'cohort-charts-box' }), h('table', { id: 'cohorts-table' }), h('table', { id: 'products-table' })),
+    section('team-cohorts', 'Teams (cohorts): GPUs guaranteed, used, borrowed beyond the guarantee, lent', legend(), h('div', { class: 'charts', id: 'cohort-charts-box' }), h('table', { id: 'cohorts-table' }), h('table', { id: 'products-table' }),
+      h('h3', { id: 'product-charts-h', text: 'Per GPU product over time (only flavors of the same product summed)' }),
+      h('div', { class: 'charts', id: 'product-charts-box', 'aria-label': 'GPUs per team and GPU product over time' })),
     section('team-charts', 'ClusterQueues: GPUs per flavor over time', h('div', { class: 'charts', id: 'charts' })),
     section('teams', 'ClusterQueues', h('table', { id: 'teams-table' }))]);
   const rangeBox = app.querySelector('#history-range-box');
@@ -406,6 +421,8 @@ function teams(app, d) {
   app.querySelector('#products-table').replaceWith(productTable);
   app.querySelector('#teams-table').replaceWith(table);
   drawCharts(app.querySelector('#cohort-charts-box'), cohortPairs(d));
+  app.querySelector('#product-charts-h').hidden = !prod.length;
+  drawCharts(app.querySelector('#product-charts-box'), productPairs(prod));
   drawCharts(app.querySelector('#charts'), cqPairs(d));
 }
 

@@ -312,3 +312,22 @@ export function byGpuProduct(owners, flavorProducts) {
   }
   return [...out.values()].sort((a, b) => a.owner.localeCompare(b.owner) || a.label.localeCompare(b.label));
 }
+
+// Sums usage series {t, nominal, used, borrowed, lent} (one per flavor of a
+// GPU product) into one over the union of their sample times; between two
+// samples a series holds its last value, and before its first it counts 0.
+export function sumSeries(list) {
+  const keys = ['nominal', 'used', 'borrowed', 'lent'];
+  const times = [...new Set(list.flatMap((s) => s.t))].sort((a, b) => a - b);
+  const out = { t: times };
+  for (const k of keys) out[k] = new Array(times.length).fill(0);
+  for (const s of list) {
+    let j = -1;
+    times.forEach((t, i) => {
+      while (j + 1 < s.t.length && s.t[j + 1] <= t) ++j;
+      if (j < 0) return;
+      for (const k of keys) out[k][i] += s[k][j] || 0;
+    });
+  }
+  return out;
+}

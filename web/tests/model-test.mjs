@@ -3,7 +3,7 @@
 // products, resources and flavors of unknown product never are.
 // Run: node web/tests/model-test.mjs (CTest observability_web_model).
 import assert from 'node:assert/strict';
-import { byGpuProduct } from '../src/model.js';
+import { byGpuProduct, sumSeries } from '../src/model.js';
 
 const GPU = 'nvidia.com/gpu';
 const MIG = 'nvidia.com/mig-1g.10gb';
@@ -24,4 +24,14 @@ assert.equal(pick('nlp', 'NVIDIA-A100-SXM4-80GB/mig-1g.10gb').nominal, 14);  // 
 assert.equal(pick('vision', 'NVIDIA-H100-80GB-HBM3').nominal, 1);             // per owner
 assert.equal(rows.length, 4, JSON.stringify(rows));                          // 'mystery' left out
 assert.equal(byGpuProduct(owners, {}).length, 0);
+// Per-product charts: series of the product's flavors summed over time.
+const a = { t: [10, 20, 30], nominal: [2, 2, 2], used: [1, 2, 3], borrowed: [0, 0, 1], lent: [0, 0, 0] };
+const b = { t: [20, 30, 40], nominal: [4, 4, 4], used: [4, 0, 1], borrowed: [1, 0, 0], lent: [1, 1, 1] };
+const sum = sumSeries([a, b]);
+assert.deepEqual(sum.t, [10, 20, 30, 40]);
+assert.deepEqual(sum.nominal, [2, 6, 6, 6]);   // b counts from its first sample; a holds 2 at 40
+assert.deepEqual(sum.used, [1, 6, 3, 4]);
+assert.deepEqual(sum.borrowed, [0, 1, 1, 1]);
+assert.deepEqual(sum.lent, [0, 1, 1, 1]);
+assert.deepEqual(sumSeries([]).t, []);
 console.log('model-test: ok');

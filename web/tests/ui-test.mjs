@@ -225,15 +225,20 @@ await check('charts open with arteld\'s history (GET /api/v1/history), per cohor
   const d = await p.$eval(chartSel('team-a'), (el) => ({ ...el.dataset }));
   assert.ok(Number(d.points) >= 10, `history points at first paint: ${JSON.stringify(d)}`);
   assert.ok(Number(d.since) < opened - 10, `the chart starts at ${d.since}, the page opened at ${opened}`);
-  const c = await p.$eval('figure.chart[data-cohort="shared"]', (el) => ({ ...el.dataset }));
+  const c = await p.$eval('#cohort-charts-box figure.chart[data-cohort="shared"]', (el) => ({ ...el.dataset }));
   assert.equal(Number(c.guarantee), 4, `cohort shared guarantees 4 a100 GPUs: ${JSON.stringify(c)}`);
   assert.equal(Number(c.used), 4, JSON.stringify(c));
   assert.ok(await p.$('#cohorts-table tr[data-cohort="shared"][data-flavor="a100"]'), 'cohort row');
-  assert.match(await p.getAttribute('figure.chart[data-cohort="shared"]', 'aria-label'), /shared · a100: 4 used, 4 guaranteed/);
+  assert.match(await p.getAttribute('#cohort-charts-box figure.chart[data-cohort="shared"]', 'aria-label'), /shared · a100: 4 used, 4 guaranteed/);
   // Per GPU product: arteld names a100's product (its fake A100-80GB pool); no range selector without Prometheus.
   const prod = await p.$eval('#products-table tr[data-cohort="shared"][data-product="NVIDIA-A100-SXM4-80GB"]',
     (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
   assert.deepEqual(prod.slice(0, 3), ['NVIDIA-A100-SXM4-80GB', 'a100', '4'], `product row: ${prod}`);
+  // ... and over time: a chart of the product's flavors summed, opened with history.
+  const pc = await p.$eval('#product-charts-box figure.chart[data-cohort="shared"][data-product="NVIDIA-A100-SXM4-80GB"]',
+    (el) => ({ ...el.dataset }));
+  assert.equal(Number(pc.guarantee), 4, `product chart: ${JSON.stringify(pc)}`);
+  assert.ok(Number(pc.points) >= 10, `product chart history points: ${JSON.stringify(pc)}`);
   assert.equal(await p.$('#history-range'), null, 'no range selector without --prometheus-url');
   assert.deepEqual(p.problems, []);
   await ctx.close();
