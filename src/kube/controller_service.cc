@@ -1,10 +1,11 @@
 // The HTTP API's view of a Kubernetes-mode arteld (server::Service): read
 // verbs from the engine and the loop's views, mutations refused.
 #include <algorithm>
+#include <set>
 
+#include "api/codec.h"
 #include "core/quantity.h"
 #include "kube/controller.h"
-#include "api/codec.h"
 
 namespace artel::kube {
 namespace {
@@ -235,7 +236,34 @@ Json Controller::Nodes() const {
                      {"migInstances", mig},
                      {"placedPods", pit == placed.end() ? 0 : pit->second}});
   }
-  return Json{{"kind", "NodeList"}, {"items", items}};
+  // flavor -> GPU product, as standalone arteld names it (server::FlavorGpuProducts):
+  // the flavor's own nvidia.com/gpu.product node label, else the one product
+  // of the Nodes carrying all of its nodeLabels; left out when unknown or mixed.
+  Json products = Json::object();
+  for (const core::ResourceFlavorSpec& f : engine.config().flavors) {
+    static const std::string kProduct = "nvidia.com/gpu.product";
+    if (auto own = f.node_labels.find(kProduct); own != f.node_labels.end()) {
+      products[f.name] = own->second;
+      continue;
+    }
+    std::set<std::string> seen;
+    bool unknown = false;
+    for (const core::placement::NodeSpec& n : engine.nodes()) {
+      bool match = std::all_of(f.node_labels.begin(), f.node_labels.end(), [&n](const auto& kv) {
+        auto it = n.labels.find(kv.first);
+        return it != n.labels.end() && it->second == kv.second;
+      });
+      if (!match) continue;
+      auto it = n.labels.find(kProduct);
+      if (it == n.labels.end()) {
+        unknown = true;
+      } else {
+        seen.insert(it->second);
+      }
+    }
+    if (seen.size() == 1 && !unknown) products[f.name] = *seen.begin();
+  }
+  return Json{{"kind", "NodeList"}, {"items", items}, {"flavorProducts", products}};
 }
 Json Controller::Gpus(const server::Principal&) const { return Json{{"items", Json::array()}}; }
 

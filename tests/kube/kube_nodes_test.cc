@@ -279,6 +279,9 @@ TEST_F(KubeNodes, kube_TopologyPlacementPinsPodsAndFollowsNodes) {
   EXPECT_EQ(by_name["n1"]["gpusInUse"], 4);
   EXPECT_EQ(by_name["n5"]["ready"], false);
   EXPECT_EQ(by_name["m1"]["migInstances"], 7);
+  // The web UI's per-product view: flavor tas spans H100 and A100 nodes, so it names no product.
+  ASSERT_TRUE(nodes.contains("flavorProducts") && nodes["flavorProducts"].is_object()) << nodes.dump(1);
+  EXPECT_FALSE(nodes["flavorProducts"].contains("tas")) << nodes["flavorProducts"].dump();
 }
 
 }  // namespace
