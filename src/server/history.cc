@@ -120,26 +120,12 @@ UsageHistory::Json UsageHistory::ToJson(int64_t since_ms) const {
   std::lock_guard<std::mutex> lock(mu_);
   Json out = Json::array();
   for (const auto& [key, s] : series_) {
-    Json t = Json::array(), nominal = Json::array(), used = Json::array(), borrowed = Json::array(),
-         lent = Json::array();
+    HistorySeriesJson js;
     for (const Point& p : s.points) {
-      if (p.t_ms < since_ms) continue;
-      t.push_back(static_cast<double>(p.t_ms) / 1000.0);
-      nominal.push_back(p.nominal);
-      used.push_back(p.used);
-      borrowed.push_back(p.borrowed);
-      lent.push_back(p.lent);
+      if (p.t_ms >= since_ms) js.Add(p.t_ms, p.nominal, p.used, p.borrowed, p.lent);
     }
-    out.push_back({{"kind", std::get<0>(key)},
-                   {"name", std::get<1>(key)},
-                   {std::get<0>(key) == "Cohort" ? "parent" : "cohort", s.parent},
-                   {"flavor", std::get<2>(key)},
-                   {"resource", std::get<3>(key)},
-                   {"t", t},
-                   {"nominal", nominal},
-                   {"used", used},
-                   {"borrowed", borrowed},
-                   {"lent", lent}});
+    out.push_back(
+        js.Finish(std::get<0>(key), std::get<1>(key), s.parent, std::get<2>(key), std::get<3>(key)));
   }
   return Json{{"kind", "UsageHistory"},
               {"intervalSeconds", static_cast<double>(options_.interval_ms) / 1000.0},
@@ -157,6 +143,29 @@ size_t UsageHistory::points() const {
   size_t n = 0;
   for (const auto& [k, s] : series_) n += s.points.size();
   return n;
+}
+
+void HistorySeriesJson::Add(int64_t t_ms, double nominal, double used, double borrowed, double lent) {
+  t_.push_back(static_cast<double>(t_ms) / 1000.0);
+  nominal_.push_back(nominal);
+  used_.push_back(used);
+  borrowed_.push_back(borrowed);
+  lent_.push_back(lent);
+}
+
+nlohmann::json HistorySeriesJson::Finish(const std::string& kind, const std::string& name,
+                                         const std::string& parent, const std::string& flavor,
+                                         const std::string& resource) {
+  return {{"kind", kind},
+          {"name", name},
+          {kind == "Cohort" ? "parent" : "cohort", parent},
+          {"flavor", flavor},
+          {"resource", resource},
+          {"t", std::move(t_)},
+          {"nominal", std::move(nominal_)},
+          {"used", std::move(used_)},
+          {"borrowed", std::move(borrowed_)},
+          {"lent", std::move(lent_)}};
 }
 
 }  // namespace artel::server

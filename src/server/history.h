@@ -46,6 +46,23 @@ struct HistoryEntry {
 // the Prometheus-backed history (server/prom_history.h).
 void DeriveLent(std::vector<HistoryEntry>* entries);
 
+// Builds one series of a UsageHistory answer ({kind, name, cohort|parent,
+// flavor, resource, t, nominal, used, borrowed, lent}), the shape the ring
+// and the Prometheus-backed history (server/prom_history.h) both answer.
+class HistorySeriesJson {
+ public:
+  void Add(int64_t t_ms, double nominal, double used, double borrowed, double lent);
+  // kind is ClusterQueue or Cohort; `parent` is written as "cohort" for a
+  // ClusterQueue and "parent" for a Cohort.
+  nlohmann::json Finish(const std::string& kind, const std::string& name, const std::string& parent,
+                        const std::string& flavor, const std::string& resource);
+
+ private:
+  nlohmann::json t_ = nlohmann::json::array(), nominal_ = nlohmann::json::array(),
+                 used_ = nlohmann::json::array(), borrowed_ = nlohmann::json::array(),
+                 lent_ = nlohmann::json::array();
+};
+
 struct HistoryOptions {
   int64_t interval_ms = 10000;  // one sample per interval (--history-interval)
   size_t capacity = 8640;       // points kept per series (--history-points): 24 h at 10 s

@@ -85,25 +85,10 @@ PrometheusHistory::Json PrometheusHistory::FromMatrices(const Json& guaranteed, 
   }
   Json out = Json::array();
   for (const auto& [key, s] : series) {
-    Json t = Json::array(), nominal = Json::array(), u = Json::array(), b = Json::array(),
-         lent = Json::array();
-    for (const auto& [t_ms, e] : s.at) {
-      t.push_back(static_cast<double>(t_ms) / 1000.0);
-      nominal.push_back(e.nominal);
-      u.push_back(e.used);
-      b.push_back(e.borrowed);
-      lent.push_back(e.lent);
-    }
-    out.push_back({{"kind", std::get<0>(key)},
-                   {"name", std::get<1>(key)},
-                   {std::get<0>(key) == "Cohort" ? "parent" : "cohort", s.parent},
-                   {"flavor", std::get<2>(key)},
-                   {"resource", std::get<3>(key)},
-                   {"t", t},
-                   {"nominal", nominal},
-                   {"used", u},
-                   {"borrowed", b},
-                   {"lent", lent}});
+    HistorySeriesJson js;
+    for (const auto& [t_ms, e] : s.at) js.Add(t_ms, e.nominal, e.used, e.borrowed, e.lent);
+    out.push_back(
+        js.Finish(std::get<0>(key), std::get<1>(key), s.parent, std::get<2>(key), std::get<3>(key)));
   }
   return Json{
       {"kind", "UsageHistory"}, {"source", "prometheus"}, {"intervalSeconds", step_s}, {"series", out}};
