@@ -61,6 +61,9 @@ type nodeSpec struct {
 	Name     string            `json:"name"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Capacity map[string]string `json:"capacity"`
+	// Taints are set when the node is created (a real node's are set by its
+	// kubelet's --register-with-taints).
+	Taints []corev1.Taint `json:"taints,omitempty"`
 }
 
 type nodesFile struct {
@@ -75,7 +78,7 @@ func parseNodes(spec string) ([]nodeSpec, error) {
 		}
 		var f nodesFile
 		if err := yaml.UnmarshalStrict(data, &f); err != nil {
-			return nil, fmt.Errorf("%s: %v (expected nodes: [{name, labels, capacity}])", spec, err)
+			return nil, fmt.Errorf("%s: %v (expected nodes: [{name, labels, capacity, taints}])", spec, err)
 		}
 		for i, n := range f.Nodes {
 			if n.Name == "" {
@@ -162,6 +165,7 @@ func (k *kubelet) ensureNode(ctx context.Context, n nodeSpec) error {
 		}
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
+			Spec:       corev1.NodeSpec{Taints: n.Taints},
 			Status: corev1.NodeStatus{
 				Capacity: rl, Allocatable: rl,
 				Conditions: []corev1.NodeCondition{readyCondition(now)},
