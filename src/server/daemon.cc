@@ -79,113 +79,7 @@ Json AdmissionJson(const core::WorkloadInfo& info, int64_t admitted_at) {
   return {{"clusterQueue", info.cluster_queue}, {"podSets", sets}, {"admittedAt", admitted_at}};
 }
 
-Result<std::vector<core::PodSetAssignment>> AdmissionFromJson(const Json& j) {
-  std::vector<core::PodSetAssignment> out;
-  try {
-    for (const auto& ps : j.at("podSets")) {
-      core::PodSetAssignment a;
-      a.name = ps.at("name").get<std::string>();
-      a.count = ps.at("count").get<int32_t>();
-      a.flavors = ps.at("flavors").get<std::map<std::string, std::string>>();
-      for (auto it = ps.at("resourceUsage").begin(); it != ps.at("resourceUsage").end(); ++it) {
-        auto q = core::ParseQuantity(it->get<std::string>());
-        if (!q.ok()) return q.status();
-        a.resource_usage[it.key()] = *q;
-      }
-      out.push_back(std::move(a));
-    }
-  } catch (const Json::exception& e) {
-    return InvalidArgument(std::string("bad admission record: ") + e.what());
-  }
-  return out;
-}
-
 std::string PodKey(const std::string& key, const std::string& pod) { return key + "/" + pod; }
-
-// A committed placement, journaled with the admission so that recovery puts
-// the pods back on the very GPUs they run on (Engine::Restore).
-Json PlacementToJson(const core::placement::Placement& p) {
-  Json pods = Json::array();
-  for (const auto& pod : p.pods) {
-    Json mig = Json::array();
-    for (const auto& m : pod.mig) {
-      Json destroy = Json::array();
-      for (const auto& d : m.destroy) destroy.push_back({{"profile", d.profile}, {"start", d.start}});
-      mig.push_back(
-          {{"gpu", m.gpu}, {"profile", m.profile}, {"start", m.start}, {"create", m.create}, {"destroy", destroy}});
-    }
-    Json shares = Json::array();
-    for (const auto& sh : pod.shares) {
-      shares.push_back({{"gpu", sh.gpu},
-                        {"memoryMiB", sh.memory_mib},
-                        {"coresPercent", sh.cores_percent},
-                        {"isolated", sh.isolated}});
-    }
-    pods.push_back({{"group", pod.group}, {"node", pod.node}, {"gpus", pod.gpus}, {"mig", mig}, {"shares", shares}});
-  }
-  Json reqs = Json::array();
-  for (const auto& g : p.group_requests) {
-    Json r = Json::object();
-    for (const auto& [k, v] : g) r[k] = v;
-    reqs.push_back(r);
-  }
-  return {{"pods", pods}, {"placed", p.placed}, {"groupRequests", reqs}};
-}
-
-// The GPU indices a journaled pod placement names (whole GPUs, then MIG
-// instances' and memory shares' GPUs), in that order.
-std::vector<int32_t> PlacedGpus(const Json& pod) {
-  std::vector<int32_t> out;
-  try {
-    for (const Json& g : pod.at("gpus")) out.push_back(g.get<int32_t>());
-    for (const Json& m : pod.at("mig")) out.push_back(m.at("gpu").get<int32_t>());
-    for (const Json& sh : pod.at("shares")) out.push_back(sh.at("gpu").get<int32_t>());
-  } catch (const Json::exception&) {
-    out.push_back(-1);  // malformed: matches nothing
-  }
-  return out;
-}
-
-Result<core::placement::Placement> PlacementFromJson(const Json& j) {
-  core::placement::Placement p;
-  try {
-    for (const auto& pj : j.at("pods")) {
-      core::placement::PodPlacement pod;
-      pod.group = pj.at("group").get<int32_t>();
-      pod.node = pj.at("node").get<int32_t>();
-      pod.gpus = pj.at("gpus").get<std::vector<int32_t>>();
-      for (const auto& mj : pj.at("mig")) {
-        core::placement::MigAssignment m;
-        m.gpu = mj.at("gpu").get<int32_t>();
-        m.profile = mj.at("profile").get<std::string>();
-        m.start = mj.at("start").get<int32_t>();
-        m.create = mj.at("create").get<bool>();
-        for (const auto& dj : mj.at("destroy")) {
-          m.destroy.push_back({dj.at("profile").get<std::string>(), dj.at("start").get<int32_t>()});
-        }
-        pod.mig.push_back(std::move(m));
-      }
-      for (const auto& sj : pj.at("shares")) {
-        core::placement::ShareAssignment sh;
-        sh.gpu = sj.at("gpu").get<int32_t>();
-        sh.memory_mib = sj.at("memoryMiB").get<int64_t>();
-        sh.cores_percent = sj.at("coresPercent").get<int32_t>();
-        sh.isolated = sj.at("isolated").get<bool>();
-        pod.shares.push_back(sh);
-      }
-      p.pods.push_back(std::move(pod));
-    }
-    p.placed = j.at("placed").get<std::vector<int32_t>>();
-    for (const auto& rj : j.at("groupRequests")) {
-      std::map<std::string, core::Amount> r;
-      for (auto it = rj.begin(); it != rj.end(); ++it) r[it.key()] = it->get<core::Amount>();
-      p.group_requests.push_back(std::move(r));
-    }
-  } catch (const Json::exception& e) {
-    return InvalidArgument(std::string("bad placement record: ") + e.what());
-  }
-  return p;
-}
 
 // libartel-cuda.so for pods on memory shares: the flag's path, else the
 // build tree's (bin/arteld, lib/libartel-cuda.so) or one next to arteld.
@@ -325,7 +219,8 @@ Status Daemon::Init() {
   return Status::Ok();
 }
 
-bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placement* p) const {
+bool Daemon::PlacementMatchesPoolsLocked(const journal::JournaledPlacement& j,
+                                         core::placement::Placement* p) const {
   // Host GPU index -> (pool, index in the pool's node).
   std::vector<std::pair<int32_t, int32_t>> where(gpus_.size(), {-1, -1});
   for (size_t k = 0; k < pools_.size(); ++k) {
@@ -338,20 +233,20 @@ bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placeme
   for (size_t g = 0; g < gpus_.size(); ++g) {
     if (!gpus_[g].mig_enabled || gpu_mode_ == "fake") old_node.push_back(static_cast<int>(g));
   }
-  const Json& pods = j["pods"];
+  const std::vector<journal::PlacedPod>& pods = j.pods;
   if (pods.size() != p->pods.size()) return false;
   for (size_t i = 0; i < p->pods.size(); ++i) {
     core::placement::PodPlacement& pod = p->pods[i];
-    const std::vector<int32_t> used = PlacedGpus(pods[i]);
+    const std::vector<int32_t> used = journal::PlacedGpus(pods[i].placement);
     // The host GPUs the pod uses: by UUID, or by the old single node's order.
     std::vector<int> host;
-    if (pods[i].contains("uuids")) {
-      const Json uuids = pods[i]["uuids"];
-      if (!uuids.is_array() || uuids.size() != used.size()) return false;
-      for (const Json& u : uuids) {
+    if (pods[i].uuids) {
+      const std::vector<std::string>& uuids = *pods[i].uuids;
+      if (uuids.size() != used.size()) return false;
+      for (const std::string& u : uuids) {
         int found = -1;
         for (size_t g = 0; g < gpus_.size(); ++g) {
-          if (u.is_string() && gpus_[g].uuid == u.get<std::string>()) found = static_cast<int>(g);
+          if (gpus_[g].uuid == u) found = static_cast<int>(g);
         }
         if (found < 0) return false;
         host.push_back(found);
@@ -374,8 +269,8 @@ bool Daemon::PlacementMatchesPoolsLocked(const Json& j, core::placement::Placeme
     }
     if (node < 0) {
       // A pod without GPUs: its pool by name (journaled before pools: node 0).
-      if (!pods[i].contains("nodeName")) continue;
-      const std::string name = pods[i].value("nodeName", "");
+      if (pods[i].node_name.empty()) continue;
+      const std::string& name = pods[i].node_name;
       for (size_t k = 0; k < pools_.size(); ++k) {
         if (pools_[k].node.name == name) node = static_cast<int32_t>(k);
       }
@@ -539,125 +434,8 @@ Status Daemon::PreparePodUsers(const std::string& key, int64_t submitted_ms, run
 // ---------------------------------------------------------------------------
 // Journal model
 
-void Daemon::Reduce(std::map<std::string, Persisted>* model, uint64_t* order, std::string* config,
-                    const store::Record& r) {
-  Json p = Json::object();
-  if (!r.payload.empty()) {
-    p = Json::parse(r.payload, nullptr, false);
-    if (p.is_discarded()) p = Json::object();
-  }
-  using T = store::RecordType;
-  if (r.type == T::kConfigApplied) {
-    *config = p.value("manifests", "");
-    return;
-  }
-  if (r.type == T::kNodeChanged) return;
-  if (r.type == T::kWorkloadSubmitted) {
-    Persisted w;
-    w.spec = p;
-    w.submitted_ms = r.time_ms;
-    w.order = ++*order;
-    (*model)[r.key] = std::move(w);
-    return;
-  }
-  auto it = model->find(r.key);
-  if (it == model->end()) return;
-  Persisted& w = it->second;
-  if (r.type == T::kWorkloadDeleted) {
-    // Only the finished workload it was decided for: the name may have been
-    // submitted again between the decision and this record's commit.
-    if ((w.phase == "Cancelled" || w.phase == "Finished") && w.finished_ms == p.value("finishedMs", int64_t{-2})) {
-      model->erase(it);
-    }
-    return;
-  }
-  // Cancelled and Finished are final until the name is submitted again. A
-  // loop record can commit after a concurrent cancel of the same workload
-  // (the loop decided before the cancel, appended after it); it is stale.
-  if (w.phase == "Cancelled" || w.phase == "Finished") return;
-  auto min_deadline = [&](int64_t t) {
-    if (t >= 0 && (w.kill_at_ms < 0 || t < w.kill_at_ms)) w.kill_at_ms = t;
-  };
-  if (w.phase == "Cancelling") {
-    // Cancelled while pods may run: they keep the admission until they are
-    // gone. A start begun before the cancel is still recorded, so that
-    // recovery finds its pods.
-    switch (r.type) {
-      case T::kWorkloadStarting: w.starting = p; break;
-      case T::kWorkloadStarted: w.started = p; break;
-      case T::kEvictionCompleted:  // the pods are gone
-        w.phase = "Cancelled";
-        w.result = p;
-        w.admission = nullptr;
-        w.starting = nullptr;
-        w.started = nullptr;
-        break;
-      case T::kWorkloadFinished:  // finished before the cancel took effect
-        w.phase = "Finished";
-        w.result = p;
-        w.starting = nullptr;
-        w.started = nullptr;
-        w.finished_ms = r.time_ms;
-        break;
-      default: break;
-    }
-    return;
-  }
-  switch (r.type) {
-    case T::kWorkloadCancelled:
-      // New journals say when the pods of a cancelled admitted workload get
-      // SIGKILL ("killAt"); it is Cancelling until they are gone. Older
-      // journals (no payload) cancel at once.
-      if (p.contains("killAt") && (w.phase == "Admitted" || w.phase == "Evicting")) {
-        w.phase = "Cancelling";
-        min_deadline(p.value("killAt", int64_t{-1}));
-        w.finished_ms = r.time_ms;
-        break;
-      }
-      w.phase = "Cancelled";
-      w.result = p.is_object() && !p.empty() ? p : Json();
-      w.admission = nullptr;
-      w.starting = nullptr;
-      w.started = nullptr;
-      w.finished_ms = r.time_ms;
-      break;
-    case T::kWorkloadAdmitted:
-      w.phase = "Admitted";
-      w.used_ms = p.value("usedMs", w.used_ms);
-      w.admission = p;
-      w.starting = nullptr;
-      w.started = nullptr;
-      w.kill_at_ms = -1;
-      break;
-    case T::kWorkloadEvicted:
-      w.used_ms = p.value("usedMs", w.used_ms);
-      if (w.phase == "Admitted") w.phase = "Evicting";
-      if (w.phase == "Evicting") min_deadline(p.value("killAt", int64_t{-1}));
-      break;
-    case T::kEvictionCompleted:
-      if (w.phase == "Admitted" || w.phase == "Evicting") {
-        w.phase = "Pending";
-        w.admission = nullptr;
-        w.starting = nullptr;
-        w.started = nullptr;
-        w.kill_at_ms = -1;
-      }
-      break;
-    case T::kWorkloadStarting: w.starting = p; break;
-    case T::kWorkloadStarted: w.started = p; break;
-    case T::kWorkloadFinished:
-      w.phase = "Finished";
-      w.result = p;
-      w.starting = nullptr;
-      w.started = nullptr;
-      w.finished_ms = r.time_ms;
-      break;
-    default: break;
-  }
-}
-
 void Daemon::ApplyToModelLocked(const store::Record& r) {
-  Reduce(&model_, &model_order_, &model_config_, r);
+  journal::Reduce(r, &model_);
   ++records_since_snapshot_;
 }
 
@@ -686,23 +464,7 @@ void Daemon::MaybeSnapshot(bool force) {
   store::Snapshot snap;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Json ws = Json::array();
-    for (const auto& [key, w] : model_) {
-      ws.push_back({{"key", key},
-                    {"spec", w.spec},
-                    {"submittedMs", w.submitted_ms},
-                    {"order", w.order},
-                    {"phase", w.phase},
-                    {"admission", w.admission},
-                    {"starting", w.starting},
-                    {"started", w.started},
-                    {"result", w.result},
-                    {"finishedMs", w.finished_ms},
-                    {"killAtMs", w.kill_at_ms},
-                    {"usedMs", w.used_ms}});
-    }
-    snap.state =
-        Json{{"version", 1}, {"config", model_config_}, {"order", model_order_}, {"workloads", ws}}.dump();
+    snap.state = journal::EncodeSnapshot(model_);
     snap.upto_seq = store_->last_seq();
     records_since_snapshot_ = 0;
   }
@@ -741,38 +503,20 @@ Status Daemon::Recover() {
   if (!rec.ok()) return rec.status();
   std::lock_guard<std::mutex> lock(mu_);
   if (rec->snapshot) {
-    Json s = Json::parse(rec->snapshot->state, nullptr, false);
-    if (s.is_discarded() || !s.is_object()) return Status(StatusCode::kInternal, "corrupt snapshot");
-    model_config_ = s.value("config", "");
-    model_order_ = s.value("order", uint64_t{0});
-    for (const auto& w : s.value("workloads", Json::array())) {
-      Persisted p;
-      p.spec = w.value("spec", Json());
-      p.submitted_ms = w.value("submittedMs", int64_t{0});
-      p.order = w.value("order", uint64_t{0});
-      p.phase = w.value("phase", "Pending");
-      p.admission = w.value("admission", Json());
-      p.starting = w.value("starting", Json());
-      p.started = w.value("started", Json());
-      p.result = w.value("result", Json());
-      p.finished_ms = w.value("finishedMs", int64_t{-1});
-      p.kill_at_ms = w.value("killAtMs", int64_t{-1});
-      p.used_ms = w.value("usedMs", int64_t{0});
-      model_[w.value("key", "")] = std::move(p);
-    }
+    if (Status s = journal::DecodeSnapshot(rec->snapshot->state, &model_); !s.ok()) return s;
   }
-  for (const auto& r : rec->records) Reduce(&model_, &model_order_, &model_config_, r);
+  for (const auto& r : rec->records) journal::Reduce(r, &model_);
   records_since_snapshot_ = rec->records.size();
   log_->Info("recovered journal",
              {{"snapshot", rec->snapshot ? std::to_string(rec->snapshot->upto_seq) : "none"},
               {"records", std::to_string(rec->records.size())},
-              {"workloads", std::to_string(model_.size())}});
+              {"workloads", std::to_string(model_.workloads.size())}});
 
-  if (!model_config_.empty()) {
+  if (!model_.config.empty()) {
     // The journal holds each applied object as its own document; a journal
     // written before objects were split that way is read the same way (by
     // the parser, so every object it held is now listed).
-    auto docs = manifest::SplitObjects(model_config_, "journal");
+    auto docs = manifest::SplitObjects(model_.config, "journal");
     if (!docs.ok()) return docs.status();
     for (auto& d : *docs) {
       std::string key = d.key();
@@ -786,7 +530,7 @@ Status Daemon::Recover() {
 
   // Materialize in submission order.
   std::vector<std::pair<uint64_t, std::string>> order;
-  for (const auto& [k, p] : model_) order.emplace_back(p.order, k);
+  for (const auto& [k, p] : model_.workloads) order.emplace_back(p.order, k);
   std::sort(order.begin(), order.end());
   std::vector<store::Record> fixups;
   int64_t now = NowLocked();
@@ -795,7 +539,8 @@ Status Daemon::Recover() {
     // A plain reference, not a structured binding: the lambdas below
     // capture it, which clang accepts only from version 16.
     const std::string& key = entry.second;
-    const Persisted& p = model_[key];
+    const journal::WorkloadRecord& p = model_.workloads[key];
+    using journal::Phase;
     auto spec = WorkloadFromJson(p.spec);
     if (!spec.ok()) {
       log_->Error("unreadable workload in journal", {{"workload", key}, {"error", spec.status().message()}});
@@ -804,20 +549,21 @@ Status Daemon::Recover() {
     Wl w;
     w.spec = *spec;
     w.submitted_ms = p.submitted_ms;
-    if (p.admission.is_object()) w.cluster_queue = p.admission.value("clusterQueue", "");
-    if (p.phase == "Cancelled") {
+    if (p.admission) w.cluster_queue = p.admission->cluster_queue;
+    if (p.phase == Phase::kCancelled) {
       w.terminal = "Cancelled";
       w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;  // older journals: from this start
-      RestoreFinalStatus(p.result, &w);
+      if (p.result) RestoreFinalStatus(*p.result, &w);
       wl_[key] = std::move(w);
       continue;
     }
-    if (p.phase == "Finished") {
+    if (p.phase == Phase::kFinished) {
+      const journal::FinalStatus result = p.result.value_or(journal::FinalStatus{});
       w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;
-      w.terminal = p.result.value("phase", "Succeeded");
-      if (p.result.contains("exitCode")) w.exit_code = p.result.value("exitCode", 0);
-      w.message = p.result.value("message", "");
-      RestoreFinalStatus(p.result, &w);
+      w.terminal = result.phase.empty() ? "Succeeded" : result.phase;
+      if (result.exit_code) w.exit_code = *result.exit_code;
+      w.message = result.message;
+      RestoreFinalStatus(result, &w);
       wl_[key] = std::move(w);
       continue;
     }
@@ -826,21 +572,21 @@ Status Daemon::Recover() {
     std::vector<Pod> wpods;
     bool alive = false;
     bool unrecorded = false;
-    const std::string start_id = p.starting.is_object() ? p.starting.value("startId", "") : "";
+    const std::string start_id = p.starting ? p.starting->start_id : "";
     if (!start_id.empty()) {
       // The start was journaled before its fork (WorkloadStarting): its
       // start files tell which pods ran. A pod that never ran is claimed so
       // that it never will; if none ran, nothing was started.
       std::vector<std::string> names;
       std::map<std::string, std::vector<int>> gpus_of;
-      for (const auto& pj : p.starting.value("pods", Json::array())) {
-        names.push_back(pj.value("pod", ""));
-        gpus_of[names.back()] = pj.value("gpus", std::vector<int>{});
+      for (const journal::StartingPod& sp : p.starting->pods) {
+        names.push_back(sp.pod);
+        gpus_of[names.back()] = sp.gpus;
       }
-      w.retries = p.starting.value("retries", 0);
+      w.retries = p.starting->retries;
       w.start_id = start_id;
-      const bool journaled = p.started.is_object() && p.started.value("startId", "") == start_id;
-      if (journaled) w.started_ms = p.started.value("startedAt", int64_t{-1});
+      const bool journaled = p.started && p.started->start_id == start_id;
+      if (journaled) w.started_ms = p.started->started_at_ms;
       pods = runtime_->FindStart(key, log_dir_, start_id, names);
       if (!pods.empty()) {
         alive = runtime_->Adopt(key, pods, grace);
@@ -867,22 +613,22 @@ Status Daemon::Recover() {
           log_->Warn("found pods started but not journaled before a crash; adopted them",
                      {{"workload", key}, {"pods", std::to_string(pods.size())}, {"start", start_id}});
         }
-      } else if (p.phase == "Admitted") {
+      } else if (p.phase == Phase::kAdmitted) {
         log_->Info("journaled start never began; starting again", {{"workload", key}, {"start", start_id}});
       }
     } else {
-      if (p.started.is_object()) {
-        for (const auto& pj : p.started.value("pods", Json::array())) {
+      if (p.started) {
+        for (const journal::StartedPod& sp : p.started->pods) {
           Pod pod;
-          pod.rp.pod = pj.value("pod", "");
-          pod.rp.pid = pj.value("pid", 0);
-          pod.rp.pgid = pj.value("pgid", 0);
-          pod.rp.exit_file = pj.value("exitFile", "");
-          pod.gpus = pj.value("gpus", std::vector<int>{});
+          pod.rp.pod = sp.pod;
+          pod.rp.pid = static_cast<int>(sp.pid);
+          pod.rp.pgid = static_cast<int>(sp.pgid);
+          pod.rp.exit_file = sp.exit_file;
+          pod.gpus = sp.gpus;
           pods.push_back(pod.rp);
           wpods.push_back(pod);
         }
-        w.retries = p.started.value("retries", 0);
+        w.retries = p.started->retries;
       }
       alive = !pods.empty() && runtime_->Adopt(key, pods, grace);
       // Journals of an older arteld (no start ids): pods the journal does
@@ -891,10 +637,11 @@ Status Daemon::Recover() {
       // starting a second copy; without a journaled start, an exit file
       // written since the admission also counts. A newer admission
       // ("startIds") journals every start before its fork: no search.
-      const bool legacy = !(p.admission.is_object() && p.admission.value("startIds", false));
-      if (legacy && !alive && (p.phase == "Admitted" || p.phase == "Evicting" || p.phase == "Cancelling")) {
+      const bool legacy = !(p.admission && p.admission->start_ids);
+      if (legacy && !alive &&
+          (p.phase == Phase::kAdmitted || p.phase == Phase::kEvicting || p.phase == Phase::kCancelling)) {
         int64_t since = std::numeric_limits<int64_t>::max();
-        if (pods.empty() && p.admission.is_object()) since = p.admission.value("admittedAt", since);
+        if (pods.empty() && p.admission) since = p.admission->admitted_at_ms.value_or(since);
         std::vector<runtime::RunningPod> found = runtime_->Find(key, log_dir_, since);
         if (!found.empty() && runtime_->Adopt(key, found, grace)) {
           alive = true;
@@ -925,29 +672,32 @@ Status Daemon::Recover() {
     };
     // The admission journaled for this workload, put back into the engine.
     auto restore = [&]() -> Status {
-      auto adm = AdmissionFromJson(p.admission);
-      if (!adm.ok()) return adm.status();
+      if (!p.admission) return InvalidArgument("bad admission record: none journaled");
+      const journal::Admitted& adm = *p.admission;
+      if (!adm.pod_sets_error.empty()) return InvalidArgument(adm.pod_sets_error);
       std::optional<core::placement::Placement> placed;
-      if (p.admission.contains("placement")) {
-        auto pl = PlacementFromJson(p.admission["placement"]);
-        if (pl.ok() && PlacementMatchesPoolsLocked(p.admission["placement"], &*pl)) {
-          placed = std::move(pl).value();
-        } else if (pl.ok()) {
+      if (adm.placement) {
+        core::placement::Placement pl = adm.placement->ToPlacement();
+        if (PlacementMatchesPoolsLocked(*adm.placement, &pl)) {
+          placed = std::move(pl);
+        } else {
           log_->Warn("journaled placement does not match this start's node pools; placing again",
                      {{"workload", key}});
         }
+      } else if (!adm.placement_error.empty()) {
+        log_->Warn("journaled placement unreadable; placing again",
+                   {{"workload", key}, {"error", adm.placement_error}});
       }
-      return engine_.Restore(key, p.admission.value("clusterQueue", ""), *adm,
-                             p.admission.value("admittedAt", now), placed ? &*placed : nullptr,
-                             p.admission.value("admissionSeq", uint64_t{0}));
+      return engine_.Restore(key, adm.cluster_queue, adm.pod_sets, adm.admitted_at_ms.value_or(now),
+                             placed ? &*placed : nullptr, adm.admission_seq);
     };
     // The time it ran in earlier admissions counts against its maximum
     // runtime (docs/semantics.md §11). An admission being restored counts
     // from its own admittedAt, on top of what it had used before it.
     // An eviction whose pods are gone counts its admission's run as its
     // record says (Persisted::used_ms).
-    const bool restores_admission = p.admission.is_object() && (p.phase == "Admitted" || alive);
-    const int64_t used_ms = restores_admission ? p.admission.value("usedMs", int64_t{0}) : p.used_ms;
+    const bool restores_admission = p.admission && (p.phase == Phase::kAdmitted || alive);
+    const int64_t used_ms = restores_admission ? p.admission->used_ms.value_or(0) : p.used_ms;
     w.used_ms = used_ms;
     auto submit = [&]() -> Status {
       Status s = engine_.Submit(w.spec, p.submitted_ms).status();
@@ -955,14 +705,14 @@ Status Daemon::Recover() {
       return s;
     };
     const int64_t kill_at = p.kill_at_ms >= 0 ? p.kill_at_ms : now + grace;  // older journals: a fresh grace
-    if ((p.phase == "Evicting" || p.phase == "Cancelling") && alive) {
+    if ((p.phase == Phase::kEvicting || p.phase == Phase::kCancelling) && alive) {
       // Its pods are still stopping: SIGKILL at the journaled deadline, and
       // keep their admission (quota, GPUs) held in the engine until they are
       // gone, so that nothing else is placed on those GPUs meanwhile.
       w.pods = std::move(wpods);
       w.running = true;
       w.kill_at_ms = kill_at;
-      if (p.admission.is_object()) w.admitted_ms = p.admission.value("admittedAt", int64_t{-1});
+      if (p.admission) w.admitted_ms = p.admission->admitted_at_ms.value_or(-1);
       claim(w);
       Status s = submit();
       if (s.ok()) s = restore();
@@ -973,9 +723,9 @@ Status Daemon::Recover() {
         // the GPUs are still shown held until the pods exit.
         log_->Warn("stopping pods' admission not restored", {{"workload", key}, {"error", s.message()}});
         DropFromEngineLocked(key, now);
-        w.deferred = p.phase == "Evicting";
+        w.deferred = p.phase == Phase::kEvicting;
       }
-      if (p.phase == "Cancelling") {
+      if (p.phase == Phase::kCancelling) {
         w.terminal = "Cancelled";
         w.stopping = true;
         w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;
@@ -984,11 +734,11 @@ Status Daemon::Recover() {
       wl_[key] = std::move(w);
       continue;
     }
-    if (p.phase == "Cancelling") {
+    if (p.phase == Phase::kCancelling) {
       // Cancelled, and nothing of it runs any more: the cancel is complete.
       w.terminal = "Cancelled";
       w.finished_ms = p.finished_ms >= 0 ? p.finished_ms : now;
-      if (p.admission.is_object()) w.admitted_ms = p.admission.value("admittedAt", int64_t{-1});
+      if (p.admission) w.admitted_ms = p.admission->admitted_at_ms.value_or(-1);
       w.pods = std::move(wpods);
       for (Pod& pod : w.pods) pod.exited = true;
       fixups.push_back(CancelCompletedRecord(key, w));
@@ -1002,12 +752,12 @@ Status Daemon::Recover() {
       wl_[key] = std::move(w);
       continue;
     }
-    bool requeue = p.phase == "Evicting" || (!pods.empty() && !alive);
-    if (p.phase == "Admitted" && !requeue) {
+    bool requeue = p.phase == Phase::kEvicting || (!pods.empty() && !alive);
+    if (p.phase == Phase::kAdmitted && !requeue) {
       Status s = restore();
       if (s.ok()) {
         ++restored;
-        w.admitted_ms = p.admission.value("admittedAt", now);
+        w.admitted_ms = p.admission->admitted_at_ms.value_or(now);
         if (alive) {
           ++adopted;
           w.pods = std::move(wpods);
@@ -1025,14 +775,10 @@ Status Daemon::Recover() {
         requeue = true;
       }
     }
-    if (requeue && p.phase != "Pending") {
+    if (requeue && p.phase != Phase::kPending) {
       ++requeued;
-      store::Record r;
-      r.type = store::RecordType::kEvictionCompleted;
-      r.time_ms = WallMs();
-      r.key = key;
-      r.payload = Json{{"reason", "RecoveredWithoutPods"}}.dump();
-      fixups.push_back(std::move(r));
+      fixups.push_back(
+          journal::MakeRecord(key, WallMs(), journal::EvictionCompleted{"RecoveredWithoutPods", {}}));
     }
     wl_[key] = std::move(w);
   }
@@ -1208,10 +954,7 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
     if (changed == 0) return Json{{"changed", 0}, {"objects", out_objects}};
     if (Status s = ConfigureFromDocsLocked(merged, &cfg); !s.ok()) return s;
   }
-  store::Record r;
-  r.type = store::RecordType::kConfigApplied;
-  r.time_ms = WallMs();
-  r.payload = Json{{"manifests", DocsToText(merged)}}.dump();
+  store::Record r = journal::MakeRecord("", WallMs(), journal::ConfigApplied{DocsToText(merged)});
   auto seq = store_->Append(r);
   if (!seq.ok()) return Status(StatusCode::kInternal, "store: " + seq.status().message());
   {
@@ -1303,10 +1046,7 @@ Result<Json> Daemon::FinishSubmitLocked(store::Record r, core::WorkloadSpec spec
   if (Status s = engine_.Submit(spec, now).status(); !s.ok()) {
     // Pre-checks passed but the engine refused (a config change raced us):
     // journal the withdrawal so that recovery agrees.
-    store::Record c;
-    c.type = store::RecordType::kWorkloadCancelled;
-    c.time_ms = WallMs();
-    c.key = key;
+    store::Record c = journal::MakeRecord(key, WallMs(), journal::Cancelled{});
     if (store_->Append(c).ok()) ApplyToModelLocked(c);
     wl_.erase(key);
     return s;
@@ -1336,11 +1076,7 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
     if (!k.ok()) return k.status();
     key = *k;
   }
-  store::Record r;
-  r.type = store::RecordType::kWorkloadSubmitted;
-  r.time_ms = WallMs();
-  r.key = key;
-  r.payload = WorkloadSpecToJson(spec).dump();
+  store::Record r = journal::MakeRecord(key, WallMs(), journal::Submitted{WorkloadSpecToJson(spec)});
   auto seq = store_->Append(r);
   std::lock_guard<std::mutex> lock(mu_);
   inflight_.erase(key);
@@ -1374,11 +1110,8 @@ std::vector<Result<Json>> Daemon::SubmitBatch(std::vector<SubmitItem> items, con
         out[i] = k.status();
         continue;
       }
-      store::Record r;
-      r.type = store::RecordType::kWorkloadSubmitted;
-      r.time_ms = WallMs();
-      r.key = *k;
-      r.payload = WorkloadSpecToJson(items[i].spec).dump();
+      store::Record r =
+          journal::MakeRecord(*k, WallMs(), journal::Submitted{WorkloadSpecToJson(items[i].spec)});
       reserved.push_back(i);
       records.push_back(std::move(r));
     }
@@ -1429,11 +1162,9 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
     }
     w.cancel_pending = true;  // no start, retry or finish until the cancel is applied
   }
-  store::Record r;
-  r.type = store::RecordType::kWorkloadCancelled;
-  r.time_ms = WallMs();
-  r.key = key;
-  r.payload = kill_at >= 0 ? Json{{"user", user}, {"killAt", kill_at}}.dump() : Json{{"user", user}}.dump();
+  journal::Cancelled cancel{user, std::nullopt};
+  if (kill_at >= 0) cancel.kill_at_ms = kill_at;
+  store::Record r = journal::MakeRecord(key, WallMs(), cancel);
   auto seq = store_->Append(r);
   if (!seq.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -1461,7 +1192,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
     }
     w.terminal = "Cancelled";
     w.finished_ms = r.time_ms;  // as journaled: a restart shows the same time
-    auto m = model_.find(key);
+    auto m = model_.workloads.find(key);
     if (w.running) {
       // Its pods stop first: until every process of them is gone it keeps
       // its admission (quota, GPUs, MIG instances, memory shares), as an
@@ -1474,7 +1205,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
       DropFromEngineLocked(key, now);
       ReleaseGpusLocked(w);
       w.deferred = false;
-      if (m != model_.end() && m->second.phase == "Cancelling") {
+      if (m != model_.workloads.end() && m->second.phase == journal::Phase::kCancelling) {
         // Journaled as stopping, but nothing runs: complete it now.
         done.push_back(CancelCompletedRecord(key, w));
       }
@@ -1521,45 +1252,33 @@ void Daemon::CompleteCancelLocked(const std::string& key, Wl& w, int64_t now,
 // The record that ends a cancel: its pods are gone (EvictionCompleted with
 // reason Cancelled, carrying the final status that a restart shows).
 store::Record Daemon::CancelCompletedRecord(const std::string& key, const Wl& w) {
-  store::Record r;
-  r.type = store::RecordType::kEvictionCompleted;
-  r.time_ms = WallMs();
-  r.key = key;
-  Json payload = FinalStatusJson(w);
-  payload["reason"] = "Cancelled";
-  r.payload = payload.dump();
-  return r;
+  return journal::MakeRecord(key, WallMs(), journal::EvictionCompleted{"Cancelled", FinalStatusOf(w)});
 }
 
-Json Daemon::FinalStatusJson(const Wl& w) {
-  Json j = Json::object();
-  if (w.retries) j["retries"] = w.retries;
-  if (w.started_ms >= 0) j["startedAt"] = w.started_ms;
-  if (w.admitted_ms >= 0) j["admittedAt"] = w.admitted_ms;
-  if (!w.pods.empty()) {
-    Json pods = Json::array();
-    for (const Pod& p : w.pods) {
-      Json pj = {{"pod", p.rp.pod}, {"pid", p.rp.pid}, {"gpus", p.gpus}};
-      if (p.exited) pj["exitCode"] = p.exit.signaled ? 128 + p.exit.signal : p.exit.exit_code;
-      pods.push_back(std::move(pj));
-    }
-    j["pods"] = std::move(pods);
+journal::FinalStatus Daemon::FinalStatusOf(const Wl& w) {
+  journal::FinalStatus f;
+  f.retries = w.retries;
+  f.started_at_ms = w.started_ms;
+  f.admitted_at_ms = w.admitted_ms;
+  for (const Pod& p : w.pods) {
+    journal::FinalPod fp{p.rp.pod, p.rp.pid, p.gpus, std::nullopt};
+    if (p.exited) fp.exit_code = p.exit.signaled ? 128 + p.exit.signal : p.exit.exit_code;
+    f.pods.push_back(std::move(fp));
   }
-  return j;
+  return f;
 }
 
-void Daemon::RestoreFinalStatus(const Json& j, Wl* w) {
-  if (!j.is_object()) return;
-  w->retries = j.value("retries", 0);
-  w->started_ms = j.value("startedAt", int64_t{-1});
-  w->admitted_ms = j.value("admittedAt", int64_t{-1});
-  for (const auto& pj : j.value("pods", Json::array())) {
+void Daemon::RestoreFinalStatus(const journal::FinalStatus& f, Wl* w) {
+  w->retries = f.retries;
+  w->started_ms = f.started_at_ms;
+  w->admitted_ms = f.admitted_at_ms;
+  for (const journal::FinalPod& fp : f.pods) {
     Pod pod;
-    pod.rp.pod = pj.value("pod", "");
-    pod.rp.pid = pj.value("pid", 0);
-    pod.gpus = pj.value("gpus", std::vector<int>{});
+    pod.rp.pod = fp.pod;
+    pod.rp.pid = static_cast<int>(fp.pid);
+    pod.gpus = fp.gpus;
     pod.exited = true;
-    pod.exit.exit_code = pj.value("exitCode", 0);
+    pod.exit.exit_code = fp.exit_code.value_or(0);
     w->pods.push_back(std::move(pod));
   }
 }
@@ -1697,20 +1416,15 @@ void Daemon::CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs
     if (now - w.finished_ms < options_.finished_retention_ms) continue;
     // Its final record must be in the model already (it is appended after
     // the cycle that decided it): the deletion names that record's time.
-    auto m = model_.find(key);
-    if (m == model_.end() || (m->second.phase != "Finished" && m->second.phase != "Cancelled")) continue;
+    auto m = model_.workloads.find(key);
+    if (m == model_.workloads.end() || !journal::IsFinal(m->second.phase)) continue;
     expired.push_back(key);
   }
   for (const std::string& key : expired) {
     auto it = wl_.find(key);
     // The journal's own finish time identifies this incarnation of the name.
-    int64_t journaled = model_.at(key).finished_ms;
-    store::Record r;
-    r.type = store::RecordType::kWorkloadDeleted;
-    r.time_ms = WallMs();
-    r.key = key;
-    r.payload = Json{{"reason", "retention"}, {"finishedMs", journaled}}.dump();
-    recs->push_back(std::move(r));
+    int64_t journaled = model_.workloads.at(key).finished_ms;
+    recs->push_back(journal::MakeRecord(key, WallMs(), journal::Deleted{"retention", journaled}));
     EmitLocked("Deleted", key, {{"reason", "retention"}});
     logs_to_remove_.push_back(key);
     wl_.erase(it);
@@ -1735,16 +1449,12 @@ void Daemon::FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_c
   w.exit_code = exit_code;
   w.finished_ms = now;
   loop_.CountFinishedLocked(cq);
-  store::Record r;
-  r.type = store::RecordType::kWorkloadFinished;
-  r.time_ms = now;  // the finish time shown, so that a restart shows the same
-  r.key = key;
-  Json payload = FinalStatusJson(w);
-  payload["exitCode"] = exit_code;
-  payload["phase"] = phase;
-  payload["message"] = w.message;
-  r.payload = payload.dump();
-  recs->push_back(std::move(r));
+  journal::Finished fin{FinalStatusOf(w)};
+  fin.status.exit_code = exit_code;
+  fin.status.phase = phase;
+  fin.status.message = w.message;
+  // The finish time shown, so that a restart shows the same.
+  recs->push_back(journal::MakeRecord(key, now, fin));
   EmitLocked(phase, key, {{"exitCode", exit_code}, {"clusterQueue", cq}});
   log_->Info(phase == "Succeeded" ? "workload succeeded" : "workload failed",
              {{"workload", key}, {"queue", cq}, {"exit_code", std::to_string(exit_code)}});
@@ -1826,11 +1536,7 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
       w.deferred = false;
       ReleaseGpusLocked(w);
       w.pods.clear();
-      store::Record r;
-      r.type = store::RecordType::kEvictionCompleted;
-      r.time_ms = WallMs();
-      r.key = key;
-      recs->push_back(std::move(r));
+      recs->push_back(journal::MakeRecord(key, WallMs(), journal::EvictionCompleted{}));
       Status s = engine_.Submit(w.spec, w.submitted_ms).status();
       if (s.ok() && w.used_ms > 0) s = engine_.RestoreUsedTime(key, w.used_ms);
       if (!s.ok()) {
@@ -1861,11 +1567,7 @@ void Daemon::HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t 
         w.reactivate = false;
       }
       (void)engine_.CompleteEviction(key, now);
-      store::Record r;
-      r.type = store::RecordType::kEvictionCompleted;
-      r.time_ms = WallMs();
-      r.key = key;
-      recs->push_back(std::move(r));
+      recs->push_back(journal::MakeRecord(key, WallMs(), journal::EvictionCompleted{}));
       EmitLocked("Requeued", key, {{"clusterQueue", cq}});
       log_->Info("eviction completed; requeued", {{"workload", key}, {"queue", cq}});
       continue;
@@ -1898,32 +1600,38 @@ void Daemon::OnAdmittedLocked(const core::WorkloadInfo& admitted, int64_t now) {
   Wl& w = wl_[key];
   w.admitted_ms = now;
   w.cluster_queue = info->cluster_queue;
-  store::Record r;
-  r.type = store::RecordType::kWorkloadAdmitted;
-  r.time_ms = WallMs();
-  r.key = key;
-  Json adm = AdmissionJson(*info, now);
-  adm["startIds"] = true;  // every start of this admission is journaled before its fork
-  adm["admissionSeq"] = info->admission_seq;  // the preemption tie-break, restored at start
-  adm["usedMs"] = info->used_time;  // its earlier admissions' run time (maximum runtime), restored at start
+  journal::Admitted adm;
+  adm.cluster_queue = info->cluster_queue;
+  adm.pod_sets = info->admission;
+  adm.admitted_at_ms = now;
+  adm.start_ids = true;                     // every start of this admission is journaled before its fork
+  adm.admission_seq = info->admission_seq;  // the preemption tie-break, restored at start
+  adm.used_ms = info->used_time;  // its earlier admissions' run time (maximum runtime), restored at start
   if (const core::placement::Placement* pl = engine_.Placement(key)) {
-    adm["placement"] = PlacementToJson(*pl);
+    journal::JournaledPlacement jp;
+    jp.placed = pl->placed;
+    jp.group_requests = pl->group_requests;
     // Node pools by name and GPUs by UUID: recovery checks them against
     // the pools of its own start (the config or inventory may change).
-    for (Json& pj : adm["placement"]["pods"]) {
-      size_t n = pj.value("node", -1);
-      if (n >= pools_.size()) continue;
-      pj["nodeName"] = pools_[n].node.name;
-      Json uuids = Json::array();
-      for (int32_t g : PlacedGpus(pj)) {
-        uuids.push_back(g >= 0 && static_cast<size_t>(g) < pools_[n].node.gpus.size() ? pools_[n].node.gpus[g].uuid
-                                                                                       : std::string());
+    for (const core::placement::PodPlacement& pod : pl->pods) {
+      journal::PlacedPod pp;
+      pp.placement = pod;
+      const size_t n = static_cast<size_t>(pod.node);
+      if (pod.node >= 0 && n < pools_.size()) {
+        pp.node_name = pools_[n].node.name;
+        std::vector<std::string> uuids;
+        for (int32_t g : journal::PlacedGpus(pod)) {
+          uuids.push_back(g >= 0 && static_cast<size_t>(g) < pools_[n].node.gpus.size()
+                              ? pools_[n].node.gpus[g].uuid
+                              : std::string());
+        }
+        pp.uuids = std::move(uuids);
       }
-      pj["uuids"] = uuids;
+      jp.pods.push_back(std::move(pp));
     }
+    adm.placement = std::move(jp);
   }
-  r.payload = adm.dump();
-  recs->push_back(std::move(r));
+  recs->push_back(journal::MakeRecord(key, WallMs(), adm));
   bool has_command = false;
   for (const auto& ps : w.spec.pod_sets) has_command = has_command || !ps.command.empty();
   if (has_command) launch->push_back(key);
@@ -1954,19 +1662,13 @@ void Daemon::OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* 
         now + std::max<int64_t>(0, victim.spec.termination_grace.value_or(options_.default_grace_ms));
     if (victim.kill_at_ms < 0 || deadline < victim.kill_at_ms) victim.kill_at_ms = deadline;
   }
-  store::Record r;
-  r.type = store::RecordType::kWorkloadEvicted;
-  r.time_ms = WallMs();
-  r.key = e.victim;
-  Json ep = {
-      {"reason", core::EvictionReasonName(e.reason)}, {"preemptor", e.preemptor}, {"message", e.message}};
+  journal::Evicted ev{core::EvictionReasonName(e.reason), e.preemptor, e.message, std::nullopt, std::nullopt};
   // The pods' SIGKILL deadline, so that a restarted daemon keeps it.
-  if (victim.running) ep["killAt"] = victim.kill_at_ms;
+  if (victim.running) ev.kill_at_ms = victim.kill_at_ms;
   // Its run time so far, this admission's included: a requeued workload's
   // maximum runtime keeps counting it after a restart.
-  if (info) ep["usedMs"] = info->used_time;
-  r.payload = ep.dump();
-  recs->push_back(std::move(r));
+  if (info) ev.used_ms = info->used_time;
+  recs->push_back(journal::MakeRecord(e.victim, WallMs(), ev));
   Wl& w = wl_[e.victim];
   if (w.running) {
     stop->push_back(e.victim);
@@ -1983,11 +1685,7 @@ void Daemon::OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* 
     ReleaseGpusLocked(w);
     w.pods.clear();
     (void)engine_.CompleteEviction(e.victim, now);
-    store::Record c;
-    c.type = store::RecordType::kEvictionCompleted;
-    c.time_ms = WallMs();
-    c.key = e.victim;
-    recs->push_back(std::move(c));
+    recs->push_back(journal::MakeRecord(e.victim, WallMs(), journal::EvictionCompleted{}));
     EmitLocked("Requeued", e.victim, {{"clusterQueue", e.victim_cluster_queue}});
   }
 }
@@ -2130,12 +1828,9 @@ bool Daemon::PrepareLaunchLocked(const std::string& key, PendingLaunch* l) {
   // did, instead of guessing from file times.
   l->spec.start_id = NewStartId();
   w.start_id = l->spec.start_id;
-  Json sp = Json::array();
-  for (const Pod& pod : w.pods) sp.push_back({{"pod", pod.rp.pod}, {"gpus", pod.gpus}});
-  l->starting.type = store::RecordType::kWorkloadStarting;
-  l->starting.time_ms = WallMs();
-  l->starting.key = key;
-  l->starting.payload = Json{{"startId", l->spec.start_id}, {"retries", w.retries}, {"pods", sp}}.dump();
+  journal::Starting starting{l->spec.start_id, w.retries, {}};
+  for (const Pod& pod : w.pods) starting.pods.push_back({pod.rp.pod, pod.gpus});
+  l->starting = journal::MakeRecord(key, WallMs(), starting);
   return true;
 }
 
@@ -2243,26 +1938,16 @@ void Daemon::Launch(const std::vector<std::string>& keys) {
 }
 
 store::Record Daemon::StartedRecord(const std::string& key, const Wl& w, bool recovered) {
-  Json pods = Json::array();
+  journal::Started started;
   for (const Pod& pod : w.pods) {
-    Json pj = {{"pod", pod.rp.pod},
-               {"pid", pod.rp.pid},
-               {"pgid", pod.rp.pgid},
-               {"exitFile", pod.rp.exit_file},
-               {"gpus", pod.gpus}};
-    if (!pod.rp.start_file.empty()) pj["startFile"] = pod.rp.start_file;
-    pods.push_back(std::move(pj));
+    started.pods.push_back(
+        {pod.rp.pod, pod.rp.pid, pod.rp.pgid, pod.rp.exit_file, pod.rp.start_file, pod.gpus});
   }
-  Json payload = {{"pods", pods}, {"retries", w.retries}};
-  if (!w.start_id.empty()) payload["startId"] = w.start_id;
-  if (w.started_ms >= 0) payload["startedAt"] = w.started_ms;
-  if (recovered) payload["recovered"] = true;
-  store::Record r;
-  r.type = store::RecordType::kWorkloadStarted;
-  r.time_ms = WallMs();
-  r.key = key;
-  r.payload = payload.dump();
-  return r;
+  started.retries = w.retries;
+  started.start_id = w.start_id;
+  started.started_at_ms = w.started_ms;
+  started.recovered = recovered;
+  return journal::MakeRecord(key, WallMs(), started);
 }
 
 bool Daemon::Failpoint(const char* name) {

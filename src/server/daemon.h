@@ -10,7 +10,7 @@
 // acknowledged request survives kill -9. The loop journals its own decisions
 // (admitted, evicted, eviction completed, started, finished) before acting on
 // them: no process starts before its admission is durable. The journal is
-// also reduced into a compact model (`Persisted`, one entry per workload)
+// also reduced into a compact model (`journal::Model`, one entry per workload)
 // that snapshots are written from; recovery = snapshot + journal reduced the
 // same way, then materialized into a fresh engine: pending workloads are
 // resubmitted in their original order, admitted ones restored with their
@@ -41,13 +41,14 @@
 #include <thread>
 #include <vector>
 
+#include "api/codec.h"
 #include "core/engine.h"
 #include "loop/control_loop.h"
 #include "manifest/manifest.h"
 #include "runtime/runtime.h"
 #include "server/auth.h"
-#include "api/codec.h"
 #include "server/inventory.h"
+#include "server/journal.h"
 #include "server/log.h"
 #include "server/pod_users.h"
 #include "server/prom.h"
@@ -150,24 +151,6 @@ class Daemon : public Service, private loop::Backend {
   std::string gpu_mode() const { return gpu_mode_; }
 
  private:
-  struct Persisted {  // the journal, reduced per workload (snapshot form)
-    Json spec;
-    int64_t submitted_ms = 0;
-    uint64_t order = 0;
-    // Pending Admitted Evicting Cancelling (cancelled, pods may still run)
-    // Finished Cancelled.
-    std::string phase = "Pending";
-    Json admission;                 // null or {clusterQueue, podSets, admittedAt}
-    Json starting;                  // null or {startId, retries, pods:[{pod,gpus}]}, journaled before the fork
-    Json started;                   // null or {pods:[{pod,pid,pgid,gpus}], retries, startId, startedAt}
-    Json result;                    // null or {exitCode, phase, retries, startedAt, admittedAt, pods}
-    int64_t finished_ms = -1;       // when it became Finished or Cancelled(ling)
-    int64_t kill_at_ms = -1;        // journaled SIGKILL deadline of a cancel or eviction
-    // The time it ran in earlier admissions (core::WorkloadInfo::used_time):
-    // as of its last admission record ("usedMs" of the admission), then of
-    // its last eviction record ("usedMs", this admission's run included).
-    int64_t used_ms = 0;
-  };
   struct Pod {
     runtime::RunningPod rp;
     std::vector<int> gpus;  // indices into gpus_
@@ -262,8 +245,6 @@ class Daemon : public Service, private loop::Backend {
   void MaybeSnapshot(bool force);
   Status AppendAndApply(std::vector<store::Record> recs);
   void ApplyToModelLocked(const store::Record& r);
-  static void Reduce(std::map<std::string, Persisted>* model, uint64_t* order, std::string* config,
-                     const store::Record& r);
   void FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_code, const std::string& phase,
                     std::vector<store::Record>* recs);
   void ReleaseGpusLocked(Wl& w);
@@ -283,9 +264,9 @@ class Daemon : public Service, private loop::Backend {
   static store::Record StartedRecord(const std::string& key, const Wl& w, bool recovered);
   // What a finished or cancelled workload keeps across a restart: retries,
   // startedAt, admittedAt and its pods (with their exit codes).
-  static Json FinalStatusJson(const Wl& w);
+  static journal::FinalStatus FinalStatusOf(const Wl& w);
   static store::Record CancelCompletedRecord(const std::string& key, const Wl& w);
-  static void RestoreFinalStatus(const Json& j, Wl* w);
+  static void RestoreFinalStatus(const journal::FinalStatus& f, Wl* w);
   // Keeps an admitted workload's admission held in the engine while its pods
   // stop, as an evicting workload (the daemon's own, unreported eviction).
   void HoldAdmissionLocked(const std::string& key, Wl& w, int64_t now);
@@ -340,9 +321,7 @@ class Daemon : public Service, private loop::Backend {
   Result<Json> FinishSubmitLocked(store::Record r, core::WorkloadSpec spec, const std::string& user);
   Docs docs_;                                // "Kind/ns/name" -> the applied object
   std::map<std::string, std::string> file_managed_;  // "Kind/ns/name" -> startup manifest file
-  std::map<std::string, Persisted> model_;
-  uint64_t model_order_ = 0;
-  std::string model_config_;
+  journal::Model model_;                             // the journal, reduced per workload (the snapshot form)
   std::vector<runtime::GpuInfo> gpus_;
   std::vector<std::string> gpu_owner_;  // "ns/name/pod" shown for the GPU, or empty when free
   std::vector<std::vector<std::string>> gpu_users_;  // every pod on the GPU (memory shares)
@@ -355,7 +334,8 @@ class Daemon : public Service, private loop::Backend {
   // GPUs' UUIDs (a pod without GPUs by pool name; a placement journaled
   // before pools by the old one-node GPU order) and rewrites node and GPU
   // indices; false when that is impossible (the workload is placed again).
-  bool PlacementMatchesPoolsLocked(const Json& placement, core::placement::Placement* p) const;
+  bool PlacementMatchesPoolsLocked(const journal::JournaledPlacement& placement,
+                                   core::placement::Placement* p) const;
   std::set<std::string> pending_launch_;
 
   std::atomic<bool> ready_{false};
