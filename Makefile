@@ -68,6 +68,9 @@ build: deps
 check: build
 	$(CTEST) --test-dir $(BUILD_DIR) -L '^(unit|property|scenario)$$' --output-on-failure -j $(JOBS)
 
+# A test that finds a tool missing (promtool, chromium, node, ...) fails here
+# instead of skipping (tests/missing_tool.sh).
+test: export ARTEL_REQUIRE_TOOLS := 1
 test: deps k8s
 	$(CMAKE) -S . -B $(ASAN_DIR) -G Ninja $(ASAN_CMAKE_FLAGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)

@@ -12,7 +12,7 @@ set -euo pipefail
 root=${1:?usage: $0 REPO_ROOT [PROM_URL]}
 prom=${2:-}
 for t in jq promtool; do
-  command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/install-deps.sh)"; exit 77; }
+  command -v $t >/dev/null || { "$(dirname "$0")/../missing_tool.sh" "$t not installed (scripts/install-deps.sh)"; exit $?; }
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -13,7 +13,7 @@ TEAM_B_TOKEN=team-b-token-0001
 METRICS_TOKEN=metrics-token-0001
 OBS_PIDS=()
 
-obs_skip() { echo "SKIP: $*"; exit 77; }
+obs_skip() { "$(dirname "${BASH_SOURCE[0]}")/../missing_tool.sh" "$*"; exit $?; }
 obs_fail() { echo "FAIL: $*"; exit 1; }
 obs_log() { echo "[$(date +%T)] $*"; }
 

@@ -9,7 +9,7 @@
 # Usage: promtool_mutation_test.sh REPO_ROOT        Exit 77 = skipped.
 set -euo pipefail
 root=${1:?usage: $0 REPO_ROOT}
-command -v promtool >/dev/null || { echo "SKIP: promtool not installed (Debian package prometheus)"; exit 77; }
+command -v promtool >/dev/null || { "$(dirname "$0")/../missing_tool.sh" "promtool not installed (Debian package prometheus)"; exit $?; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -3,6 +3,6 @@
 # Usage: web_dist_check.sh REPO_ROOT        Exit 77 = skipped.
 set -euo pipefail
 root=${1:?usage: $0 REPO_ROOT}
-command -v node >/dev/null || { echo "SKIP: node not installed (Debian nodejs)"; exit 77; }
-[[ -d $root/web/node_modules/esbuild ]] || { echo "SKIP: web/node_modules missing: run 'npm ci' in web/"; exit 77; }
+command -v node >/dev/null || { "$(dirname "$0")/../missing_tool.sh" "node not installed (Debian nodejs)"; exit $?; }
+[[ -d $root/web/node_modules/esbuild ]] || { "$(dirname "$0")/../missing_tool.sh" "web/node_modules missing: run 'npm ci' in web/"; exit $?; }
 cd "$root/web" && node build.mjs --check

@@ -6,15 +6,16 @@
 #
 #   report_browser_test.sh ARTEL EXCERPT_CSV FULL_TRACE_CSV OUT_DIR
 #
-# Exit 77 (skipped) without Chromium. The full trace is optional: without it
+# Exit 77 (skipped) without Chromium, or a failure under make test
+# (ARTEL_REQUIRE_TOOLS=1; tests/missing_tool.sh). The full trace is optional: without it
 # the test says so and checks the excerpt only.
 set -euo pipefail
 artel=$1 excerpt=$2 full=$3 out=$4
 
 chromium=${ARTEL_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [[ -z $chromium ]]; then
-  echo "SKIP: chromium not found (scripts/install-deps.sh installs it)"
-  exit 77
+  "$(dirname "$0")/../missing_tool.sh" "chromium not found (scripts/install-deps.sh installs it)"
+  exit $?
 fi
 rm -rf "$out" && mkdir -p "$out"
 profile=$(mktemp -d)
