@@ -23,6 +23,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 FUZZ_DIR ?= build-fuzz
+TSAN_DIR ?= build-tsan
 FUZZ_SECONDS ?= 20
 CMAKE ?= cmake
 CTEST ?= ctest
@@ -46,7 +47,7 @@ FUZZ_CMAKE_FLAGS := -DARTEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DARTEL_FUZZ_SE
 
 SOURCE_DIRS := src tests bench fuzz
 
-.PHONY: all deps k8s build check test bench demo format format-check tidy clean
+.PHONY: all deps k8s build check test tsan bench demo format format-check tidy clean
 
 all: build
 
@@ -78,6 +79,19 @@ test: deps k8s
 	$(CMAKE) -S . -B $(FUZZ_DIR) -G Ninja $(FUZZ_CMAKE_FLAGS)
 	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
 	$(CTEST) --test-dir $(FUZZ_DIR) --output-on-failure --no-tests=error -j $(JOBS)
+
+# ThreadSanitizer over the in-process tests of the threaded parts: the
+# store's group commit (concurrent appenders), the control loop's thread and
+# the server library's units. Not part of `make test` (another build of the
+# core and server libraries would not fit CI's time; docs/testing.md says
+# what runs where).
+TSAN_TESTS := store_test loop_test server_unit_test server_history_test
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN_DIR) -G Ninja -DARTEL_TSAN=ON -DARTEL_BUILD_BENCH=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
+	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TESTS)
+	@set -e; for t in $(TSAN_TESTS); do echo "==> $$t (TSan)"; \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_DIR)/bin/$$t --gtest_brief=1; done
 
 bench: build
 	@set -e; shopt -s nullglob; benches=($(BUILD_DIR)/bin/bench_*); \
@@ -128,4 +142,4 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD_DIR) -j $(JOBS) -extra-arg=-Wno-unknown-warning-option '^$(CURDIR)/src/'
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) build-k8s
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(TSAN_DIR) build-k8s

@@ -47,6 +47,9 @@ PACKAGES=(
   # The fuzz tree of `make test` (fuzz/, build-fuzz/): clang++ with libFuzzer
   # and the sanitizer runtimes for clang.
   clang libclang-rt-14-dev
+  # The thread-safety check (tests/layering/thread_safety_check.sh): clang
+  # against libc++, whose mutexes carry the capability attributes.
+  libc++-14-dev libc++abi-14-dev
   # Observability pack (deploy/prometheus, web/, tests/observability): promtool
   # and the Prometheus server, Chromium for the browser tests, Node.js for the
   # web UI build, jq and curl for the test scripts.

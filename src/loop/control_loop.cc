@@ -78,12 +78,14 @@ void ControlLoop::Wake() {
 void ControlLoop::Loop() {
   while (true) {
     {
-      std::unique_lock<std::mutex> l(wake_mu_);
-      wake_cv_.wait_for(l, std::chrono::milliseconds(options_.tick_ms), [&] { return dirty_ || stopping_; });
+      base::UniqueLock l(wake_mu_);
+      wake_cv_.wait_for(l.get(), std::chrono::milliseconds(options_.tick_ms),
+                        [&]() REQUIRES(wake_mu_) { return dirty_ || stopping_; });
       if (stopping_) break;
       if (dirty_ && options_.debounce_ms > 0) {
         // Debounce: let a burst of changes land before the pass runs.
-        wake_cv_.wait_for(l, std::chrono::milliseconds(options_.debounce_ms), [&] { return stopping_; });
+        wake_cv_.wait_for(l.get(), std::chrono::milliseconds(options_.debounce_ms),
+                          [&]() REQUIRES(wake_mu_) { return stopping_; });
         if (stopping_) break;
       }
     }
@@ -203,9 +205,9 @@ uint64_t ControlLoop::LatestEventSeq() const {
 std::vector<Json> ControlLoop::EventsAfter(uint64_t after, int64_t wait_ms,
                                            const std::optional<std::set<std::string>>& ns, uint64_t* next,
                                            const server::Principal& who) const {
-  std::unique_lock<std::mutex> l(ev_mu_);
-  ev_cv_.wait_for(l, std::chrono::milliseconds(wait_ms),
-                  [&] { return event_seq_ > after || stopped_.load(); });
+  base::UniqueLock l(ev_mu_);
+  ev_cv_.wait_for(l.get(), std::chrono::milliseconds(wait_ms),
+                  [&]() REQUIRES(ev_mu_) { return event_seq_ > after || stopped_.load(); });
   std::vector<Json> out;
   for (const auto& e : events_) {
     if (e.seq <= after) continue;

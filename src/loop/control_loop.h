@@ -44,6 +44,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/thread_annotations.h"
 #include "core/engine.h"
 #include "core/status.h"
 #include "server/auth.h"
@@ -114,11 +115,11 @@ class ControlLoop {
   bool stopping() const { return stopped_.load(); }
   void Wake();  // something changed: run a pass soon (debounced)
 
-  std::mutex& mu() const { return mu_; }                  // guards the engine and the loop's state
+  std::mutex& mu() const RETURN_CAPABILITY(mu_) { return mu_; }  // guards the engine and the loop's state
   core::Engine& engine() { return engine_; }              // REQUIRES mu()
   const core::Engine& engine() const { return engine_; }  // REQUIRES mu()
   // The injected clock, never going backwards. REQUIRES mu().
-  int64_t NowLocked();
+  int64_t NowLocked() REQUIRES(mu_);
 
   // One pass, synchronously (tests and simulator-style drivers).
   // `schedule`: a full pass (Engine::Schedule runs); otherwise it runs only
@@ -132,7 +133,7 @@ class ControlLoop {
 
   // ---- watch events (the /api/v1/watch stream) ----------------------------
   // REQUIRES mu() (so that events are in decision order).
-  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object());
+  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object()) REQUIRES(mu_);
   // Events with seq > `after` in the given namespaces (nullopt = all),
   // waiting up to `wait_ms` for the first one. *next is the seq to pass
   // next. Redacted for `who`: an event names a preemptor only when `who`
@@ -149,9 +150,9 @@ class ControlLoop {
   // metrics (team GPUs, reclaim latency, cycle duration, cycles), as
   // Prometheus text.
   std::string MetricsText() const;
-  void MetricsLocked(server::PromWriter* pw) const;  // REQUIRES mu()
+  void MetricsLocked(server::PromWriter* pw) const REQUIRES(mu_);
   // A workload of `cluster_queue` finished (Succeeded or Failed). REQUIRES mu().
-  void CountFinishedLocked(const std::string& cluster_queue);
+  void CountFinishedLocked(const std::string& cluster_queue) REQUIRES(mu_);
   uint64_t cycles() const;  // scheduling passes run
 
   // ---- read views, built from the engine ------------------------------------
@@ -160,18 +161,18 @@ class ControlLoop {
   Json CohortsJson() const;
   // Flavors that match no node (flavor -> why), shown with the ClusterQueues
   // that use them. REQUIRES mu().
-  void SetFlavorsWithoutNodesLocked(std::map<std::string, std::string> f) {
+  void SetFlavorsWithoutNodesLocked(std::map<std::string, std::string> f) REQUIRES(mu_) {
     flavors_without_nodes_ = std::move(f);
   }
   // The explanation of pending workload `key` (engine part of `artel why`),
   // redacted by `red`: reason, message, flavors tried, would-preempt set.
   // REQUIRES mu().
-  Result<Json> WhyLocked(const std::string& key, const server::Redactor& red) const;
+  Result<Json> WhyLocked(const std::string& key, const server::Redactor& red) const REQUIRES(mu_);
 
  private:
   void Loop();
   void Pass(bool schedule);
-  void ScheduleLocked(int64_t now);
+  void ScheduleLocked(int64_t now) REQUIRES(mu_);
 
   const LoopOptions options_;
   server::Logger* log_;
@@ -180,21 +181,22 @@ class ControlLoop {
 
   mutable std::mutex mu_;
   core::Engine engine_;
-  int64_t last_now_ = 0;
-  std::map<std::string, std::string> flavors_without_nodes_;
+  int64_t last_now_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::string> flavors_without_nodes_ GUARDED_BY(mu_);
 
   // Metrics (mu_).
-  std::map<std::string, uint64_t> admitted_total_;                           // cq
-  std::map<std::pair<std::string, std::string>, uint64_t> evicted_total_;    // cq, reason
-  std::map<std::pair<std::string, std::string>, uint64_t> preempted_total_;  // preempting cq, reason
-  std::map<std::string, uint64_t> finished_total_;                           // cq
-  std::map<std::string, server::Histogram> wait_hist_;                       // cq
-  std::map<std::string, server::Histogram> reclaim_hist_;                    // cq
-  server::Histogram cycle_hist_{
+  std::map<std::string, uint64_t> admitted_total_ GUARDED_BY(mu_);                         // cq
+  std::map<std::pair<std::string, std::string>, uint64_t> evicted_total_ GUARDED_BY(mu_);  // cq, reason
+  std::map<std::pair<std::string, std::string>, uint64_t> preempted_total_
+      GUARDED_BY(mu_);                                                     // preempting cq, reason
+  std::map<std::string, uint64_t> finished_total_ GUARDED_BY(mu_);         // cq
+  std::map<std::string, server::Histogram> wait_hist_ GUARDED_BY(mu_);     // cq
+  std::map<std::string, server::Histogram> reclaim_hist_ GUARDED_BY(mu_);  // cq
+  server::Histogram cycle_hist_ GUARDED_BY(mu_){
       {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
-  uint64_t cycles_total_ = 0;
+  uint64_t cycles_total_ GUARDED_BY(mu_) = 0;
   // Preemptors that reclaimed quota, by key -> their engine id, until admitted.
-  std::map<std::string, core::WorkloadId> reclaim_wait_;
+  std::map<std::string, core::WorkloadId> reclaim_wait_ GUARDED_BY(mu_);
 
   // Watch events.
   struct Event {
@@ -204,16 +206,16 @@ class ControlLoop {
   };
   mutable std::mutex ev_mu_;
   mutable std::condition_variable ev_cv_;
-  std::deque<Event> events_;
-  uint64_t event_seq_ = 0;
+  std::deque<Event> events_ GUARDED_BY(ev_mu_);
+  uint64_t event_seq_ GUARDED_BY(ev_mu_) = 0;
 
   // Cadence.
   std::mutex pass_mu_;  // one pass at a time
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
-  bool dirty_ = false;
-  bool stopping_ = false;
-  int64_t last_schedule_ = 0;  // pass_mu_
+  bool dirty_ GUARDED_BY(wake_mu_) = false;
+  bool stopping_ GUARDED_BY(wake_mu_) = false;
+  int64_t last_schedule_ GUARDED_BY(pass_mu_) = 0;
   std::thread thread_;
   std::atomic<bool> stopped_{false};
 };

@@ -125,8 +125,7 @@ Daemon::Daemon(const DaemonOptions& options, Logger* log)
       loop_(options.engine,
             loop::LoopOptions{options.tick_ms, options.schedule_interval_ms, options.debounce_ms}, log,
             WallMs),
-      engine_(loop_.engine()),
-      mu_(loop_.mu()) {
+      engine_(loop_.engine()) {
   loop_.SetBackend(this);
 }
 
@@ -138,7 +137,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options, Logge
   return d;
 }
 
-Status Daemon::Init() {
+// Before the loop or any request thread starts: nothing is shared yet.
+Status Daemon::Init() NO_THREAD_SAFETY_ANALYSIS {
   if (options_.data_dir.empty()) return InvalidArgument("--data-dir is required");
   if (Status s = InitDirectories(); !s.ok()) return s;
   if (options_.hostname.empty()) {
@@ -446,7 +446,7 @@ Status Daemon::AppendAndApply(std::vector<store::Record> recs) {
     log_->Error("journal append failed", {{"error", seqs.status().message()}});
     return seqs.status();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   for (size_t i = 0; i < recs.size(); ++i) {
     recs[i].seq = i < seqs->size() ? (*seqs)[i] : 0;
     ApplyToModelLocked(recs[i]);
@@ -456,14 +456,14 @@ Status Daemon::AppendAndApply(std::vector<store::Record> recs) {
 
 void Daemon::MaybeSnapshot(bool force) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     if (!force && records_since_snapshot_ < options_.snapshot_every) return;
     if (records_since_snapshot_ == 0) return;
   }
   std::unique_lock<std::shared_mutex> jl(journal_mu_);
   store::Snapshot snap;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     snap.state = journal::EncodeSnapshot(model_);
     snap.upto_seq = store_->last_seq();
     records_since_snapshot_ = 0;
@@ -501,7 +501,7 @@ std::string Daemon::DocsToText(const Docs& docs) {
 Status Daemon::Recover() {
   auto rec = store_->Recover();
   if (!rec.ok()) return rec.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   if (rec->snapshot) {
     if (Status s = journal::DecodeSnapshot(rec->snapshot->state, &model_); !s.ok()) return s;
   }
@@ -663,7 +663,7 @@ Status Daemon::Recover() {
         }
       }
     }
-    auto claim = [&](Wl& wl) {
+    auto claim = [&](Wl& wl) REQUIRES(mu()) {
       for (auto& pod : wl.pods) {
         for (int g : pod.gpus) {
           ClaimGpuLocked(g, PodKey(key, pod.rp.pod));
@@ -671,7 +671,7 @@ Status Daemon::Recover() {
       }
     };
     // The admission journaled for this workload, put back into the engine.
-    auto restore = [&]() -> Status {
+    auto restore = [&]() REQUIRES(mu()) -> Status {
       if (!p.admission) return InvalidArgument("bad admission record: none journaled");
       const journal::Admitted& adm = *p.admission;
       if (!adm.pod_sets_error.empty()) return InvalidArgument(adm.pod_sets_error);
@@ -921,7 +921,7 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
   int changed = 0;
   Json out_objects = Json::array();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     if (files == nullptr) {
       // A change to an object of the startup manifests would be reverted at
       // the next start: refuse it up front (re-applying it unchanged is fine).
@@ -958,7 +958,7 @@ Result<Json> Daemon::ApplyObjects(std::vector<manifest::ManifestObject> objects,
   auto seq = store_->Append(r);
   if (!seq.ok()) return Status(StatusCode::kInternal, "store: " + seq.status().message());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     r.seq = *seq;
     ApplyToModelLocked(r);
     if (Status s = engine_.Configure(cfg); !s.ok()) return s;
@@ -994,7 +994,7 @@ Result<std::string> Daemon::PrepareSubmitLocked(core::WorkloadSpec* spec_ptr,
   core::WorkloadSpec& spec = *spec_ptr;
   std::string key;
   if (!ready_) return Status(StatusCode::kFailedPrecondition, "arteld is not ready");
-  auto taken = [&](const std::string& k) {
+  auto taken = [&](const std::string& k) REQUIRES(mu()) {
     if (inflight_.count(k) || engine_.Find(k) != nullptr) return true;
     auto it = wl_.find(k);
     return it != wl_.end() && it->second.terminal != "Cancelled";
@@ -1071,14 +1071,14 @@ Result<Json> Daemon::Submit(core::WorkloadSpec spec, const std::string& generate
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   std::string key;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     auto k = PrepareSubmitLocked(&spec, generate_name);
     if (!k.ok()) return k.status();
     key = *k;
   }
   store::Record r = journal::MakeRecord(key, WallMs(), journal::Submitted{WorkloadSpecToJson(spec)});
   auto seq = store_->Append(r);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   inflight_.erase(key);
   if (!seq.ok()) return Status(StatusCode::kInternal, "store: " + seq.status().message());
   r.seq = *seq;
@@ -1103,7 +1103,7 @@ std::vector<Result<Json>> Daemon::SubmitBatch(std::vector<SubmitItem> items, con
   std::vector<size_t> reserved;
   std::vector<store::Record> records;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     for (size_t i : pending) {
       auto k = PrepareSubmitLocked(&items[i].spec, items[i].generate_name);
       if (!k.ok()) {
@@ -1119,7 +1119,7 @@ std::vector<Result<Json>> Daemon::SubmitBatch(std::vector<SubmitItem> items, con
   if (records.empty()) return out;
   // One transaction (one fsync) for the whole batch, before any answer.
   auto seqs = store_->AppendBatch(records);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   for (const auto& r : records) inflight_.erase(r.key);
   if (!seqs.ok()) {
     for (size_t i : reserved) out[i] = Status(StatusCode::kInternal, "store: " + seqs.status().message());
@@ -1139,7 +1139,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
   std::shared_lock<std::shared_mutex> jl(journal_mu_);
   int64_t kill_at = -1;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     auto it = wl_.find(key);
     if (it == wl_.end()) return NotFound("workload " + key + " not found");
     Wl& w = it->second;
@@ -1167,7 +1167,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
   store::Record r = journal::MakeRecord(key, WallMs(), cancel);
   auto seq = store_->Append(r);
   if (!seq.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     if (auto it = wl_.find(key); it != wl_.end()) it->second.cancel_pending = false;
     Wake();
     return Status(StatusCode::kInternal, "store: " + seq.status().message());
@@ -1177,7 +1177,7 @@ Result<Json> Daemon::Cancel(const std::string& key, const std::string& user) {
   Json out;
   int64_t now = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     r.seq = *seq;
     ApplyToModelLocked(r);
     now = NowLocked();
@@ -1315,7 +1315,7 @@ void Daemon::Shutdown() {
     std::vector<std::string> keys;
     int64_t grace = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(mu());
       for (const auto& [k, w] : wl_) {
         if (w.running) {
           keys.push_back(k);
@@ -1364,7 +1364,7 @@ void Daemon::Flush(int64_t) {
     std::shared_lock<std::shared_mutex> jl(journal_mu_);
     std::vector<std::string> expired_logs;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(mu());
       expired_logs.swap(logs_to_remove_);
     }
     if (AppendAndApply(std::move(pass_.recs)).ok()) {
@@ -1382,7 +1382,7 @@ void Daemon::Flush(int64_t) {
   for (const auto& k : pass_.stop) {
     int64_t kill_at = now;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(mu());
       auto it = wl_.find(k);
       if (it != wl_.end() && it->second.kill_at_ms >= 0) kill_at = it->second.kill_at_ms;
     }
@@ -1837,7 +1837,7 @@ bool Daemon::PrepareLaunchLocked(const std::string& key, PendingLaunch* l) {
 void Daemon::Launch(const std::vector<std::string>& keys) {
   std::vector<PendingLaunch> ls;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     for (const std::string& key : keys) {
       PendingLaunch l;
       l.key = key;
@@ -1853,7 +1853,7 @@ void Daemon::Launch(const std::vector<std::string>& keys) {
       // Nothing may start that the journal does not know: try again later.
       for (const PendingLaunch& l : ls) {
         const std::string& key = l.key;
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<std::mutex> lock(mu());
         auto it = wl_.find(key);
         if (it != wl_.end()) {
           it->second.running = false;
@@ -1893,7 +1893,7 @@ void Daemon::Launch(const std::vector<std::string>& keys) {
     bool stop = false;
     int64_t kill_at = -1;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(mu());
       auto it = wl_.find(key);
       if (it == wl_.end()) continue;
       Wl& w = it->second;
@@ -1988,14 +1988,16 @@ std::string Daemon::PhaseLocked(const std::string& key, const Wl& w) const {
 }
 
 Redactor Daemon::RedactorLocked(const Principal& who) const {
-  auto cq_of = [this](const std::string& key) -> std::string {
+  // The redactor's functions run while the caller holds mu_ (its contract),
+  // later than this function: the analysis cannot follow them there.
+  auto cq_of = [this](const std::string& key) NO_THREAD_SAFETY_ANALYSIS -> std::string {
     if (const core::WorkloadInfo* info = engine_.Find(key); info != nullptr && !info->cluster_queue.empty()) {
       return info->cluster_queue;
     }
     auto it = wl_.find(key);
     return it == wl_.end() ? "" : it->second.cluster_queue;
   };
-  auto is_namespace = [this](std::string_view ns) {
+  auto is_namespace = [this](std::string_view ns) NO_THREAD_SAFETY_ANALYSIS {
     std::string prefix = std::string(ns) + "/";
     auto it = wl_.lower_bound(prefix);
     if (it != wl_.end() && it->first.compare(0, prefix.size(), prefix) == 0) return true;
@@ -2100,14 +2102,14 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
 }
 
 Result<Json> Daemon::GetWorkload(const std::string& key, const Principal& who) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   auto it = wl_.find(key);
   if (it == wl_.end()) return NotFound("workload " + key + " not found");
   return WorkloadJsonLocked(key, it->second, RedactorLocked(who));
 }
 
 Json Daemon::ListWorkloads(const ListFilter& f, const Principal& who) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   const Redactor red = RedactorLocked(who);
   Json items = Json::array();
   for (const auto& [key, w] : wl_) {
@@ -2135,7 +2137,7 @@ Json Daemon::ListWorkloads(const ListFilter& f, const Principal& who) const {
 }
 
 Result<Json> Daemon::Why(const std::string& key, const Principal& who) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   const Redactor red = RedactorLocked(who);
   auto it = wl_.find(key);
   if (it == wl_.end()) return NotFound("workload " + key + " not found");
@@ -2160,7 +2162,7 @@ Json Daemon::LocalQueues(const std::optional<std::set<std::string>>& namespaces)
 Json Daemon::Cohorts() const { return loop_.CohortsJson(); }
 
 Json Daemon::Nodes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   std::map<std::string, int> models;
   int used = 0;
   for (size_t i = 0; i < gpus_.size(); ++i) {
@@ -2214,7 +2216,7 @@ int FakeUtil(const std::string& owner, int64_t now_ms) {
 }  // namespace
 
 Json Daemon::Gpus(const Principal& who) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   Json items = Json::array();
   int64_t now = WallMs();
   // The MIG instances in use, by the UUID of their GPU, from the placements
@@ -2297,7 +2299,7 @@ Json Daemon::Gpus(const Principal& who) const {
 }
 
 std::optional<int32_t> Daemon::PriorityClassValue(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   for (const core::PriorityClassSpec& p : engine_.config().priority_classes) {
     if (p.name == name) return p.value;
   }
@@ -2305,7 +2307,7 @@ std::optional<int32_t> Daemon::PriorityClassValue(const std::string& name) const
 }
 
 Json Daemon::Config(const Principal& who) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   Json objs = Json::array();
   std::string text;
   for (const auto& [k, o] : docs_) {
@@ -2327,7 +2329,7 @@ Json Daemon::Config(const Principal& who) const {
 Result<std::string> Daemon::Logs(const std::string& key, const std::string& pod, int64_t tail_bytes) const {
   std::vector<std::string> pods;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu());
     auto it = wl_.find(key);
     if (it == wl_.end()) return NotFound("workload " + key + " not found");
     for (const auto& p : it->second.pods) pods.push_back(p.rp.pod);
@@ -2363,7 +2365,7 @@ Result<std::string> Daemon::Logs(const std::string& key, const std::string& pod,
 
 std::string Daemon::Metrics() const {
   PromWriter pw;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu());
   loop_.MetricsLocked(&pw);  // Kueue's names and the engine's
 
   // DCGM-exporter-style GPU telemetry, by pod. Each family's samples are

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "base/thread_annotations.h"
 #include "core/engine.h"
 #include "loop/control_loop.h"
 #include "manifest/manifest.h"
@@ -194,7 +195,7 @@ class Daemon : public Service, private loop::Backend {
   Result<Json> ApplyObjects(std::vector<manifest::ManifestObject> objects, const Principal& who,
                             const std::map<std::string, std::string>* files);
 
-  int64_t NowLocked() { return loop_.NowLocked(); }
+  int64_t NowLocked() REQUIRES(loop_.mu()) { return loop_.NowLocked(); }
   void Wake() { loop_.Wake(); }
 
   // ---- loop::Backend: one pass of the control loop ---------------------------
@@ -203,11 +204,12 @@ class Daemon : public Service, private loop::Backend {
   // CycleDoneLocked: retention, launches left from recovery. Flush: the
   // journal append, then stops and launches, then a snapshot when due.
   bool Poll(int64_t now) override;
-  void SyncLocked(core::Engine& engine, int64_t now) override;
-  bool SkipEvictionLocked(const core::Eviction& e, int64_t now) override;
-  void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override;
-  void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override;
-  void CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) override;
+  void SyncLocked(core::Engine& engine, int64_t now) override REQUIRES(loop_.mu());
+  bool SkipEvictionLocked(const core::Eviction& e, int64_t now) override REQUIRES(loop_.mu());
+  void OnAdmittedLocked(const core::WorkloadInfo& info, int64_t now) override REQUIRES(loop_.mu());
+  void OnEvictedLocked(const core::Eviction& e, const core::WorkloadInfo* victim, int64_t now) override
+      REQUIRES(loop_.mu());
+  void CycleDoneLocked(core::Engine& engine, int64_t now, bool full_pass) override REQUIRES(loop_.mu());
   void Flush(int64_t now) override;
   // What one pass gathered and decided (loop thread only).
   struct PassState {
@@ -219,7 +221,8 @@ class Daemon : public Service, private loop::Backend {
   PassState pass_;
 
   void HandleExitsLocked(const std::vector<runtime::Exit>& exits, int64_t now,
-                         std::vector<store::Record>* recs, std::vector<std::string>* launch);
+                         std::vector<store::Record>* recs, std::vector<std::string>* launch)
+      REQUIRES(loop_.mu());
   // One workload being launched by Launch (below).
   struct PendingLaunch {
     std::string key;
@@ -231,7 +234,7 @@ class Daemon : public Service, private loop::Backend {
   };
   // Claims an admitted workload for launch and builds its LaunchSpec and
   // Starting record; false when there is nothing to launch. REQUIRES mu_.
-  bool PrepareLaunchLocked(const std::string& key, PendingLaunch* l);
+  bool PrepareLaunchLocked(const std::string& key, PendingLaunch* l) REQUIRES(loop_.mu());
   // Starts the pods of these workloads: their Starting records in one journal
   // commit before any fork, their Started records in one commit after.
   void Launch(const std::vector<std::string>& keys);
@@ -244,21 +247,21 @@ class Daemon : public Service, private loop::Backend {
   void RemoveOwnDirectoriesOf(const std::string& key);
   void MaybeSnapshot(bool force);
   Status AppendAndApply(std::vector<store::Record> recs);
-  void ApplyToModelLocked(const store::Record& r);
+  void ApplyToModelLocked(const store::Record& r) REQUIRES(loop_.mu());
   void FinishLocked(const std::string& key, Wl& w, int64_t now, int exit_code, const std::string& phase,
-                    std::vector<store::Record>* recs);
-  void ReleaseGpusLocked(Wl& w);
-  void ClaimGpuLocked(int gpu, const std::string& owner);
-  std::vector<int> AssignGpusLocked(int count, const std::string& owner);
+                    std::vector<store::Record>* recs) REQUIRES(loop_.mu());
+  void ReleaseGpusLocked(Wl& w) REQUIRES(loop_.mu());
+  void ClaimGpuLocked(int gpu, const std::string& owner) REQUIRES(loop_.mu());
+  std::vector<int> AssignGpusLocked(int count, const std::string& owner) REQUIRES(loop_.mu());
   // Fills a pod's devices, GPU indices (taking ownership) and slice limits
   // from the engine's placement.
-  void ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::string& owner, runtime::PodLaunch* pl,
-                            Pod* pod);
+  void ApplyPlacementLocked(const core::PodPlacementInfo& pp, const std::string& owner,
+                            runtime::PodLaunch* pl, Pod* pod) REQUIRES(loop_.mu());
   // Removes a workload that reached a final state from the engine (its
   // quota released, its slot freed); the daemon keeps its record.
-  void DropFromEngineLocked(const std::string& key, int64_t now);
+  void DropFromEngineLocked(const std::string& key, int64_t now) REQUIRES(loop_.mu());
   // Deletes the records of workloads finished longer than the retention ago.
-  void CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs);
+  void CollectFinishedLocked(int64_t now, std::vector<store::Record>* recs) REQUIRES(loop_.mu());
   int64_t last_collect_ms_ = 0;
   // The WorkloadStarted record of `w`'s pods (`recovered`: found after a crash).
   static store::Record StartedRecord(const std::string& key, const Wl& w, bool recovered);
@@ -269,23 +272,25 @@ class Daemon : public Service, private loop::Backend {
   static void RestoreFinalStatus(const journal::FinalStatus& f, Wl* w);
   // Keeps an admitted workload's admission held in the engine while its pods
   // stop, as an evicting workload (the daemon's own, unreported eviction).
-  void HoldAdmissionLocked(const std::string& key, Wl& w, int64_t now);
+  void HoldAdmissionLocked(const std::string& key, Wl& w, int64_t now) REQUIRES(loop_.mu());
   // The pods of a cancelled (Terminating) workload are all gone: release its
   // admission and journal it Cancelled.
-  void CompleteCancelLocked(const std::string& key, Wl& w, int64_t now, std::vector<store::Record>* recs);
+  void CompleteCancelLocked(const std::string& key, Wl& w, int64_t now, std::vector<store::Record>* recs)
+      REQUIRES(loop_.mu());
   static std::string NewStartId();
   // True when $ARTEL_FAILPOINT names `name` (crash tests; docs/daemon.md).
   static bool Failpoint(const char* name);
-  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object()) {
+  void EmitLocked(const std::string& type, const std::string& key, Json extra = Json::object())
+      REQUIRES(loop_.mu()) {
     loop_.EmitLocked(type, key, std::move(extra));
   }
-  Json WorkloadJsonLocked(const std::string& key, const Wl& w, const Redactor& r) const;
+  Json WorkloadJsonLocked(const std::string& key, const Wl& w, const Redactor& r) const REQUIRES(loop_.mu());
   // The redactor for `who` over the current state. REQUIRES: mu_ held while
   // it is used.
-  Redactor RedactorLocked(const Principal& who) const;
-  std::string PhaseLocked(const std::string& key, const Wl& w) const;
+  Redactor RedactorLocked(const Principal& who) const REQUIRES(loop_.mu());
+  std::string PhaseLocked(const std::string& key, const Wl& w) const REQUIRES(loop_.mu());
   using Docs = std::map<std::string, manifest::ManifestObject>;  // by ManifestObject::key()
-  Status ConfigureFromDocsLocked(const Docs& docs, core::Config* out) const;
+  Status ConfigureFromDocsLocked(const Docs& docs, core::Config* out) const REQUIRES(loop_.mu());
   static std::string DocsToText(const Docs& docs);
 
   DaemonOptions options_;
@@ -294,7 +299,8 @@ class Daemon : public Service, private loop::Backend {
   // mu_ below are the loop's), the cadence, metrics and watch events.
   loop::ControlLoop loop_;
   core::Engine& engine_;
-  std::mutex& mu_;
+  // The loop's mutex (guards engine_ and the state below that says so).
+  std::mutex& mu() const RETURN_CAPABILITY(loop_.mu()) { return loop_.mu(); }
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<runtime::LocalRuntime> runtime_;
   std::unique_ptr<runtime::GpuDiscovery> discovery_;
@@ -303,40 +309,46 @@ class Daemon : public Service, private loop::Backend {
   // Pod users and the workloads' own directories (docs/daemon.md).
   std::unique_ptr<PodUsers> pod_users_;
   std::string work_dir_;
-  std::vector<std::string> logs_to_remove_;  // workloads deleted by retention, logs still on disk (mu_)
+  std::vector<std::string> logs_to_remove_
+      GUARDED_BY(loop_.mu());  // workloads deleted by retention, logs still on disk (mu_)
 
   // Held shared by every journal append + model update, exclusively by a
   // snapshot, so that a snapshot's `upto_seq` matches the model exactly.
   mutable std::shared_mutex journal_mu_;
-  uint64_t records_since_snapshot_ = 0;  // guarded by mu_
+  uint64_t records_since_snapshot_ GUARDED_BY(loop_.mu()) = 0;  // guarded by mu_
 
   std::mutex apply_mu_;  // serializes ApplyObjects; taken before journal_mu_ and mu_
-  std::map<std::string, Wl> wl_;
-  std::set<std::string> inflight_;
+  std::map<std::string, Wl> wl_ GUARDED_BY(loop_.mu());
+  std::set<std::string> inflight_ GUARDED_BY(loop_.mu());
   // Submit's halves. PrepareSubmitLocked runs the checks, names the workload
   // and reserves the name in inflight_; FinishSubmitLocked takes the durable
   // record and folds it into the model and the engine. REQUIRE mu_ (and
   // journal_mu_ shared across both, with the append between them).
-  Result<std::string> PrepareSubmitLocked(core::WorkloadSpec* spec, const std::string& generate_name);
-  Result<Json> FinishSubmitLocked(store::Record r, core::WorkloadSpec spec, const std::string& user);
+  Result<std::string> PrepareSubmitLocked(core::WorkloadSpec* spec, const std::string& generate_name)
+      REQUIRES(loop_.mu());
+  Result<Json> FinishSubmitLocked(store::Record r, core::WorkloadSpec spec, const std::string& user)
+      REQUIRES(loop_.mu());
   Docs docs_;                                // "Kind/ns/name" -> the applied object
   std::map<std::string, std::string> file_managed_;  // "Kind/ns/name" -> startup manifest file
-  journal::Model model_;                             // the journal, reduced per workload (the snapshot form)
+  journal::Model model_ GUARDED_BY(loop_.mu());      // the journal, reduced per workload (the snapshot form)
   std::vector<runtime::GpuInfo> gpus_;
-  std::vector<std::string> gpu_owner_;  // "ns/name/pod" shown for the GPU, or empty when free
-  std::vector<std::vector<std::string>> gpu_users_;  // every pod on the GPU (memory shares)
+  std::vector<std::string> gpu_owner_
+      GUARDED_BY(loop_.mu());  // "ns/name/pod" shown for the GPU, or empty when free
+  std::vector<std::vector<std::string>> gpu_users_
+      GUARDED_BY(loop_.mu());  // every pod on the GPU (memory shares)
   // The host's node pools (placement nodes) and, per host GPU, its pool's
   // node name; flavors that match no pool, with why (after each Configure).
   std::vector<HostPool> pools_;
   std::vector<std::string> gpu_node_;
-  void CheckFlavorsLocked();  // recomputes the loop's flavors without nodes and logs each as a warning
+  void CheckFlavorsLocked()
+      REQUIRES(loop_.mu());  // recomputes the loop's flavors without nodes and logs each as a warning
   // Maps a journaled placement's pods to this start's node pools by their
   // GPUs' UUIDs (a pod without GPUs by pool name; a placement journaled
   // before pools by the old one-node GPU order) and rewrites node and GPU
   // indices; false when that is impossible (the workload is placed again).
   bool PlacementMatchesPoolsLocked(const journal::JournaledPlacement& placement,
-                                   core::placement::Placement* p) const;
-  std::set<std::string> pending_launch_;
+                                   core::placement::Placement* p) const REQUIRES(loop_.mu());
+  std::set<std::string> pending_launch_ GUARDED_BY(loop_.mu());
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> shut_down_{false};

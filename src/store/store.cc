@@ -18,15 +18,17 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
-#include <ctime>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <mutex>
 #include <utility>
+
+#include "base/thread_annotations.h"
 
 namespace artel::store {
 
@@ -243,7 +245,8 @@ class SqliteStore final : public Store {
     if (lock_fd_ >= 0) close(lock_fd_);  // Releases the flock.
   }
 
-  Status Init() {
+  // Before the store is shared: no lock needed.
+  Status Init() NO_THREAD_SAFETY_ANALYSIS {
     int version = 0;
     if (Status s = Migrate(db_.get(), &version); !s.ok()) return s;
     schema_version_ = version;
@@ -333,9 +336,9 @@ class SqliteStore final : public Store {
     }
     Writer w;
     w.records = records;
-    std::unique_lock<std::mutex> lock(mu_);
+    base::UniqueLock lock(mu_);
     writers_.push_back(&w);
-    while (!w.done && &w != writers_.front()) w.cv.wait(lock);
+    while (!w.done && &w != writers_.front()) w.cv.wait(lock.get());
     if (!w.done) {
       // Leader: take a group from the head of the queue (always including
       // this writer) and commit it with the queue unlocked.
@@ -371,7 +374,7 @@ class SqliteStore final : public Store {
     for (Writer* x : group) x->status = s;
   }
 
-  Status CommitGroupLocked(const std::vector<Writer*>& group) {
+  Status CommitGroupLocked(const std::vector<Writer*>& group) REQUIRES(db_mu_) {
     if (!sticky_.ok()) return sticky_;
     sqlite3* db = db_.get();
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
@@ -417,11 +420,11 @@ class SqliteStore final : public Store {
   // After an I/O error the state of the file is uncertain (a failed fsync
   // may have dropped pages), so every later write fails too until the store
   // is reopened and recovers from what is really on disk.
-  void NoteSticky(const Status& s) {
+  void NoteSticky(const Status& s) REQUIRES(db_mu_) {
     if (IsStickyError(sqlite3_extended_errcode(db_.get()))) sticky_ = s;
   }
 
-  Status WriteSnapshotLocked(const Snapshot& snapshot) {
+  Status WriteSnapshotLocked(const Snapshot& snapshot) REQUIRES(db_mu_) {
     sqlite3* db = db_.get();
     auto ins = Prepare(db, "INSERT OR REPLACE INTO snapshots (upto_seq, state) VALUES (?, ?)");
     if (!ins.ok()) return ins.status();
@@ -439,7 +442,7 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  Result<Recovered> RecoverLocked() {
+  Result<Recovered> RecoverLocked() REQUIRES(db_mu_) {
     sqlite3* db = db_.get();
     Recovered out;
     out.schema_version = schema_version_;
@@ -481,14 +484,14 @@ class SqliteStore final : public Store {
 
   // Queue of appenders; the front one is the current (or next) leader.
   std::mutex mu_;
-  std::deque<Writer*> writers_;
+  std::deque<Writer*> writers_ GUARDED_BY(mu_);
 
   // Serialises every use of `db_` (the leader's commit, snapshots, recovery).
   std::mutex db_mu_;
-  Db db_;
-  Stmt insert_;
-  Status sticky_;              // guarded by db_mu_
-  uint64_t snapshot_seq_ = 0;  // guarded by db_mu_
+  Db db_ GUARDED_BY(db_mu_);
+  Stmt insert_ GUARDED_BY(db_mu_);
+  Status sticky_ GUARDED_BY(db_mu_);
+  uint64_t snapshot_seq_ GUARDED_BY(db_mu_) = 0;
   int schema_version_ = 0;
   std::atomic<uint64_t> last_seq_{0};
 

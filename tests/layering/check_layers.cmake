@@ -14,14 +14,15 @@ endif()
 set(allowed_core     core)
 set(allowed_manifest core manifest)
 set(allowed_api      core manifest api)
-set(allowed_store    core store)
-set(allowed_runtime  core runtime)
+set(allowed_base     base)
+set(allowed_store    core base store)
+set(allowed_runtime  core base runtime)
 set(allowed_cuda_shim cuda_shim)
 set(allowed_sim      core manifest sim)
-set(allowed_loop     core loop server:auth.h server:log.h server:prom.h server:redact.h server:service.h)
-set(allowed_kube     core manifest api loop kube server:auth.h server:log.h server:prom.h server:redact.h
+set(allowed_loop     core base loop server:auth.h server:log.h server:prom.h server:redact.h server:service.h)
+set(allowed_kube     core base manifest api loop kube server:auth.h server:log.h server:prom.h server:redact.h
                      server:service.h)
-set(allowed_server   core manifest api store runtime loop server kube)
+set(allowed_server   core base manifest api store runtime loop server kube)
 set(allowed_cli      core manifest api sim runtime cli server:config.h server:inventory.h)
 
 # src/core is pure: no I/O, threads, clocks, randomness or platform calls.
