@@ -253,8 +253,8 @@ class ClusterImpl {
       if (t.name == spec.name) return AlreadyExists("topology " + spec.name + " already exists");
     }
     Topo t;
-    t.name = spec.name;
-    t.levels = spec.levels;
+    t.name = std::move(spec.name);
+    t.levels = std::move(spec.levels);
     size_t L = t.levels.size();
     t.node_domain.resize(L);
     t.domain_pods.resize(L);
