@@ -761,39 +761,12 @@ int64_t EngineImpl::BulkPark() {
       }
       total += n;
     }
+    // One active ClusterQueue left in the tree: its heads meet no head of
+    // another queue of the tree in any cycle, so the leading heads that
+    // cannot fit are parked one by one here, each without an examination.
+    // (Queues of other trees share nothing with it but ResourceQuota, which
+    // moving its later heads to earlier cycles could make them compete for.)
     if (any_resource_quota) continue;
-    if (opts.multi_admission) {
-      // Each queue's leading heads that cannot fit are parked here, each
-      // without an examination, and the cycles they would have taken one by
-      // one are kept: the queue's next head waits for its cycle
-      // (CqRt::due_round), so the heads of the tree's queues meet in the
-      // same cycles as one by one. A failing head changes nothing but its
-      // own reason when its queue may reclaim; with reclaimWithinCohort
-      // Never it holds back part of its request for its cycle, which
-      // matters only when another queue of the tree has heads.
-      int32_t active = 0;
-      for (int32_t c : members) {
-        if (!cqs[c].held && ActiveQueued(cqs[c]) > 0) ++active;
-      }
-      for (int32_t c : members) {
-        CqRt& cq = cqs[c];
-        if (cq.held || ActiveQueued(cq) == 0 || cq.sticky != kNoWl || HeadDelayed(cq)) continue;
-        if (active > 1 && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny)
-          continue;
-        const int32_t k = SkipFailingHeads(c, root);
-        if (k == 0) continue;
-        cq.due_call = sched_call;
-        cq.due_round = round_index + k;
-        total += k;
-      }
-      continue;
-    }
-    // One Kueue cycle per call (multi_admission off): with one active
-    // ClusterQueue left in the tree, its heads meet no head of another queue
-    // of the tree in any cycle, so the leading heads that cannot fit are
-    // parked one by one here, each without an examination. (Queues of other
-    // trees share nothing with it but ResourceQuota, which moving its later
-    // heads to earlier cycles could make them compete for.)
     int32_t only = -1;
     for (int32_t c : members) {
       if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;
@@ -803,41 +776,37 @@ int64_t EngineImpl::BulkPark() {
       }
       only = c;
     }
-    if (only < 0 || cqs[only].sticky != kNoWl) continue;
-    total += SkipFailingHeads(only, root);
+    if (only < 0) continue;
+    CqRt& cq = cqs[only];
+    if (cq.sticky != kNoWl) continue;
+    std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
+    caps.clear();
+    for (;;) {
+      const WlId h = Head(only);
+      if (h == kNoWl) break;
+      Wl& w = wls[h];
+      bool fails = false;
+      for (const auto& [res, a] : w.min_req) {
+        Amount cap = -1;
+        for (const auto& [r, v] : caps) {
+          if (r == res) cap = v;
+        }
+        if (cap < 0) {
+          cap = BulkCap(only, res);
+          caps.emplace_back(res, cap);
+        }
+        if (a > cap) {
+          fails = true;
+          break;
+        }
+      }
+      if (!fails) break;
+      SoftPark(h, root);
+      w.reason_stale = true;
+      ++total;
+    }
   }
   return total;
-}
-
-int32_t EngineImpl::SkipFailingHeads(int32_t c, int32_t root) {
-  std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
-  caps.clear();
-  int32_t skipped = 0;
-  for (;;) {
-    const WlId h = Head(c);
-    if (h == kNoWl) break;
-    Wl& w = wls[h];
-    bool fails = false;
-    for (const auto& [res, a] : w.min_req) {
-      Amount cap = -1;
-      for (const auto& [r, v] : caps) {
-        if (r == res) cap = v;
-      }
-      if (cap < 0) {
-        cap = BulkCap(c, res);
-        caps.emplace_back(res, cap);
-      }
-      if (a > cap) {
-        fails = true;
-        break;
-      }
-    }
-    if (!fails) break;
-    SoftPark(h, root);
-    w.reason_stale = true;
-    ++skipped;
-  }
-  return skipped;
 }
 
 bool EngineImpl::ReasonStale(WlId id) const {
@@ -1759,17 +1728,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   // Queues none of whose workloads can be admitted are parked at once.
   const int64_t bulk = BulkPark();
   result->decisions += bulk;
-  // Some queue's next head waits for a later cycle (skipped heads take the
-  // cycles before it): the call goes on until then.
-  bool delayed = false;
-  int64_t next_due = std::numeric_limits<int64_t>::max();
   for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
-    if (HeadDelayed(cqs[c])) {
-      delayed = true;
-      next_due = std::min(next_due, cqs[c].due_round);
-      continue;
-    }
     WlId h = Head(c);
     if (h == kNoWl) continue;
     wls[h].reason_stamp = bulk_counter;
@@ -1785,16 +1745,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     wls[h].delay_held = protect_delay;
     if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
-  if (n == 0) {
-    // No head in this cycle nor in those up to the next due one: the
-    // one-by-one cycles in between only try heads skipped above.
-    if (delayed) {
-      round_index = next_due;
-      return true;
-    }
-    ++round_index;
-    return bulk > 0;
-  }
+  if (n == 0) return bulk > 0;
   struct Live {
     std::vector<Entry>& v;
     size_t n;
@@ -2134,8 +2085,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   // The cycle-only usage is gone: the tree is back to the committed state.
   for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
   overlay_gen = 0;
-  ++round_index;
-  return changed || bulk > 0 || delayed;
+  return changed || bulk > 0;
 }
 
 void EngineImpl::SetStrictFifoReasons() {
@@ -2738,8 +2688,6 @@ CycleResult Engine::Schedule(Time now) {
   }
   if (!result.evictions.empty()) result.changed = true;
   if (e.opts.multi_admission) {
-    ++e.sched_call;
-    e.round_index = 0;
     while (result.rounds < e.opts.max_rounds) {
       bool changed = e.RunRound(now, &result, false);
       result.rounds++;

@@ -281,12 +281,6 @@ struct CqRt {
   uint64_t bulk_epoch = 0;
   uint64_t bulk_seq = 0;
   uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
-  // Heads skipped by BulkPark in `Schedule` call `due_call` (EngineImpl::
-  // sched_call): the cycles before `due_round` (EngineImpl::round_index)
-  // are those the skipped heads would have taken one by one, so its next
-  // head is nominated in cycle `due_round`, not before.
-  uint64_t due_call = 0;
-  int64_t due_round = 0;
   // Per resource id: the least amount each queued workload can be admitted
   // with (Wl::min_req); a queued workload missing from a set requests none.
   std::vector<std::multiset<Amount>> min_req;
@@ -392,10 +386,6 @@ class EngineImpl {
   uint64_t bulk_counter = 0;     // CqRt::bulk_stamp, Wl::reason_stamp
   bool any_resource_quota = false;  // the configuration has ResourceQuotas
   std::vector<std::pair<int32_t, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
-  // Multi-admission `Schedule` calls so far, and the cycle of the current
-  // one counted as the one-by-one cycles would count it (CqRt::due_round).
-  uint64_t sched_call = 0;
-  int64_t round_index = 0;
   std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
@@ -476,14 +466,6 @@ class EngineImpl {
   // True when no workload queued in ClusterQueue `c` could be admitted or
   // preempt for in the current state, nor in any tighter one.
   bool AllQueuedFail(int32_t c) const;
-  // True while ClusterQueue `c`'s next head waits for the cycle its skipped
-  // heads would have taken (CqRt::due_round).
-  bool HeadDelayed(const CqRt& cq) const {
-    return cq.due_call == sched_call && cq.due_round > round_index && !cq.held && ActiveQueued(cq) > 0;
-  }
-  // Parks the leading heads of ClusterQueue `c` (in tree `root`) that fail
-  // BulkPark's bound, without examining them; returns how many.
-  int32_t SkipFailingHeads(int32_t c, int32_t root);
   // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
   Amount BulkCap(int32_t c, int32_t res) const;
   // True when the pending reason of `id` predates a bulk park that covered it.
