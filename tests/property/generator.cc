@@ -190,6 +190,90 @@ Scenario GenerateScenario(uint64_t seed, const GenOptions& o) {
   return s;
 }
 
+Scenario GenerateDeepQueueScenario(uint64_t seed) {
+  Rng rng(seed);
+  Scenario s;
+  Config& c = s.config;
+  c.flavors.push_back({"f0"});
+  std::vector<std::string> resources = {"gpu"};
+  if (rng.Chance(30)) resources.push_back("cpu");
+  CohortSpec co;
+  co.name = "co";
+  c.cohorts.push_back(co);
+  const int num_cqs = static_cast<int>(rng.Uniform(2, 5));
+  for (int i = 0; i < num_cqs; ++i) {
+    ClusterQueueSpec q;
+    q.name = "cq" + std::to_string(i);
+    if (!rng.Chance(10)) q.cohort = co.name;
+    q.namespace_selector = core::LabelSelector{};
+    ResourceGroupSpec g;
+    g.covered_resources = resources;
+    FlavorQuotasSpec fq;
+    fq.flavor = "f0";
+    for (const auto& r : resources) {
+      ResourceQuotaSpec rq;
+      rq.name = r;
+      rq.nominal = rng.Uniform(0, 4) * kUnit;
+      if (r == "cpu") rq.nominal *= 4;
+      fq.resources.push_back(rq);
+    }
+    g.flavors.push_back(fq);
+    q.resource_groups.push_back(g);
+    q.queueing_strategy = core::QueueingStrategy::kBestEffortFIFO;
+    q.preemption.within_cluster_queue = core::WithinClusterQueuePolicy::kNever;
+    const int64_t roll = rng.Uniform(0, 99);
+    q.preemption.reclaim_within_cohort = roll < 75   ? core::ReclaimWithinCohortPolicy::kAny
+                                         : roll < 90 ? core::ReclaimWithinCohortPolicy::kNever
+                                                     : core::ReclaimWithinCohortPolicy::kLowerPriority;
+    c.cluster_queues.push_back(q);
+    const int lqs = rng.Chance(20) ? 2 : 1;
+    for (int l = 0; l < lqs; ++l) {
+      core::LocalQueueSpec lq;
+      lq.ns = "ns" + std::to_string(i);
+      lq.name = "lq" + std::to_string(l);
+      lq.cluster_queue = q.name;
+      c.local_queues.push_back(lq);
+    }
+  }
+  const int batches = static_cast<int>(rng.Uniform(4, 24));
+  core::Time t = 0;
+  int serial = 0;
+  for (int b = 0; b < batches; ++b) {
+    Batch batch;
+    t += rng.Uniform(1, 3) * 1000;
+    batch.at = t;
+    const int n = static_cast<int>(b == 0 ? rng.Uniform(10, 40) : rng.Uniform(1, 8));
+    for (int e = 0; e < n; ++e) {
+      Event ev;
+      if (b == 0 || rng.Chance(55)) {
+        ev.kind = Event::Kind::kSubmit;
+        WorkloadSpec& w = ev.spec;
+        const auto& lq = c.local_queues[static_cast<size_t>(
+            rng.Uniform(0, static_cast<int64_t>(c.local_queues.size()) - 1))];
+        w.ns = lq.ns;
+        w.queue = lq.name;
+        w.name = "w" + std::to_string(serial++);
+        w.priority = rng.Chance(15) ? 100 : 0;
+        core::PodSetSpec ps;
+        ps.name = "main";
+        // Mostly one pod of one unit; some wide ones that rarely fit.
+        const int64_t size = rng.Uniform(0, 99);
+        ps.count = size < 60 ? 1 : size < 80 ? 2 : size < 92 ? 4 : 8;
+        if (ps.count > 1 && rng.Chance(15)) ps.min_count = static_cast<int32_t>(rng.Uniform(1, ps.count));
+        ps.requests["gpu"] = rng.Chance(10) ? kUnit / 2 : kUnit;
+        if (resources.size() > 1 && rng.Chance(70)) ps.requests["cpu"] = rng.Uniform(1, 4) * kUnit;
+        w.pod_sets.push_back(ps);
+      } else {
+        ev.kind = rng.Chance(90) ? Event::Kind::kFinish : Event::Kind::kCancel;
+        ev.pick = static_cast<uint32_t>(rng.Next() & 0xffff);
+      }
+      batch.events.push_back(ev);
+    }
+    s.batches.push_back(batch);
+  }
+  return s;
+}
+
 namespace {
 
 std::string Q(Amount a) {

@@ -77,6 +77,15 @@ struct Scenario {
 
 Scenario GenerateScenario(uint64_t seed, const GenOptions& options = {});
 
+// Deep queues (issue 17): one cohort of 2-5 BestEffortFIFO ClusterQueues
+// with small quotas and unlimited borrowing, mostly `reclaimWithinCohort:
+// Any` (some Never or LowerPriority), withinClusterQueue Never, one flavor
+// over one or two resources, and long streams of workloads of mixed sizes
+// (mostly small, some larger than a queue's quota, a few with minCount) of
+// which only some fit, with frequent finishes: many heads that cannot fit
+// stand before ones that can, at every release.
+Scenario GenerateDeepQueueScenario(uint64_t seed);
+
 // A compact, human-readable dump (for failure messages and bug reports).
 std::string Describe(const core::Config& config);
 std::string Describe(const Scenario& scenario);
