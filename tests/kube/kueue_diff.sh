@@ -33,7 +33,7 @@ BIN=${ARTEL_K8S_BIN:-$root/build-k8s/bin}
 KBIN=${ARTEL_KUEUE_BIN:-$BIN}
 ARTELD=${ARTELD:-$root/build/bin/arteld}
 DRIVER=${KUEUE_DIFF:-$root/build/bin/kueue_diff}
-sides=kueue,artel jobs=4 settle=400 known="" out="" paths=()
+sides=kueue,artel jobs=4 settle="" known="" out="" paths=()
 while (($#)); do
   case $1 in
     --sides) sides=$2; shift ;;
@@ -63,7 +63,7 @@ done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-cluster="" ctl_pid=""
+cluster="" ctl_pid="" driver_pids=()
 stop_pid() {
   local pid=$1
   [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
@@ -72,6 +72,9 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 cleanup() {
+  local p
+  for p in "${driver_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  driver_pids=()
   stop_pid "$ctl_pid"; ctl_pid=""
   if [[ -n $cluster ]]; then
     ARTEL_K8S_BIN=$BIN "$root/scripts/k8s-up.sh" stop "$cluster" >/dev/null 2>&1 || true
@@ -108,14 +111,21 @@ start_controller() {  # side log [arteld flags...]
   wait_log "$log" "$ready" 120 "$ctl_pid" || { tail -20 "$log" >&2; die "[$side] the controller did not start ($log)"; }
 }
 
+# The quiet interval that counts as settled: longer than the controller's
+# own batching. Kueue requeues inadmissible Workloads in batches of 1 s
+# (pkg/cache/queue/inadmissible_workloads.go, requeueBatchPeriod), so 1.5 s
+# there; arteld schedules on every change (debounced), 0.8 s.
+settle_for() { if [[ -n $settle ]]; then echo "$settle"; elif [[ $1 == kueue ]]; then echo 1500; else echo 800; fi; }
+
 run_driver() {  # side fair-sharing-mode out-file
-  local side=$1 mode=$2 file=$3 i pids=() rc=0
+  local side=$1 mode=$2 file=$3 i p
   for ((i = 0; i < jobs; i++)); do
-    "$DRIVER" --kubeconfig "$cluster/kubeconfig" --prefix "${side:0:1}${mode:0:2}" --settle-ms "$settle" \
+    "$DRIVER" --kubeconfig "$cluster/kubeconfig" --prefix "${side:0:1}${mode:0:2}" --settle-ms "$(settle_for "$side")" \
       --fair-sharing "$mode" --shard "$i/$jobs" "${paths[@]}" >"$file.$i" 2>&1 &
-    pids+=($!)
+    driver_pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  for p in "${driver_pids[@]}"; do wait "$p" || true; done
+  driver_pids=()
   cat "$file".[0-9]* | { grep -v '^kueue_diff:' || true; } >"$file"
   rm -f "$file".[0-9]*
   return 0
