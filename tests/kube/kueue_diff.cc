@@ -386,6 +386,8 @@ std::string SkipReason(const sim::Scenario& sc, const RawScenario& raw, const st
     if (std::string r = check_objs(objs); !r.empty()) return r;
   if (sc.options.admission_fair_sharing)
     return "admission fair sharing (usage decays on the controller's clock)";
+  if (file_text.find("artel.dev/timeLimits") != std::string::npos)
+    return "Artel's time limits (artel.dev/timeLimits: the controller's clock)";
   if (file_text.find("maximumExecutionTimeSeconds") != std::string::npos)
     return "maximum execution time (the controller's clock)";
   for (const auto& st : sc.steps)

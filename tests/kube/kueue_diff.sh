@@ -17,8 +17,8 @@
 # Verdicts per scenario and side (the driver's): AGREE, DIFFER, ERROR,
 # ENGINE-FAIL, SKIP (not comparable, with the reason). --known FILE lists
 # explained disagreements, one per line: `SIDE FILE::NAME CLASS reason...`
-# (CLASS: deliberate or timing); a DIFFER or ERROR listed there counts as
-# explained. Exit status 0 when every played scenario agrees or is
+# (CLASS: timing, deliberate, bug or open); a DIFFER or ERROR listed there
+# counts as explained, except with class open. Exit status 0 when every played scenario agrees or is
 # explained, 1 otherwise. Files: DIR (default a new /tmp/artel-kueue-diff-*)
 # keeps each side's driver output and controller log; report.txt is the
 # summary.
@@ -171,7 +171,8 @@ unexplained=0
       /^(AGREE|DIFFER|ERROR|ENGINE-FAIL|SKIP) / {
         v = $1; id = $2; sub(/:$/, "", id); id = id "::" $3
         if (v == "DIFFER" || v == "ERROR" || v == "ENGINE-FAIL") {
-          if (id in k) { v = "EXPLAINED-" k[id]; print "  " side " " v " " id }
+          if ((id in k) && k[id] != "open") { v = "EXPLAINED-" k[id]; print "  " side " " v " " id }
+          else if (id in k) { v = "OPEN"; print "  " side " OPEN " $1 " " id; un++ }
           else { print "  " side " UNEXPLAINED " $1 " " id; un++ }
         }
         c[v]++
@@ -180,6 +181,6 @@ unexplained=0
       unexplained=1
   done
 } | tee "$out/report.txt"
-grep -q ' UNEXPLAINED ' "$out/report.txt" && unexplained=1
+grep -q -E ' (UNEXPLAINED|OPEN) ' "$out/report.txt" && unexplained=1
 echo "kueue_diff.sh: details in $out" >&2
 exit "$unexplained"
