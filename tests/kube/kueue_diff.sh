@@ -8,6 +8,7 @@
 #
 #   tests/kube/kueue_diff.sh [--sides kueue,artel] [--jobs N] [--settle-ms MS]
 #                            [--known FILE] [--out DIR] (--list FILE | PATH...)
+#   tests/kube/kueue_diff.sh --report-only --out DIR [--known FILE]   the report of a past run
 #
 # Sides: kueue = Kueue's minimalkueue (its core controllers and scheduler;
 # it has no fair-sharing option, so fair-sharing scenarios are skipped there);
@@ -33,7 +34,7 @@ BIN=${ARTEL_K8S_BIN:-$root/build-k8s/bin}
 KBIN=${ARTEL_KUEUE_BIN:-$BIN}
 ARTELD=${ARTELD:-$root/build/bin/arteld}
 DRIVER=${KUEUE_DIFF:-$root/build/bin/kueue_diff}
-sides=kueue,artel jobs=4 settle="" known="" out="" paths=()
+sides=kueue,artel jobs=4 settle="" known="" out="" paths=() report_only=0
 while (($#)); do
   case $1 in
     --sides) sides=$2; shift ;;
@@ -42,14 +43,15 @@ while (($#)); do
     --known) known=$2; shift ;;
     --out) out=$2; shift ;;
     --list) paths+=(--list "$2"); shift ;;
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --report-only) report_only=1 ;;
+    -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "kueue_diff.sh: unknown option $1" >&2; exit 2 ;;
     *) paths+=("$1") ;;
   esac
   shift
 done
 die() { echo "kueue_diff.sh: $*" >&2; exit 1; }
-((${#paths[@]})) || die "no scenarios (--list FILE or PATH...)"
+((${#paths[@]} || report_only)) || die "no scenarios (--list FILE or PATH...)"
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs: a positive number"
 for b in kube-apiserver etcd kubectl; do
   [[ -x $BIN/$b ]] || die "missing $BIN/$b: run tools/k8s/build.sh (make k8s) or set ARTEL_K8S_BIN"
@@ -134,6 +136,7 @@ run_driver() {  # side fair-sharing-mode out-file
 IFS=, read -r -a side_list <<<"$sides"
 for side in "${side_list[@]}"; do
   [[ $side == kueue || $side == artel ]] || die "unknown side '$side' (kueue, artel)"
+  ((report_only)) && continue
   t0=$(date +%s)
   cluster=$(mktemp -d "${TMPDIR:-/tmp}/artel-kueue-diff-cluster-XXXXXX")
   ARTEL_K8S_BIN=$BIN "$root/scripts/k8s-up.sh" start "$cluster" --owner-pid $$ >"$out/$side-k8s-up.log" 2>&1 ||
