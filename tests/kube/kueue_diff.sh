@@ -128,6 +128,12 @@ run_driver() {  # side fair-sharing-mode out-file
   done
   for p in "${driver_pids[@]}"; do wait "$p" || true; done
   driver_pids=()
+  # A shard that died (a crash, a sanitizer report) has no summary line:
+  # that is an error of its own, so that lost scenarios never pass silently.
+  for ((i = 0; i < jobs; i++)); do
+    grep -q '^kueue_diff:' "$file.$i" ||
+      echo "ERROR shard-$i: driver  (the driver did not finish; see its output: $(tail -3 "$file.$i" | tr '\n' ' '))" >>"$file.$i"
+  done
   cat "$file".[0-9]* | { grep -v '^kueue_diff:' || true; } >"$file"
   rm -f "$file".[0-9]*
   return 0
