@@ -13,7 +13,9 @@
 #   make bench-e2e  submit-to-done against Slurm on this host (bench/e2e_vs_slurm.sh)
 #   make format  clang-format -i over src tests bench
 #   make tidy    clang-tidy over src (uses build/compile_commands.json)
-#   make k8s     only the Kubernetes test control plane (build-k8s/bin; docs/kubernetes.md)
+#   make k8s     only the Kubernetes test control plane and Kueue's minimalkueue (build-k8s/bin;
+#                docs/kubernetes.md)
+#   make kueue-diff  every scenario on real Kueue and on arteld, against `artel test` (docs/semantics.md)
 #   make clean   remove build trees
 
 SHELL := /bin/bash
@@ -57,10 +59,13 @@ deps:
 	@scripts/install-deps.sh
 
 # kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubectl and
-# the harness's Go tools (fake-kubelet, kueue-load), from tools/k8s/go.mod.
+# the harness's Go tools (fake-kubelet, kueue-load), from tools/k8s/go.mod;
+# then real Kueue's minimalkueue (with its runner and checker) from
+# tools/k8s/kueue/go.mod, which the kube test kueue_diff_subset_kueue runs.
 k8s:
 	@scripts/install-deps.sh --k8s
 	tools/k8s/build.sh $(CURDIR)/build-k8s/bin
+	tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin
 
 build: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -125,6 +130,17 @@ bench-kueue:
 	tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin
 	ARTELD=$(CURDIR)/$(BUILD_DIR)/bin/arteld ARTEL_KUEUE_BIN=$(CURDIR)/build-k8s/bin \
 	  bench/kueue_side_by_side.sh $(BENCH_KUEUE_FLAGS)
+
+# The differential run of every scenario (examples/, tests/scenarios/) on real
+# Kueue's minimalkueue and on arteld, against `artel test`'s own result
+# (tests/kube/kueue_diff.sh; docs/semantics.md, "Differential run against
+# real Kueue"). KUEUE_DIFF_FLAGS passes options (e.g. --sides artel, --jobs 2).
+.PHONY: kueue-diff
+kueue-diff: k8s
+	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target arteld kueue_diff
+	ARTELD=$(CURDIR)/$(BUILD_DIR)/bin/arteld KUEUE_DIFF=$(CURDIR)/$(BUILD_DIR)/bin/kueue_diff \
+	  tests/kube/kueue_diff.sh --known tests/kube/kueue_diff_known.txt $(KUEUE_DIFF_FLAGS) examples tests/scenarios
 
 # Submit to done, side by side with Slurm (bench/e2e_vs_slurm.sh; docs/performance.md):
 # installs the bench-only Slurm and munge packages, builds artel and arteld
