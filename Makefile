@@ -65,7 +65,7 @@ deps:
 k8s:
 	@scripts/install-deps.sh --k8s
 	tools/k8s/build.sh $(CURDIR)/build-k8s/bin
-	tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin
+	tools/k8s/build-kueue.sh $(CURDIR)/build-k8s/bin --minimal
 
 build: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release

@@ -18,8 +18,12 @@ mkdir -p "$out"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 cd "$here/kueue"
 pkg=sigs.k8s.io/kueue/test/performance/scheduler
-echo "k8s-tools: go build kueue-minimalkueue, kueue-runner, kueue-checker ($pkg)" >&2
+echo "k8s-tools: go build kueue-minimalkueue${2:+ only}${2:-, kueue-runner, kueue-checker} ($pkg)" >&2
 go build -trimpath -ldflags "-s -w" -o "$out/kueue-minimalkueue" "$pkg/minimalkueue"
-go build -trimpath -ldflags "-s -w" -o "$out/kueue-runner" "$pkg/runner"
-go test -c -trimpath -ldflags "-s -w" -o "$out/kueue-checker" "$pkg/checker"
+# --minimal: only minimalkueue (what `make test`'s differential run needs);
+# the runner and the checker are for `make bench-kueue`.
+if [[ ${2:-} != --minimal ]]; then
+  go build -trimpath -ldflags "-s -w" -o "$out/kueue-runner" "$pkg/runner"
+  go test -c -trimpath -ldflags "-s -w" -o "$out/kueue-checker" "$pkg/checker"
+fi
 go list -m -f '{{.Version}}' sigs.k8s.io/kueue >"$out/KUEUE_VERSION"
