@@ -367,20 +367,6 @@ Status ReadNodeAffinity(const Json& terms, const std::string& p, std::vector<cor
   return Status::Ok();
 }
 
-Json NodeAffinityToJson(const std::vector<core::NodeSelectorTerm>& terms) {
-  Json out = Json::array();
-  for (const auto& t : terms) {
-    Json es = Json::array();
-    for (const auto& r : t.match_expressions) {
-      Json e = {{"key", r.key}, {"operator", r.op}};
-      if (!r.values.empty()) e["values"] = r.values;
-      es.push_back(e);
-    }
-    out.push_back({{"matchExpressions", es}});
-  }
-  return out;
-}
-
 Status ReadMetadata(const Json& j, bool strict, core::WorkloadSpec* spec, std::string* generate_name) {
   auto it = j.find("metadata");
   if (it == j.end() || !it->is_object()) return Invalid("metadata", "is required and must be an object");
@@ -559,6 +545,32 @@ Status ReadPodSet(const Json& ps, const std::string& p, core::PodSetSpec* out) {
 }
 
 }  // namespace
+
+Json NodeAffinityToJson(const std::vector<core::NodeSelectorTerm>& terms) {
+  Json out = Json::array();
+  for (const auto& t : terms) {
+    Json es = Json::array();
+    for (const auto& r : t.match_expressions) {
+      Json e = {{"key", r.key}, {"operator", r.op}};
+      if (!r.values.empty()) e["values"] = r.values;
+      es.push_back(e);
+    }
+    out.push_back({{"matchExpressions", es}});
+  }
+  return out;
+}
+
+Json TolerationsToJson(const std::vector<core::Toleration>& tolerations) {
+  Json ts = Json::array();
+  for (const auto& t : tolerations) {
+    Json tj = {{"operator", t.op}};
+    if (!t.key.empty()) tj["key"] = t.key;
+    if (!t.value.empty()) tj["value"] = t.value;
+    if (!t.effect.empty()) tj["effect"] = t.effect;
+    ts.push_back(tj);
+  }
+  return ts;
+}
 
 bool IsDnsLabel(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
@@ -776,17 +788,7 @@ Json WorkloadSpecToJson(const core::WorkloadSpec& spec) {
     }
     if (!ps.node_selector.empty()) p["nodeSelector"] = ps.node_selector;
     if (!ps.node_affinity.empty()) p["nodeAffinity"] = NodeAffinityToJson(ps.node_affinity);
-    if (!ps.tolerations.empty()) {
-      Json ts = Json::array();
-      for (const auto& t : ps.tolerations) {
-        Json tj = {{"operator", t.op}};
-        if (!t.key.empty()) tj["key"] = t.key;
-        if (!t.value.empty()) tj["value"] = t.value;
-        if (!t.effect.empty()) tj["effect"] = t.effect;
-        ts.push_back(tj);
-      }
-      p["tolerations"] = ts;
-    }
+    if (!ps.tolerations.empty()) p["tolerations"] = TolerationsToJson(ps.tolerations);
     if (!ps.annotations.empty()) p["annotations"] = ps.annotations;
     if (!ps.command.empty()) p["command"] = ps.command;
     if (!ps.env.empty()) p["env"] = ps.env;

@@ -61,6 +61,12 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& j, std::string* genera
 // metadata, spec; no status).
 Json WorkloadSpecToJson(const core::WorkloadSpec& spec);
 
+// A pod set's required node affinity terms as Kubernetes writes them
+// ([{matchExpressions: [{key, operator, values?}]}]), and its tolerations
+// ([{key?, operator, value?, effect?}]).
+Json NodeAffinityToJson(const std::vector<core::NodeSelectorTerm>& terms);
+Json TolerationsToJson(const std::vector<core::Toleration>& tolerations);
+
 // Status -> the API error body {code, message, field?}.
 Json ErrorJson(const Status& s);
 

@@ -541,31 +541,11 @@ class Driver {
                   {"containers",
                    Json::array({{{"name", "c"}, {"image", "busybox"}, {"resources", {{"requests", req}}}}})}};
       if (!ps.node_selector.empty()) pod["nodeSelector"] = ps.node_selector;
-      if (!ps.tolerations.empty()) {
-        Json ts = Json::array();
-        for (const auto& t : ps.tolerations) {
-          Json tj = {{"operator", t.op}};
-          if (!t.key.empty()) tj["key"] = t.key;
-          if (!t.value.empty()) tj["value"] = t.value;
-          if (!t.effect.empty()) tj["effect"] = t.effect;
-          ts.push_back(tj);
-        }
-        pod["tolerations"] = ts;
-      }
+      if (!ps.tolerations.empty()) pod["tolerations"] = api::TolerationsToJson(ps.tolerations);
       if (!ps.node_affinity.empty()) {
-        Json terms = Json::array();
-        for (const auto& term : ps.node_affinity) {
-          Json exprs = Json::array();
-          for (const auto& e : term.match_expressions) {
-            Json ej = {{"key", e.key}, {"operator", e.op}};
-            if (!e.values.empty()) ej["values"] = e.values;
-            exprs.push_back(ej);
-          }
-          terms.push_back({{"matchExpressions", exprs}});
-        }
-        pod["affinity"] = {
-            {"nodeAffinity",
-             {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}};
+        pod["affinity"] = {{"nodeAffinity",
+                            {{"requiredDuringSchedulingIgnoredDuringExecution",
+                              {{"nodeSelectorTerms", api::NodeAffinityToJson(ps.node_affinity)}}}}}};
       }
       Json tmpl = {{"spec", pod}};
       if (!ps.annotations.empty()) tmpl["metadata"] = {{"annotations", ps.annotations}};
