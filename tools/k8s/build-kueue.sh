@@ -18,7 +18,8 @@ mkdir -p "$out"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 cd "$here/kueue"
 pkg=sigs.k8s.io/kueue/test/performance/scheduler
-echo "k8s-tools: go build kueue-minimalkueue${2:+ only}${2:-, kueue-runner, kueue-checker} ($pkg)" >&2
+if [[ ${2:-} == --minimal ]]; then what="kueue-minimalkueue only"; else what="kueue-minimalkueue, kueue-runner, kueue-checker"; fi
+echo "k8s-tools: go build $what ($pkg)" >&2
 go build -trimpath -ldflags "-s -w" -o "$out/kueue-minimalkueue" "$pkg/minimalkueue"
 # --minimal: only minimalkueue (what `make test`'s differential run needs);
 # the runner and the checker are for `make bench-kueue`.
