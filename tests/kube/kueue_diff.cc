@@ -676,6 +676,22 @@ class Driver {
 
   static bool Reserved(const Json& w) { return CondTrue(w, "QuotaReserved") && !CondTrue(w, "Finished"); }
 
+  // Every ClusterQueue's status counts as many reserving Workloads as hold a
+  // reservation in it: its status has caught up with its Workloads.
+  bool CqStatusConsistent(const Observed& o) const {
+    std::map<std::string, int64_t> reserving;
+    for (const auto& [k, w] : o.workloads)
+      if (Reserved(w) && w.contains("status") && w["status"].contains("admission"))
+        ++reserving[names_.Strip(w["status"]["admission"].value("clusterQueue", ""))];
+    for (const auto& [name, q] : o.cqs) {
+      auto it = reserving.find(name);
+      int64_t want = it != reserving.end() ? it->second : 0;
+      int64_t have = q.contains("status") ? q["status"].value("reservingWorkloads", int64_t{0}) : 0;
+      if (have != want) return false;
+    }
+    return true;
+  }
+
   // The job's side of an eviction: clear the quota reservation.
   Result<bool> ClearEvicted(Observed* o) {
     bool acted = false;
@@ -749,7 +765,11 @@ class Driver {
       }
       // A Workload the controller never looks at (behind a StrictFIFO head,
       // say) never gets the condition: then three quiet intervals are enough.
-      if (!acted && now - last_change >= (seen ? 1 : 3) * opt_.settle_ms) {
+      // The same holds for ClusterQueue status that lags the Workloads: a
+      // controller may write it at most once per interval (arteld's
+      // queue_status_interval_ms, 1 s), so a quiet spell alone is not enough.
+      bool consistent = CqStatusConsistent(o);
+      if (!acted && now - last_change >= (seen && consistent ? 1 : 3) * opt_.settle_ms) {
         for (const auto& [k, w] : o.workloads)
           if (Reserved(w) && !admitted_at_.count(k)) {
             admitted_at_[k] = now_;
