@@ -88,6 +88,8 @@ TIDY_CI_FILES := ^$(CURDIR)/src/(core|store|loop)/
 # instead of skipping (tests/missing_tool.sh).
 test: export ARTEL_REQUIRE_TOOLS := 1
 test: deps k8s
+	@echo "==> format-check (clang-format; make format fixes it)"
+	@$(MAKE) --no-print-directory format-check
 	$(CMAKE) -S . -B $(ASAN_DIR) -G Ninja $(ASAN_CMAKE_FLAGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	run-clang-tidy -quiet -p $(ASAN_DIR) -j $(JOBS) \

@@ -23,11 +23,11 @@
 // docs/performance.md ("Placement") records them and the command.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
-#include <ctime>
-#include <cstdint>
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <queue>
 #include <string>
@@ -141,7 +141,10 @@ void BM_KaiScale(benchmark::State& state) {
   int64_t pods = 0;
   while (pods < 140000) {
     int k = rng.Uniform(100);
-    GangRequest r = k < 50 ? WholeGang(1, 1) : k < 75 ? WholeGang(4, 1) : k < 90 ? WholeGang(2, 8) : WholeGang(8, 8);
+    GangRequest r = k < 50   ? WholeGang(1, 1)
+                    : k < 75 ? WholeGang(4, 1)
+                    : k < 90 ? WholeGang(2, 8)
+                             : WholeGang(8, 8);
     pods += r.groups[0].count;
     pending.push_back(std::move(r));
   }
@@ -154,7 +157,8 @@ void BM_KaiScale(benchmark::State& state) {
   Report(state, s);
   char line[256];
   std::snprintf(line, sizeof line,
-                "%.1f ms wall, %.1f ms CPU per pass (%lld pods in %lld gangs pending, %lld pods placed); target <= 100 ms: %s",
+                "%.1f ms wall, %.1f ms CPU per pass (%lld pods in %lld gangs pending, %lld pods placed); "
+                "target <= 100 ms: %s",
                 s.ms, s.cpu_ms, static_cast<long long>(s.pods), static_cast<long long>(s.jobs),
                 static_cast<long long>(s.placed_pods), std::min(s.ms, s.cpu_ms) <= 100 ? "PASS" : "MISS");
   g_summary["1 kai-scale 4000x8 GPUs, 140k pods"] = line;
@@ -182,8 +186,9 @@ void BM_KueueTopology(benchmark::State& state) {
   }
   Report(state, s);
   char line[256];
-  std::snprintf(line, sizeof line, "%.1f ms wall, %.1f ms CPU per pass (15,000 workloads, %lld placed, %lld pods)", s.ms, s.cpu_ms,
-                static_cast<long long>(s.placed_jobs), static_cast<long long>(s.placed_pods));
+  std::snprintf(line, sizeof line,
+                "%.1f ms wall, %.1f ms CPU per pass (15,000 workloads, %lld placed, %lld pods)", s.ms,
+                s.cpu_ms, static_cast<long long>(s.placed_jobs), static_cast<long long>(s.placed_pods));
   g_summary["2 kueue-tas 640 nodes, 10 racks x 64"] = line;
 }
 BENCHMARK(BM_KueueTopology)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
@@ -206,7 +211,8 @@ void BM_Gang(benchmark::State& state) {
   Report(state, s);
   char line[256];
   std::snprintf(line, sizeof line,
-                "%.1f ms wall, %.1f ms CPU per pass (1,000 x 64-pod gangs, %lld placed = %lld pods; %.1f us CPU per placed gang)",
+                "%.1f ms wall, %.1f ms CPU per pass (1,000 x 64-pod gangs, %lld placed = %lld pods; %.1f us "
+                "CPU per placed gang)",
                 s.ms, s.cpu_ms, static_cast<long long>(s.placed_jobs), static_cast<long long>(s.placed_pods),
                 s.placed_jobs ? s.cpu_ms * 1000 / static_cast<double>(s.placed_jobs) : 0.0);
   g_summary["3 gang 2,048 nodes"] = line;
@@ -224,7 +230,11 @@ struct MigStats {
 
 MigStats RunMig(MigPolicyKind policy) {
   // Profiles (H100-80GB) with weights; mean ~2.6 memory slices.
-  struct P { const char* name; int slices; int weight; };
+  struct P {
+    const char* name;
+    int slices;
+    int weight;
+  };
   static const P kMix[] = {{"1g.10gb", 1, 30}, {"1g.20gb", 2, 15}, {"2g.20gb", 2, 20},
                            {"3g.40gb", 4, 20}, {"4g.40gb", 4, 10}, {"7g.80gb", 8, 5}};
   Cluster c = MakeCluster(125, 8, 25, /*mig=*/true, policy);
@@ -288,12 +298,13 @@ void BM_MigPacking(benchmark::State& state) {
   state.counters["utilization"] = s.utilization;
   char line[320];
   std::snprintf(line, sizeof line,
-                "%.0f ms wall, %.0f ms CPU for 100,000 requests; accepted %lld; stranded-capacity ratio %.3f (free slices at a "
+                "%.0f ms wall, %.0f ms CPU for 100,000 requests; accepted %lld; stranded-capacity ratio %.3f "
+                "(free slices at a "
                 "rejection); rejections with enough free slices %lld; mean slice utilization %.3f",
-                s.ms, s.cpu_ms, static_cast<long long>(s.accepted), s.stranded, static_cast<long long>(s.frag_rejected),
-                s.utilization);
-  g_summary[policy == MigPolicyKind::kFirstFit ? "5 mig-packing first-fit baseline" : "4 mig-packing min-fragmentation"] =
-      line;
+                s.ms, s.cpu_ms, static_cast<long long>(s.accepted), s.stranded,
+                static_cast<long long>(s.frag_rejected), s.utilization);
+  g_summary[policy == MigPolicyKind::kFirstFit ? "5 mig-packing first-fit baseline"
+                                               : "4 mig-packing min-fragmentation"] = line;
 }
 BENCHMARK(BM_MigPacking)
     ->Arg(static_cast<int>(MigPolicyKind::kMinFragmentation))
@@ -311,6 +322,7 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   std::printf("\nPlacement figures:\n");
-  for (const auto& [name, line] : artel::bench::g_summary) std::printf("  %-40s %s\n", name.c_str(), line.c_str());
+  for (const auto& [name, line] : artel::bench::g_summary)
+    std::printf("  %-40s %s\n", name.c_str(), line.c_str());
   return 0;
 }

@@ -71,8 +71,8 @@ const Trace& Synthetic() {
   static const Trace trace = [] {
     std::vector<artel::sim::SyntheticTenant> tenants;
     for (int i = 0; i < 8; ++i) {
-      auto t = artel::sim::ParseSyntheticTenant("name=team" + std::to_string(i) +
-                                                ",rate=400/h,jobs=10000,gpus=1*6|2*2|4*1|8*1,duration=exp(40m)");
+      auto t = artel::sim::ParseSyntheticTenant(
+          "name=team" + std::to_string(i) + ",rate=400/h,jobs=10000,gpus=1*6|2*2|4*1|8*1,duration=exp(40m)");
       if (!t.ok()) std::abort();
       tenants.push_back(std::move(t).value());
     }
@@ -103,7 +103,8 @@ void RunReplay(benchmark::State& state, const Trace& trace, int64_t gpus) {
     benchmark::DoNotOptimize(r->cluster.utilization);
   }
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
-  state.counters["decisions/s"] = benchmark::Counter(static_cast<double>(decisions), benchmark::Counter::kIsRate);
+  state.counters["decisions/s"] =
+      benchmark::Counter(static_cast<double>(decisions), benchmark::Counter::kIsRate);
   state.counters["events"] = static_cast<double>(events) / static_cast<double>(state.iterations());
   state.counters["schedule_calls"] = static_cast<double>(calls) / static_cast<double>(state.iterations());
   state.counters["gpus"] = static_cast<double>(aq->capacity) / artel::core::kMilli;
@@ -139,7 +140,8 @@ void BM_ReplaySynthetic(benchmark::State& state) { RunReplay(state, Synthetic(),
 // excerpt (a much smaller trace: its figures are not comparable).
 void BM_ReplayDeep(benchmark::State& state) {
   std::string why;
-  const Trace* t = Load(SharedTraces() + "/msft_itp/itp_all_clusters.csv", artel::sim::TracePreset::kItp, &why);
+  const Trace* t =
+      Load(SharedTraces() + "/msft_itp/itp_all_clusters.csv", artel::sim::TracePreset::kItp, &why);
   if (t == nullptr) {
     static bool told = false;
     if (!told) {
@@ -160,18 +162,27 @@ void BM_ReplayDeep(benchmark::State& state) {
 
 // 0 = default size (p99 of demand); 2490 = Philly's real size; 758 = p95
 // of demand, where thousands of jobs wait.
-BENCHMARK_CAPTURE(BM_ReplayShared, philly, std::string("philly_vc_sia/philly.csv"), artel::sim::TracePreset::kPhilly)
+BENCHMARK_CAPTURE(BM_ReplayShared, philly, std::string("philly_vc_sia/philly.csv"),
+                  artel::sim::TracePreset::kPhilly)
     ->Arg(0)
     ->Arg(2490)
     ->Arg(758)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_ReplayShared, itp, std::string("msft_itp/itp_all_clusters.csv"), artel::sim::TracePreset::kItp)
+BENCHMARK_CAPTURE(BM_ReplayShared, itp, std::string("msft_itp/itp_all_clusters.csv"),
+                  artel::sim::TracePreset::kItp)
     ->Arg(0)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 // 256 to 4,096 GPUs; the ITP trace's default size is 1,851.
-BENCHMARK(BM_ReplayDeep)->Name("deep")->Arg(256)->Arg(512)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayDeep)
+    ->Name("deep")
+    ->Arg(256)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_ReplayExcerpt)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReplaySynthetic)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 

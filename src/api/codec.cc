@@ -346,7 +346,8 @@ Status ReadNodeAffinity(const Json& terms, const std::string& p, std::vector<cor
     if (!t.is_object()) return Invalid(tp, "must be an object");
     if (Status s = CheckKeys(t, tp, {"matchExpressions"}); !s.ok()) return s;
     auto me = t.find("matchExpressions");
-    if (me == t.end() || !me->is_array() || me->empty()) return Invalid(tp + ".matchExpressions", "needs at least one");
+    if (me == t.end() || !me->is_array() || me->empty())
+      return Invalid(tp + ".matchExpressions", "needs at least one");
     core::NodeSelectorTerm term;
     for (size_t j = 0; j < me->size(); ++j) {
       const Json& e = (*me)[j];
@@ -657,7 +658,8 @@ Result<core::WorkloadSpec> WorkloadFromJson(const Json& j, std::string* generate
   // Kueue's field: the most it may run, over all its admissions
   // (docs/semantics.md §11).
   std::optional<int64_t> max_exec;
-  if (Status s = ReadInt(sp, "maximumExecutionTimeSeconds", "spec", &max_exec, 1, INT32_MAX); !s.ok()) return s;
+  if (Status s = ReadInt(sp, "maximumExecutionTimeSeconds", "spec", &max_exec, 1, INT32_MAX); !s.ok())
+    return s;
   if (max_exec) spec.max_runtime = *max_exec * 1000;
   auto pit = sp.find("podSets");
   if (pit == sp.end() || !pit->is_array() || pit->empty()) {
@@ -692,7 +694,8 @@ Result<core::WorkloadSpec> ReadWithManifest(const Json& j, const core::WorkloadS
   Json copy = j;
   if (meta.name.empty()) copy["metadata"]["name"] = "generated";
   std::vector<core::WorkloadSpec> out;
-  Status s = manifest::ParseWorkloads(copy.dump(-1, ' ', false, Json::error_handler_t::replace), kBodySource, &out);
+  Status s =
+      manifest::ParseWorkloads(copy.dump(-1, ' ', false, Json::error_handler_t::replace), kBodySource, &out);
   if (!s.ok()) {
     s.WithPos(SourcePos{});
     return s;

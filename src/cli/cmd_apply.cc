@@ -16,12 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "api/codec.h"
+#include "api/manifest_files.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/verbs.h"
-#include "api/codec.h"
-#include "api/manifest_files.h"
 
 namespace artel::cli {
 namespace {

@@ -110,7 +110,8 @@ int CheckInventory(const CheckArgs& a) {
       for (size_t i = 0; i < p.gpus.size();) {
         size_t j = i;
         while (j + 1 < p.gpus.size() && p.gpus[j + 1] == p.gpus[j] + 1) ++j;
-        ix += (ix.empty() ? "" : ",") + std::to_string(p.gpus[i]) + (j > i ? "-" + std::to_string(p.gpus[j]) : "");
+        ix += (ix.empty() ? "" : ",") + std::to_string(p.gpus[i]) +
+              (j > i ? "-" + std::to_string(p.gpus[j]) : "");
         i = j + 1;
       }
       std::cout << " [" << ix << "] " << gpus[static_cast<size_t>(p.gpus.front())].model
@@ -143,8 +144,9 @@ int CheckInventory(const CheckArgs& a) {
     std::cout << "flavor " << f.name << ": " << on << "\n";
   }
   for (const auto& [name, why] : missing) std::cerr << "warning: " << why << "\n";
-  std::cout << (missing.empty() ? "ok: every flavor matches a node pool\n"
-                                : "warning: " + std::to_string(missing.size()) + " flavor(s) match no node pool\n");
+  std::cout << (missing.empty()
+                    ? "ok: every flavor matches a node pool\n"
+                    : "warning: " + std::to_string(missing.size()) + " flavor(s) match no node pool\n");
   return 0;
 }
 
@@ -154,9 +156,11 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = app.add_subcommand("check", "Load and validate manifests without running anything");
   cmd->add_option("paths", args->paths, "Manifest files or directories");
-  cmd->add_flag("--inventory", args->inventory,
-                "Describe this host's GPUs and node pools as arteld sees them, and the flavors that match none");
-  cmd->add_option("--config", args->config_file, "With --inventory: arteld's config file (fakeGpus, nodePools)");
+  cmd->add_flag(
+      "--inventory", args->inventory,
+      "Describe this host's GPUs and node pools as arteld sees them, and the flavors that match none");
+  cmd->add_option("--config", args->config_file,
+                  "With --inventory: arteld's config file (fakeGpus, nodePools)");
   cmd->add_option("--fake-gpus", args->fake_gpus, "With --inventory: a fake GPU inventory, e.g. 8xH100-80GB");
   cmd->callback([args, exit_code] {
     if (args->inventory) {

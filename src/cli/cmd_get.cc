@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
+#include "api/codec.h"
+#include "api/manifest_files.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/verbs.h"
-#include "api/codec.h"
-#include "api/manifest_files.h"
 
 namespace artel::cli {
 namespace {
@@ -283,7 +283,6 @@ int WatchWorkloads(const Common& c, const std::vector<std::string>& names,
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }
-
 
 bool FlavorMatches(const FlavorInfo& f, const Json& node) {
   auto labels = LabelsOf(node);
@@ -661,8 +660,7 @@ void AddGetCommand(CLI::App& app, int* exit_code) {
       *exit_code = kExitUsage;
       return;
     }
-    *exit_code =
-        k == "wl" ? GetWorkloads(*c, *names, *sel, *fields, *watch) : GetSimple(*c, k, *names, *sel);
+    *exit_code = k == "wl" ? GetWorkloads(*c, *names, *sel, *fields, *watch) : GetSimple(*c, k, *names, *sel);
   });
 }
 

@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "api/codec.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/verbs.h"
-#include "api/codec.h"
 
 namespace artel::cli {
 namespace {
@@ -138,8 +138,8 @@ int Run(const Common& c, const RunArgs& a) {
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto c = std::make_shared<Common>();
   auto a = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Submit a command as a workload: artel run --queue NS/LQ --gpus N -- CMD...");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Submit a command as a workload: artel run --queue NS/LQ --gpus N -- CMD...");
   cmd->add_option("--queue,-q", a->queue, "LocalQueue as NAMESPACE/NAME (or NAME with -n)")->required();
   cmd->add_option("--name", a->name, "Workload name (default: run-<random>)");
   cmd->add_option("--gpus", a->gpus, "GPUs per pod");

@@ -203,9 +203,10 @@ int RunSim(const SimArgs& a) {
   if (a.estimate_factor < 0 || (a.estimate_factor > 0 && a.estimate_factor < 1) || a.estimate_factor > 1000)
     return fail("--estimate-factor: expected 0 (off) or a number from 1 to 1000");
   ro.estimate_factor = a.estimate_factor;
-  for (auto [text, field, dst] : {std::tuple{a.reserve_after, "--reserve-after", &ro.reserve_after},
-                                  std::tuple{a.min_runtime, "--min-runtime", &ro.min_runtime},
-                                  std::tuple{a.reclaim_min_runtime, "--reclaim-min-runtime", &ro.reclaim_min_runtime}}) {
+  for (auto [text, field, dst] :
+       {std::tuple{a.reserve_after, "--reserve-after", &ro.reserve_after},
+        std::tuple{a.min_runtime, "--min-runtime", &ro.min_runtime},
+        std::tuple{a.reclaim_min_runtime, "--reclaim-min-runtime", &ro.reclaim_min_runtime}}) {
     if (text.empty()) continue;
     Result<core::Time> d = sim::ParseDuration(text);
     if (!d.ok()) return fail(std::string(field) + ": " + d.status().message());
@@ -356,7 +357,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "Unit of numeric times and durations: s, ms or us (timestamps are not affected)")
       ->capture_default_str();
   cmd->add_flag("--no-header", a->no_header, "The trace has no header line (columns are 1-based numbers)");
-  cmd->add_option("--delimiter", a->delimiter, "Field separator: one character, or \"tab\"")->capture_default_str();
+  cmd->add_option("--delimiter", a->delimiter, "Field separator: one character, or \"tab\"")
+      ->capture_default_str();
   cmd->add_option("--gpu-scale", a->gpu_scale,
                   "Multiply the gpus column (0.01 reads a percentage; fractions of a GPU are allowed)")
       ->capture_default_str();
@@ -380,11 +382,14 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--grace", a->grace, "Eviction grace period")->capture_default_str();
   cmd->add_option("--until", a->until, "Stop at this virtual time (default: when every job is done)");
   cmd->add_flag("--fair-sharing", a->fair_sharing, "Turn on fair sharing in the engine");
-  cmd->add_option("--estimate-factor", a->estimate_factor,
-                  "Give every job a maximum runtime (and runtime estimate) of its duration times this (>= 1; 0 = none)");
-  cmd->add_option("--reserve-after", a->reserve_after,
-                  "Turn on reservations with backfill in every ClusterQueue: a head short of quota this long reserves");
-  cmd->add_option("--min-runtime", a->min_runtime, "Set every ClusterQueue's minimum runtime before preemption");
+  cmd->add_option(
+      "--estimate-factor", a->estimate_factor,
+      "Give every job a maximum runtime (and runtime estimate) of its duration times this (>= 1; 0 = none)");
+  cmd->add_option(
+      "--reserve-after", a->reserve_after,
+      "Turn on reservations with backfill in every ClusterQueue: a head short of quota this long reserves");
+  cmd->add_option("--min-runtime", a->min_runtime,
+                  "Set every ClusterQueue's minimum runtime before preemption");
   cmd->add_option("--reclaim-min-runtime", a->reclaim_min_runtime,
                   "Set every ClusterQueue's minimum runtime before its quota is reclaimed");
   CLI::Option* limit =

@@ -128,7 +128,8 @@ Status ValidateConfig(const Config& c) {
         const auto& fq = grp.flavors[f];
         std::string fpath = gpath + ".flavors[" + std::to_string(f) + "]";
         if (!flavor_names.count(fq.flavor))
-          return Err(pos, fpath + ".name", kind + " references ResourceFlavor \"" + fq.flavor + "\", which does not exist");
+          return Err(pos, fpath + ".name",
+                     kind + " references ResourceFlavor \"" + fq.flavor + "\", which does not exist");
         if (!fl.insert(fq.flavor).second)
           return Err(pos, fpath + ".name", "flavor \"" + fq.flavor + "\" listed twice in one resource group");
         for (size_t r = 0; r < fq.resources.size(); ++r) {
@@ -143,7 +144,8 @@ Status ValidateConfig(const Config& c) {
           if (rq.lending_limit && *rq.lending_limit < 0)
             return Err(pos, rpath + ".lendingLimit", "must not be negative");
           if (rq.borrowing_limit && !has_parent)
-            return Err(pos, rpath + ".borrowingLimit", "borrowingLimit needs a cohort (parent) to borrow from");
+            return Err(pos, rpath + ".borrowingLimit",
+                       "borrowingLimit needs a cohort (parent) to borrow from");
         }
       }
     }
@@ -159,7 +161,8 @@ Status ValidateConfig(const Config& c) {
   names.clear();
   std::unordered_map<std::string, const CohortSpec*> cohorts;
   for (const auto& co : c.cohorts) {
-    if (!names.insert(co.name).second) return Err(co.pos, "metadata.name", "duplicate Cohort \"" + co.name + "\"");
+    if (!names.insert(co.name).second)
+      return Err(co.pos, "metadata.name", "duplicate Cohort \"" + co.name + "\"");
     cohorts[co.name] = &co;
     Status s = check_groups(co.resource_groups, co.pos, !co.parent.empty(), "Cohort " + co.name);
     if (!s.ok()) return s;
@@ -217,7 +220,8 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   config = c;
   for (const auto& f : config.flavors) flavors_by_name.Intern(f.name);
   flavors.assign(flavors_by_name.size(), FlavorRt{});
-  for (size_t i = 0; i < flavors_by_name.size(); ++i) flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
+  for (size_t i = 0; i < flavors_by_name.size(); ++i)
+    flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
   for (const auto& f : config.flavors) flavors[flavors_by_name.Find(f.name)].spec = &f;
 
   tree = QuotaTree();
@@ -292,13 +296,15 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   for (Wl& w : wls) {
     if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting) continue;
     for (const auto& ps : w.info.admission) {
-      for (const auto& [res, flv] : ps.flavors) tree.InternFr(flavors_by_name.Intern(flv), resources.Intern(res));
+      for (const auto& [res, flv] : ps.flavors)
+        tree.InternFr(flavors_by_name.Intern(flv), resources.Intern(res));
     }
   }
   if (flavors.size() < flavors_by_name.size()) {
     size_t old = flavors.size();
     flavors.resize(flavors_by_name.size());
-    for (size_t i = old; i < flavors.size(); ++i) flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
+    for (size_t i = old; i < flavors.size(); ++i)
+      flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
   }
   tree.Finalize();
   for (CqRt& q : cqs) q.root = tree.Root(q.node);
@@ -380,7 +386,8 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   any_drain = false;
   for (CqRt& cq : cqs) {
     cq.drain_possible = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
-    for (int32_t l : cq.lqs) cq.drain_possible = cq.drain_possible || lqs[l].spec->stop_policy == StopPolicy::kHoldAndDrain;
+    for (int32_t l : cq.lqs)
+      cq.drain_possible = cq.drain_possible || lqs[l].spec->stop_policy == StopPolicy::kHoldAndDrain;
     any_drain = any_drain || cq.drain_possible;
   }
   priority_classes.clear();
@@ -471,24 +478,27 @@ void EngineImpl::Resolve(WlId id) {
   if (!w.info.spec.active) {
     w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
   } else if (w.lq < 0) {
-    w.info.pending = Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue + " does not exist in namespace " +
-                                                       w.info.spec.ns);
+    w.info.pending = Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue +
+                                                       " does not exist in namespace " + w.info.spec.ns);
   } else if (w.cq < 0) {
-    w.info.pending = Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue +
-                                                         " of LocalQueue " + w.info.spec.queue + " does not exist");
+    w.info.pending =
+        Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue + " of LocalQueue " +
+                                            w.info.spec.queue + " does not exist");
   } else if (!cqs[w.cq].spec->namespace_selector ||
              !cqs[w.cq].spec->namespace_selector->Matches(nss[w.ns].labels)) {
-    w.info.pending = Reason(K::kNamespaceNotAllowed, "namespace " + w.info.spec.ns +
-                                                         " is not selected by the namespaceSelector of ClusterQueue " +
-                                                         cqs[w.cq].name);
+    w.info.pending =
+        Reason(K::kNamespaceNotAllowed, "namespace " + w.info.spec.ns +
+                                            " is not selected by the namespaceSelector of ClusterQueue " +
+                                            cqs[w.cq].name);
   } else if (lqs[w.lq].spec->stop_policy != StopPolicy::kNone) {
     w.info.pending = Reason(K::kStopped, "LocalQueue " + w.info.spec.queue + " is stopped (stopPolicy)");
   } else {
     if (cqs[w.cq].held) {
       w.info.pending = Reason(K::kStopped, "ClusterQueue " + cqs[w.cq].name + " is stopped (stopPolicy)");
     } else if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kLocalQueueMissing ||
-               w.info.pending.kind == K::kClusterQueueMissing || w.info.pending.kind == K::kNamespaceNotAllowed ||
-               w.info.pending.kind == K::kStopped || w.info.pending.kind == K::kInactive) {
+               w.info.pending.kind == K::kClusterQueueMissing ||
+               w.info.pending.kind == K::kNamespaceNotAllowed || w.info.pending.kind == K::kStopped ||
+               w.info.pending.kind == K::kInactive) {
       w.info.pending = PendingReason{};
       w.info.pending.kind = K::kNotYetTried;  // message built on read
       w.msg_dirty = true;
@@ -698,8 +708,9 @@ bool EngineImpl::AllQueuedFail(int32_t c) const {
 }
 
 int64_t EngineImpl::BulkPark() {
-  if (!opts.bulk_park || opts.fair_sharing || opts.admission_fair_sharing || cluster || any_reservation_config || any_protection ||
-      !reservations.empty() || static_cast<int64_t>(queued_count) == parked_total)
+  if (!opts.bulk_park || opts.fair_sharing || opts.admission_fair_sharing || cluster ||
+      any_reservation_config || any_protection || !reservations.empty() ||
+      static_cast<int64_t>(queued_count) == parked_total)
     return 0;
   int64_t total = 0;
   for (int32_t root = 0; root < static_cast<int32_t>(root_cqs.size()); ++root) {
@@ -714,8 +725,8 @@ int64_t EngineImpl::BulkPark() {
       if (cq.held || ActiveQueued(cq) == 0) continue;
       const PreemptionSpec& pol = cq.spec->preemption;
       const int32_t parent = tree.node(cq.node).parent;
-      const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO && cq.sticky == kNoWl &&
-                         pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
+      const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
+                         cq.sticky == kNoWl && pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
                          pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
                          (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
                           pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
@@ -842,9 +853,11 @@ void EngineImpl::AfsSample(Time now) {
     if (elapsed < interval) continue;
     double alpha = 1.0;
     if (opts.afs.usage_half_life > 0)
-      alpha = 1.0 - std::pow(0.5, static_cast<double>(elapsed) / static_cast<double>(opts.afs.usage_half_life));
+      alpha =
+          1.0 - std::pow(0.5, static_cast<double>(elapsed) / static_cast<double>(opts.afs.usage_half_life));
     for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
-      l.afs_consumed[r] = (1 - alpha) * l.afs_consumed[r] + alpha * static_cast<double>(l.current_usage[r]) / 1000.0;
+      l.afs_consumed[r] =
+          (1 - alpha) * l.afs_consumed[r] + alpha * static_cast<double>(l.current_usage[r]) / 1000.0;
       l.afs_penalty[r] = 0;
     }
     l.afs_last_sample = now;
@@ -1045,7 +1058,8 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   const bool waited = spec.reserve_after && now - w.info.queued_at >= *spec.reserve_after;
   const bool urgent = spec.reserve_priority && w.info.priority >= *spec.reserve_priority;
   const int32_t root = tree.Root(cqs[cq].node);
-  auto mine = std::find_if(reservations.begin(), reservations.end(), [&](const Reservation& r) { return r.root == root; });
+  auto mine = std::find_if(reservations.begin(), reservations.end(),
+                           [&](const Reservation& r) { return r.root == root; });
   if (mine != reservations.end() && mine->wl != wl) return false;  // one per tree: the first keeps it
   if (!waited && !urgent) {
     if (mine != reservations.end()) reservations.erase(mine);
@@ -1158,7 +1172,8 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   return true;
 }
 
-const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const Assignment& a, Time now) {
+const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const Assignment& a,
+                                                              Time now) {
   if (reservations.empty()) return nullptr;
   const int32_t root = tree.Root(cqs[cq].node);
   const Wl& w = wls[wl];
@@ -1176,7 +1191,8 @@ const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t c
     // Backfill that leaves the reserved quota (and nodes) free at the start.
     auto holding = [this](WlId h) {
       const WorkloadState st = wls[h].info.state;
-      return !wls[h].forgotten && wls[h].cq >= 0 && (st == WorkloadState::kAdmitted || st == WorkloadState::kEvicting);
+      return !wls[h].forgotten && wls[h].cq >= 0 &&
+             (st == WorkloadState::kAdmitted || st == WorkloadState::kEvicting);
     };
     bool fits = true;
     if (same_tree) {
@@ -1557,13 +1573,13 @@ Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources
   if (!g.ok()) return 0;  // placement reports the error
   switch (g->kind) {
     case placement::GpuKind::kShare:
-      if (!g->isolated && g->memory_mib == 0 && g->memory_permille > 0) return Amount{g->memory_permille} * g->count;
+      if (!g->isolated && g->memory_mib == 0 && g->memory_permille > 0)
+        return Amount{g->memory_permille} * g->count;
       return Amount{1000} * g->count;
     case placement::GpuKind::kMigNeed:
       if (g->compute_slices > 0) return (Amount{g->compute_slices} * 1000 + 6) / 7;
       return 1000;
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -1576,7 +1592,6 @@ int32_t RecordedImplicitGpu(const EngineImpl& e, const PodSetReq& r, const PodSe
   if (u == a.resource_usage.end() || u->second <= 0 || !a.flavors.count(kGpuResource)) return -1;
   return e.resources.Find(kGpuResource);
 }
-
 
 bool ResourceQuotaAllows(const EngineImpl& e, const Wl& w, std::string* why) {
   const NsRt& n = e.nss[w.ns];
@@ -1604,18 +1619,19 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
     psa.name = w.info.spec.pod_sets[i].name;
     psa.count = a.pod_sets[i].count;
     for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
-    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.ImplicitGpuRes(e.cqs[w.cq], w.pod_sets[i]), [&](int32_t res, Amount per_pod) {
-      Amount total = per_pod * psa.count;
-      psa.resource_usage[e.resources.Name(res)] = total;
-      bool merged = false;
-      for (auto& [r, v] : w.ns_usage) {
-        if (r == res) {
-          v += total;
-          merged = true;
-        }
-      }
-      if (!merged) w.ns_usage.emplace_back(res, total);
-    });
+    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.ImplicitGpuRes(e.cqs[w.cq], w.pod_sets[i]),
+                  [&](int32_t res, Amount per_pod) {
+                    Amount total = per_pod * psa.count;
+                    psa.resource_usage[e.resources.Name(res)] = total;
+                    bool merged = false;
+                    for (auto& [r, v] : w.ns_usage) {
+                      if (r == res) {
+                        v += total;
+                        merged = true;
+                      }
+                    }
+                    if (!merged) w.ns_usage.emplace_back(res, total);
+                  });
     w.info.admission.push_back(std::move(psa));
   }
 }
@@ -1641,12 +1657,13 @@ std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& 
   } else {
     m += " is";
   }
-  m += " expected to be free in " + FormatSpan(res.start - e.now) + " (at t=" + FormatSpan(res.start) + "), when " +
-       std::to_string(res.holders.size()) + " running workload(s) end:";
+  m += " expected to be free in " + FormatSpan(res.start - e.now) + " (at t=" + FormatSpan(res.start) +
+       "), when " + std::to_string(res.holders.size()) + " running workload(s) end:";
   for (size_t i = 0; i < res.holders.size() && i < 5; ++i) m += " " + e.wls[res.holders[i]].info.key;
   if (res.holders.size() > 5) m += " ...";
-  m += res.nodes ? "; only backfill that ends by then or leaves that quota and room free is admitted meanwhile"
-                 : "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
+  m += res.nodes
+           ? "; only backfill that ends by then or leaves that quota and room free is admitted meanwhile"
+           : "; only backfill that ends by then or leaves that quota free is admitted meanwhile";
   return m;
 }
 
@@ -1658,7 +1675,8 @@ std::string BeyondWindowText(const EngineImpl& e, const Wl& w) {
   return std::string("; not reserved: its quota ") + (e.cluster ? "and room on the nodes are" : "is") +
          " expected to be free only in " + FormatSpan(w.beyond_window - e.now) +
          " (at t=" + FormatSpan(w.beyond_window) + "), beyond the backfill window of " + FormatSpan(window) +
-         " of ClusterQueue " + e.cqs[w.cq].name + "; it reserves from t=" + FormatSpan(w.beyond_window - window);
+         " of ClusterQueue " + e.cqs[w.cq].name +
+         "; it reserves from t=" + FormatSpan(w.beyond_window - window);
 }
 
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
@@ -1671,8 +1689,8 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   switch (r->kind) {
     case K::kInsufficientQuota:
       m += "needs " + Fmt(r->resource, r->requested) + " of flavor " + r->flavor + " but " +
-           FormatQuantity(r->available) + " is available (missing " + FormatQuantity(r->missing) + ", limited at " +
-           r->level + ")";
+           FormatQuantity(r->available) + " is available (missing " + FormatQuantity(r->missing) +
+           ", limited at " + r->level + ")";
       break;
     case K::kPreemptionNoCandidates:
       m += "needs " + Fmt(r->resource, r->requested) + " of flavor " + r->flavor + " (" +
@@ -1687,22 +1705,25 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
       for (const auto& v : r->would_preempt) m += " " + v;
       break;
     }
-    default:
-      m += PendingReasonKindName(r->kind);
+    default: m += PendingReasonKindName(r->kind);
   }
   for (const auto& res : e.reservations) {
-    if (res.wl != w.info.id || (r->kind != K::kPreemptionNoCandidates && r->kind != K::kInsufficientQuota)) continue;
+    if (res.wl != w.info.id || (r->kind != K::kPreemptionNoCandidates && r->kind != K::kInsufficientQuota))
+      continue;
     m += ReservationText(e, res);
   }
   if (r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota) m += BeyondWindowText(e, w);
-  if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota || r->kind == K::kUnschedulable) &&
+  if ((r->kind == K::kPreemptionNoCandidates || r->kind == K::kInsufficientQuota ||
+       r->kind == K::kUnschedulable) &&
       w.protected_until > e.now) {
     // Time limits (docs/semantics.md §11): say when the picture changes.
-    const std::string when = "in " + FormatSpan(w.protected_until - e.now) + " (at t=" +
-                             FormatSpan(w.protected_until) + ")";
-    m += w.delay_held ? "; it may preempt once its preemption delay has passed, " + when
-                      : "; workloads protected by a minimum runtime were skipped as preemption candidates; the "
-                        "first becomes preemptible " + when;
+    const std::string when =
+        "in " + FormatSpan(w.protected_until - e.now) + " (at t=" + FormatSpan(w.protected_until) + ")";
+    m += w.delay_held
+             ? "; it may preempt once its preemption delay has passed, " + when
+             : "; workloads protected by a minimum runtime were skipped as preemption candidates; the "
+               "first becomes preemptible " +
+                   when;
   }
   r->message = std::move(m);
 }
@@ -1789,7 +1810,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         if (done[i] || !wls[entries[i].wl].waiting_preemption) continue;
         const Wl& x = wls[entries[i].wl];
         if (pick < 0 || x.info.priority > wls[entries[pick].wl].info.priority ||
-            (x.info.priority == wls[entries[pick].wl].info.priority && x.info.uid < wls[entries[pick].wl].info.uid))
+            (x.info.priority == wls[entries[pick].wl].info.priority &&
+             x.info.uid < wls[entries[pick].wl].info.uid))
           pick = static_cast<int32_t>(i);
       }
       if (pick < 0) pick = FairSharingPickNext(*this, all_entries, done);
@@ -1863,23 +1885,24 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (shrunk) {
             FrAmounts usage;
             for (size_t i = 0; i < a.pod_sets.size(); ++i) {
-              ForEachPerPod(w.pod_sets[i], cq.pods_res, ImplicitGpuRes(cq, w.pod_sets[i]), [&](int32_t res, Amount per_pod) {
-                int32_t f = -1;
-                for (const auto& [r, fl] : a.pod_sets[i].flavors) {
-                  if (r == res) f = fl;
-                }
-                if (f < 0) return;
-                int32_t fr = tree.FindFr(f, res);
-                if (fr < 0) return;
-                bool merged = false;
-                for (auto& [x, v] : usage) {
-                  if (x == fr) {
-                    v += per_pod * a.pod_sets[i].count;
-                    merged = true;
-                  }
-                }
-                if (!merged) usage.emplace_back(fr, per_pod * a.pod_sets[i].count);
-              });
+              ForEachPerPod(w.pod_sets[i], cq.pods_res, ImplicitGpuRes(cq, w.pod_sets[i]),
+                            [&](int32_t res, Amount per_pod) {
+                              int32_t f = -1;
+                              for (const auto& [r, fl] : a.pod_sets[i].flavors) {
+                                if (r == res) f = fl;
+                              }
+                              if (f < 0) return;
+                              int32_t fr = tree.FindFr(f, res);
+                              if (fr < 0) return;
+                              bool merged = false;
+                              for (auto& [x, v] : usage) {
+                                if (x == fr) {
+                                  v += per_pod * a.pod_sets[i].count;
+                                  merged = true;
+                                }
+                              }
+                              if (!merged) usage.emplace_back(fr, per_pod * a.pod_sets[i].count);
+                            });
             }
             std::sort(usage.begin(), usage.end());
             a.usage = std::move(usage);
@@ -1897,9 +1920,10 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         }
         if (!pr.ok() && a.mode == Mode::kFit) {
           w.info.admission.clear();
-          w.info.pending = Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
-                                  w.info.key + ": quota fits in ClusterQueue " + cq.name + " but the pods do not fit on the nodes: " +
-                                      pr.reason);
+          w.info.pending =
+              Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
+                     w.info.key + ": quota fits in ClusterQueue " + cq.name +
+                         " but the pods do not fit on the nodes: " + pr.reason);
           w.info.pending.cluster_queue = cq.name;
           if (w.protected_until > now) {
             w.info.pending.message.clear();  // FillMessage adds when the protection ends
@@ -1956,7 +1980,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (opts.afs.usage_half_life > 0)
             alpha = 1.0 - std::pow(0.5, static_cast<double>(opts.afs.usage_sampling_interval) /
                                             static_cast<double>(opts.afs.usage_half_life));
-          for (const auto& [res, amt] : w.ns_usage) lqs[w.lq].afs_penalty[res] += alpha * static_cast<double>(amt) / 1000.0;
+          for (const auto& [res, amt] : w.ns_usage)
+            lqs[w.lq].afs_penalty[res] += alpha * static_cast<double>(amt) / 1000.0;
         }
         if (cq.sticky == en.wl) cq.sticky = kNoWl;
         pending_count--;
@@ -2001,11 +2026,11 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         if (wls[t.id].info.state == WorkloadState::kAdmitted) {
           std::string msg = "preempted by " + w.info.key + " (ClusterQueue " + cq.name + ") to " +
                             (t.reason == EvictionReason::kInClusterQueue ? "admit a higher-priority workload"
-                             : t.reason == EvictionReason::kInCohortFairSharing
-                                 ? "restore the fair share"
-                                 : "reclaim quota");
+                             : t.reason == EvictionReason::kInCohortFairSharing ? "restore the fair share"
+                                                                                : "reclaim quota");
           if (t.nodes) msg += " (its pods need this workload's nodes)";
-          Evict(t.id, t.reason, en.wl, now, &result->evictions, msg + " [" + EvictionReasonName(t.reason) + "]");
+          Evict(t.id, t.reason, en.wl, now, &result->evictions,
+                msg + " [" + EvictionReasonName(t.reason) + "]");
           changed = true;
         }
         wls[t.id].victim_stamp = stamp;
@@ -2100,8 +2125,8 @@ void EngineImpl::SetStrictFifoReasons() {
       for (const QueueKey& k : lqs[l].heap) {
         if (k.id == h) continue;
         PendingReason& r = wls[k.id].info.pending;
-        r = Reason(K::kBlockedByStrictFIFO, wls[k.id].info.key + ": behind the StrictFIFO head " + wls[h].info.key +
-                                                " of ClusterQueue " + cq.name);
+        r = Reason(K::kBlockedByStrictFIFO, wls[k.id].info.key + ": behind the StrictFIFO head " +
+                                                wls[h].info.key + " of ClusterQueue " + cq.name);
         r.cluster_queue = cq.name;
       }
     }
@@ -2136,7 +2161,8 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
       if (armed) e.wl_index.erase(it);
     }
   } unreserve{e, slot};
-  if (spec.pod_sets.empty()) return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
+  if (spec.pod_sets.empty())
+    return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
   if (spec.max_runtime && *spec.max_runtime < 0)
     return InvalidArgument("workload " + key + ": maximum runtime must not be negative")
         .WithField("maximumExecutionTimeSeconds");
@@ -2169,7 +2195,8 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     r.min_count = ps.min_count.value_or(ps.count);
     r.per_pod.reserve(ps.requests.size());
     for (const auto& [res, amt] : ps.requests) {
-      if (amt < 0) return InvalidArgument("request must not be negative").WithField(path() + ".requests." + res);
+      if (amt < 0)
+        return InvalidArgument("request must not be negative").WithField(path() + ".requests." + res);
       if (amt > kUnlimited / std::max(1, ps.count))
         return InvalidArgument("request too large").WithField(path() + ".requests." + res);
       r.per_pod.emplace_back(e.resources.Intern(res), amt);
@@ -2231,7 +2258,8 @@ Status UnknownId(WlId id) { return NotFound("workload handle " + std::to_string(
 Status EngineImpl::FinishId(WlId id) {
   Wl& w = wls[id];
   if (w.info.state != WorkloadState::kAdmitted && w.info.state != WorkloadState::kEvicting)
-    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not running");
+    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) +
+                              ", not running");
   DisarmExpiry(id);
   ReleaseUsage(id);
   w.info.state = WorkloadState::kFinished;
@@ -2257,7 +2285,8 @@ Status Engine::Forget(WorkloadId id) {
   if (!Live(e, id)) return UnknownId(id);
   Wl& w = e.wls[id];
   if (w.info.state != WorkloadState::kFinished)
-    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not finished");
+    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) +
+                              ", not finished");
   auto it = e.wl_index.find(w.info.key);
   if (it != e.wl_index.end() && it->second == id) e.wl_index.erase(it);
   // A handle must not linger where a later workload could inherit it.
@@ -2299,7 +2328,8 @@ Status Engine::Cancel(const std::string& key, Time now) {
 Status EngineImpl::CompleteEvictionId(WlId id) {
   Wl& w = wls[id];
   if (w.info.state != WorkloadState::kEvicting)
-    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) + ", not evicting");
+    return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) +
+                              ", not evicting");
   if (w.info.last_eviction && w.info.last_eviction->reason == EvictionReason::kMaximumExecutionTimeExceeded) {
     // Stopped for its maximum runtime: it does not queue again.
     w.info.failed = true;
@@ -2483,7 +2513,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
       w.placement = std::make_unique<placement::Placement>(std::move(merged));
     } else if (placed != nullptr) {
       Status cs = e.cluster->Commit(key, *placed);
-      if (!cs.ok()) return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
+      if (!cs.ok())
+        return FailedPrecondition("placement of " + key + " no longer fits the nodes: " + cs.message());
       w.has_placement = true;
       w.placement = std::make_unique<placement::Placement>(*placed);
     } else {
@@ -2511,8 +2542,9 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   for (size_t i = 0; i < w.info.admission.size(); ++i) {  // admission[i] is pod set i (sizes checked above)
     PodSetAssignment& ps = w.info.admission[i];
     ps.resource_usage.clear();
-    ForEachPerPod(w.pod_sets[i], implicit[i].first, implicit[i].second,
-                  [&](int32_t res, Amount per_pod) { ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count; });
+    ForEachPerPod(w.pod_sets[i], implicit[i].first, implicit[i].second, [&](int32_t res, Amount per_pod) {
+      ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count;
+    });
   }
   w.info.state = WorkloadState::kAdmitted;
   w.info.pending = PendingReason{};
@@ -2681,8 +2713,9 @@ CycleResult Engine::Schedule(Time now) {
       if (w.info.state != WorkloadState::kAdmitted) continue;
       bool lq_drain = w.lq >= 0 && e.lqs[w.lq].spec->stop_policy == StopPolicy::kHoldAndDrain;
       if (cq_drain || lq_drain) {
-        e.Evict(id, cq_drain ? EvictionReason::kClusterQueueStopped : EvictionReason::kLocalQueueStopped, kNoWl, now,
-                &result.evictions, cq_drain ? "ClusterQueue stopped (HoldAndDrain)" : "LocalQueue stopped (HoldAndDrain)");
+        e.Evict(id, cq_drain ? EvictionReason::kClusterQueueStopped : EvictionReason::kLocalQueueStopped,
+                kNoWl, now, &result.evictions,
+                cq_drain ? "ClusterQueue stopped (HoldAndDrain)" : "LocalQueue stopped (HoldAndDrain)");
       }
     }
   }
@@ -2706,7 +2739,8 @@ std::optional<Time> Engine::NextTimedEvent() const {
   const EngineImpl& e = *impl_;
   std::optional<Time> t;
   if (!e.expiries.empty()) t = e.expiries.begin()->first;
-  if (!e.protect_wakeups.empty() && (!t || e.protect_wakeups.begin()->first < *t)) t = e.protect_wakeups.begin()->first;
+  if (!e.protect_wakeups.empty() && (!t || e.protect_wakeups.begin()->first < *t))
+    t = e.protect_wakeups.begin()->first;
   return t;
 }
 
@@ -2742,7 +2776,8 @@ void EngineImpl::Materialize(WlId id) {
     protect_min = saved_min;
     protect_delay = saved_delay;
     if (a.mode != Mode::kFit && targets.empty()) {
-      const bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
+      const bool preempt_mode =
+          a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
       K kind = a.kind;
       if (preempt_mode) kind = K::kPreemptionNoCandidates;
       if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
@@ -2778,7 +2813,8 @@ void EngineImpl::Materialize(WlId id) {
                     : "";
     r.flavor = ref.flavor >= 0 ? flavors_by_name.Name(ref.flavor) : "";
     r.resource = ref.resource >= 0 ? resources.Name(ref.resource) : "";
-    r.level = ref.level >= 0 && static_cast<size_t>(ref.level) < tree.num_nodes() ? tree.node(ref.level).name : "";
+    r.level =
+        ref.level >= 0 && static_cast<size_t>(ref.level) < tree.num_nodes() ? tree.node(ref.level).name : "";
     r.requested = ref.requested;
     r.available = ref.available;
     r.missing = ref.missing;
@@ -2820,7 +2856,8 @@ std::vector<const WorkloadInfo*> Engine::Workloads() const {
   }
   // Reused slots (Forget) break index order; uid is the submission order.
   if (impl_->reused_slots) {
-    std::sort(out.begin(), out.end(), [](const WorkloadInfo* a, const WorkloadInfo* b) { return a->uid < b->uid; });
+    std::sort(out.begin(), out.end(),
+              [](const WorkloadInfo* a, const WorkloadInfo* b) { return a->uid < b->uid; });
   }
   return out;
 }
@@ -2875,7 +2912,8 @@ FlavorAttempt Attempt(const EngineImpl& e, const Wl& w, const FlavorTried& t) {
   if (t.pod_set >= 0 && static_cast<size_t>(t.pod_set) < w.info.spec.pod_sets.size()) {
     a.pod_set = w.info.spec.pod_sets[t.pod_set].name;
   }
-  std::string head = "flavor " + a.flavor + (w.info.spec.pod_sets.size() > 1 ? " (pod set " + a.pod_set + ")" : "");
+  std::string head =
+      "flavor " + a.flavor + (w.info.spec.pod_sets.size() > 1 ? " (pod set " + a.pod_set + ")" : "");
   if (t.excluded) {
     a.outcome = O::kExcluded;
     a.message = head + ": not usable: " + t.why;
@@ -2883,28 +2921,32 @@ FlavorAttempt Attempt(const EngineImpl& e, const Wl& w, const FlavorTried& t) {
   }
   if (t.mode == Mode::kFit || t.mode == Mode::kPreempt || t.mode == Mode::kReclaim || t.resource < 0) {
     a.outcome = t.mode == Mode::kFit ? O::kFits : O::kFitsByPreempting;
-    a.message = head + (t.mode == Mode::kFit ? ": fits" : ": fits after preempting what the queue's policy allows");
+    a.message =
+        head + (t.mode == Mode::kFit ? ": fits" : ": fits after preempting what the queue's policy allows");
     return a;
   }
   a.resource = e.resources.Name(t.resource);
   a.requested = t.requested;
   a.available = t.available;
   a.max_available = t.potential;
-  a.level = t.level >= 0 && static_cast<size_t>(t.level) < e.tree.num_nodes() ? e.tree.node(t.level).name : "";
+  a.level =
+      t.level >= 0 && static_cast<size_t>(t.level) < e.tree.num_nodes() ? e.tree.node(t.level).name : "";
   if (e.tree.FindFr(t.flavor, t.resource) < 0) {
     a.outcome = O::kNeverFits;
     a.max_available = 0;
-    a.message = head + ": no quota for " + a.resource + " at all (" + Fmt(a.resource, t.requested) + " requested)";
+    a.message =
+        head + ": no quota for " + a.resource + " at all (" + Fmt(a.resource, t.requested) + " requested)";
   } else if (!t.ever_fits) {
     a.outcome = O::kNeverFits;
     a.message = head + ": " + a.resource + " request above the most this queue can ever get here (" +
                 FormatQuantity(t.requested) + " > " + FormatQuantity(t.potential) + ")";
   } else {
     a.outcome = t.mode == Mode::kNoCandidates ? O::kNoCandidates : O::kShort;
-    a.message = head + ": not enough unused " + a.resource + ", " + FormatQuantity(t.requested - t.available) +
-                " more needed (" + FormatQuantity(t.available) + " of " + FormatQuantity(t.requested) +
-                " available, limited at " + a.level + ")";
-    if (t.mode == Mode::kNoCandidates) a.message += "; nothing may be preempted for it under the queue's policy";
+    a.message = head + ": not enough unused " + a.resource + ", " +
+                FormatQuantity(t.requested - t.available) + " more needed (" + FormatQuantity(t.available) +
+                " of " + FormatQuantity(t.requested) + " available, limited at " + a.level + ")";
+    if (t.mode == Mode::kNoCandidates)
+      a.message += "; nothing may be preempted for it under the queue's policy";
   }
   return a;
 }
@@ -2981,8 +3023,10 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
     // runs once quota is released (the headline comes from the closest
     // flavor, so this is the case only when every flavor is out of reach).
     if (!any_may_fit) {
-      r.message += "; no preemption can help: the request exceeds the most this queue can ever get in every flavor "
-                   "tried (" + FormatQuantity(t.PotentialAvailable(node, fr)) + " in " + r.flavor + ")";
+      r.message +=
+          "; no preemption can help: the request exceeds the most this queue can ever get in every flavor "
+          "tried (" +
+          FormatQuantity(t.PotentialAvailable(node, fr)) + " in " + r.flavor + ")";
     }
     return done();
   }
@@ -3054,9 +3098,10 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
                      " workload(s) that wait for these evictions and come first)";
       }
     } else {
-      r.message += "; the quota it needs in flavor " + r.flavor + " is held by work its queue may not preempt" +
-                   (evicting > 0 ? " (and by " + std::to_string(evicting) + " workload(s) being evicted)" : "") +
-                   ", so it waits until that work ends or is preempted";
+      r.message +=
+          "; the quota it needs in flavor " + r.flavor + " is held by work its queue may not preempt" +
+          (evicting > 0 ? " (and by " + std::to_string(evicting) + " workload(s) being evicted)" : "") +
+          ", so it waits until that work ends or is preempted";
     }
   }
   return done();

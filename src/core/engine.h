@@ -109,8 +109,8 @@ const char* EvictionReasonName(EvictionReason r);
 struct PodPlacementInfo {
   std::string pod_set;
   std::string node;
-  std::vector<std::string> gpus;        // whole GPUs: UUIDs
-  std::vector<std::string> mig;         // MIG instances: "profile@start" (with `mig_uuids`)
+  std::vector<std::string> gpus;  // whole GPUs: UUIDs
+  std::vector<std::string> mig;   // MIG instances: "profile@start" (with `mig_uuids`)
   std::vector<std::string> mig_uuids;
   std::vector<std::string> mig_gpus;    // the UUID of the GPU each MIG instance is on
   std::vector<std::string> shares;      // memory shares: "gpuIndex:memMiB:cores%"
@@ -120,38 +120,38 @@ struct PodPlacementInfo {
 
 struct PodSetAssignment {
   std::string name;
-  int32_t count = 0;                               // admitted pods (< spec count under partial admission)
-  std::map<std::string, std::string> flavors;      // resource -> flavor
-  std::map<std::string, Amount> resource_usage;    // resource -> total over `count` pods
+  int32_t count = 0;                             // admitted pods (< spec count under partial admission)
+  std::map<std::string, std::string> flavors;    // resource -> flavor
+  std::map<std::string, Amount> resource_usage;  // resource -> total over `count` pods
 };
 
 // One flavor tried for a pending workload (Engine::Why), in the order tried.
 struct FlavorAttempt {
   enum class Outcome {
-    kFits,             // fits now (another pod set or resource group holds it back)
-    kFitsByPreempting, // fits after preempting workloads the policy allows
-    kNoCandidates,     // short now, and no workload may be preempted for it
-    kShort,            // short now; could fit when quota is released
-    kNeverFits,        // the request exceeds the most the queue can ever get here
-    kExcluded,         // taints, node labels or the topology rule it out
+    kFits,              // fits now (another pod set or resource group holds it back)
+    kFitsByPreempting,  // fits after preempting workloads the policy allows
+    kNoCandidates,      // short now, and no workload may be preempted for it
+    kShort,             // short now; could fit when quota is released
+    kNeverFits,         // the request exceeds the most the queue can ever get here
+    kExcluded,          // taints, node labels or the topology rule it out
   };
   std::string flavor;
   std::string pod_set;
   Outcome outcome = Outcome::kShort;
-  std::string resource;     // the resource that does not fit (empty for kFits*, kExcluded)
-  Amount requested = 0;     // of `resource`, in this flavor
-  Amount available = 0;     // unused now
-  Amount max_available = 0; // the most the queue can ever get (own quota plus what it may borrow)
-  std::string level;        // the quota-tree node that limits
-  std::string message;      // one clause: "flavor a100: ..."
+  std::string resource;      // the resource that does not fit (empty for kFits*, kExcluded)
+  Amount requested = 0;      // of `resource`, in this flavor
+  Amount available = 0;      // unused now
+  Amount max_available = 0;  // the most the queue can ever get (own quota plus what it may borrow)
+  std::string level;         // the quota-tree node that limits
+  std::string message;       // one clause: "flavor a100: ..."
 };
 const char* FlavorAttemptOutcomeName(FlavorAttempt::Outcome o);
 
 // Why a workload is pending. Machine-readable, with a one-line `message`.
 struct PendingReason {
   enum class Kind {
-    kNone,                 // not pending
-    kNotYetTried,          // submitted, no cycle ran since
+    kNone,         // not pending
+    kNotYetTried,  // submitted, no cycle ran since
     kLocalQueueMissing,
     kClusterQueueMissing,
     kNamespaceNotAllowed,  // namespaceSelector does not match
@@ -160,41 +160,41 @@ struct PendingReason {
     kNoFlavor,             // no flavor covers a resource, or taints/labels exclude all
     kInsufficientQuota,    // does not fit and preemption cannot help
     kPreemptionNoCandidates,
-    kWaitingForEvictions,  // preemption issued; waiting for victims to go
-    kResourceQuotaExceeded,  // namespace ResourceQuota hard cap
-    kBlockedByStrictFIFO,    // behind a StrictFIFO head
-    kReservedByOther,        // capacity held back this cycle for a higher entry
+    kWaitingForEvictions,      // preemption issued; waiting for victims to go
+    kResourceQuotaExceeded,    // namespace ResourceQuota hard cap
+    kBlockedByStrictFIFO,      // behind a StrictFIFO head
+    kReservedByOther,          // capacity held back this cycle for a higher entry
     kInadmissibleUntilChange,  // parked (BestEffortFIFO) after a failed attempt
-    kBlockedByReservation,   // fits, but would delay another workload's reservation
-    kUnschedulable,        // quota fits, but the pods do not fit on the nodes now
-    kInfeasible,           // the pods can never fit on these nodes
+    kBlockedByReservation,     // fits, but would delay another workload's reservation
+    kUnschedulable,            // quota fits, but the pods do not fit on the nodes now
+    kInfeasible,               // the pods can never fit on these nodes
     // Keep kInfeasible last: readers iterate up to it.
   };
   Kind kind = Kind::kNone;
   std::string cluster_queue;
   std::string pod_set;
-  std::string flavor;     // the flavor that came closest
-  std::string resource;   // the blocking resource
-  std::string level;      // the quota-tree node that blocks (ClusterQueue or cohort name)
-  Amount requested = 0;   // this workload's demand of `resource` in `flavor`
-  Amount available = 0;   // what the tree can give now
-  Amount missing = 0;     // requested - available, when positive
+  std::string flavor;                      // the flavor that came closest
+  std::string resource;                    // the blocking resource
+  std::string level;                       // the quota-tree node that blocks (ClusterQueue or cohort name)
+  Amount requested = 0;                    // this workload's demand of `resource` in `flavor`
+  Amount available = 0;                    // what the tree can give now
+  Amount missing = 0;                      // requested - available, when positive
   std::vector<std::string> would_preempt;  // "ns/name" of the workloads preemption would need
   // Set by Engine::Why only: every flavor tried for the pod set and resource
   // group that hold the workload back; the headline fields above come from
   // the one that came closest.
   std::vector<FlavorAttempt> flavors;
-  std::string message;    // one line for humans
+  std::string message;  // one line for humans
 };
 const char* PendingReasonKindName(PendingReason::Kind k);
 
 struct Eviction {
-  std::string victim;                  // "ns/name"
+  std::string victim;  // "ns/name"
   WorkloadId victim_id = kNoWorkload;
   WorkloadId preemptor_id = kNoWorkload;  // kNoWorkload for stop-policy evictions
   std::string victim_cluster_queue;
   EvictionReason reason = EvictionReason::kInClusterQueue;
-  std::string preemptor;               // "ns/name"; empty for stop-policy evictions
+  std::string preemptor;  // "ns/name"; empty for stop-policy evictions
   std::string preemptor_cluster_queue;
   std::string message;
   Time at = 0;
@@ -207,11 +207,12 @@ struct WorkloadInfo {
   int32_t priority = 0;
   std::string cluster_queue;  // resolved; empty if the LocalQueue is missing
   WorkloadState state = WorkloadState::kPending;
-  std::vector<PodSetAssignment> admission;  // valid when Admitted or Evicting
+  std::vector<PodSetAssignment> admission;   // valid when Admitted or Evicting
   std::vector<PodPlacementInfo> placements;  // with nodes: one per admitted pod
-  PendingReason pending;                    // valid when Pending
+  PendingReason pending;                     // valid when Pending
   Time created = 0;
-  Time queued_at = 0;  // submission time; kept across evictions (a requeued workload keeps its place, as in Kueue)
+  Time queued_at =
+      0;  // submission time; kept across evictions (a requeued workload keeps its place, as in Kueue)
   Time admitted_at = -1;
   // Admission order: a number from one counter, higher for each admission
   // (also for admissions made at the same instant). Kept by Restore when
@@ -236,24 +237,24 @@ struct WorkloadInfo {
 };
 
 struct CycleResult {
-  std::vector<std::string> admitted;   // in decision order
+  std::vector<std::string> admitted;     // in decision order
   std::vector<WorkloadId> admitted_ids;  // the same workloads' handles, in the same order
-  std::vector<Eviction> evictions;     // preemptions and drains issued
-  int rounds = 0;                      // Kueue cycles run
-  bool changed = false;                // anything admitted, evicted or requeued
-  int64_t decisions = 0;               // workloads admitted or found inadmissible
+  std::vector<Eviction> evictions;       // preemptions and drains issued
+  int rounds = 0;                        // Kueue cycles run
+  bool changed = false;                  // anything admitted, evicted or requeued
+  int64_t decisions = 0;                 // workloads admitted or found inadmissible
 };
 
 // Usage of one (flavor, resource) at one node of the quota tree.
 struct QuotaUsage {
-  std::string node;       // ClusterQueue or cohort name
+  std::string node;  // ClusterQueue or cohort name
   bool is_cohort = false;
   std::string flavor;
   std::string resource;
-  Amount nominal = 0;      // own nominalQuota
+  Amount nominal = 0;  // own nominalQuota
   Amount subtree_quota = 0;
-  Amount usage = 0;        // admitted (and evicting) usage in the subtree
-  Amount borrowed = 0;     // max(0, usage - subtree_quota)
+  Amount usage = 0;     // admitted (and evicting) usage in the subtree
+  Amount borrowed = 0;  // max(0, usage - subtree_quota)
   std::optional<Amount> borrowing_limit;
   std::optional<Amount> lending_limit;
 };
@@ -379,7 +380,7 @@ class Engine {
   // Reservations in force (docs/semantics.md §11): per quota tree, at most
   // one pending workload for which quota is held back from backfill.
   struct ReservationInfo {
-    std::string workload;              // "ns/name"
+    std::string workload;  // "ns/name"
     std::string cluster_queue;
     Time start = 0;                    // when its quota is expected to be free
     std::vector<std::string> holders;  // running workloads whose end frees it, in end order
@@ -403,7 +404,7 @@ class Engine {
   // Returns NotFound for an unknown key; kind None for a non-pending one.
   Result<PendingReason> Why(const std::string& key) const;
   std::vector<const WorkloadInfo*> Workloads() const;  // in submission order
-  std::vector<QuotaUsage> Usage() const;                // every node x flavor x resource
+  std::vector<QuotaUsage> Usage() const;               // every node x flavor x resource
   // Dominant resource share (x1000, as Kueue reports it: the exact share
   // rounded up) of a ClusterQueue or cohort; -1 for infinity (weight 0 while
   // borrowing). Decisions compare the exact shares.

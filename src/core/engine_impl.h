@@ -112,7 +112,7 @@ struct PodSetReq {
   // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
   // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
   Amount implicit_gpu = 0;
-  std::vector<int32_t> hint_res;  // slicing-hint resources it requests (> 0), ids
+  std::vector<int32_t> hint_res;                    // slicing-hint resources it requests (> 0), ids
   std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
 };
 
@@ -165,14 +165,14 @@ struct ReasonRef {
 struct Wl {
   WorkloadInfo info;
   std::vector<PodSetReq> pod_sets;
-  int32_t ns = -1;   // namespace id
-  int32_t lq = -1;   // LocalQueue index; -1 = unresolved
-  int32_t cq = -1;   // ClusterQueue index; -1 = unresolved
-  FrAmounts usage;   // held while Admitted or Evicting
+  int32_t ns = -1;                                   // namespace id
+  int32_t lq = -1;                                   // LocalQueue index; -1 = unresolved
+  int32_t cq = -1;                                   // ClusterQueue index; -1 = unresolved
+  FrAmounts usage;                                   // held while Admitted or Evicting
   std::vector<std::pair<int32_t, Amount>> ns_usage;  // per resource, for ResourceQuota
   bool in_heap = false;
   bool parked = false;
-  bool listed = false;     // in a parked list (NsRt::parked, parked_placement)
+  bool listed = false;  // in a parked list (NsRt::parked, parked_placement)
   // Parked in place (BestEffortFIFO, inadmissible until its cohort tree
   // changes): stays in its LocalQueue's heap but is not a head while
   // park_epoch == EngineImpl::root_epoch[park_root]. Releasing quota in the
@@ -181,7 +181,7 @@ struct Wl {
   int32_t park_root = -1;
   uint64_t park_epoch = 0;
   std::set<QueueKey>::iterator heap_it;  // valid while in_heap
-  uint64_t enq_seq = 0;  // QueueKey::enq_seq of its heap entry
+  uint64_t enq_seq = 0;                  // QueueKey::enq_seq of its heap entry
   // EngineImpl::bulk_counter when a cycle last examined it (its pending
   // reason is from then); older than CqRt::bulk_stamp while parked in bulk.
   uint64_t reason_stamp = 0;
@@ -189,8 +189,8 @@ struct Wl {
   // resource it requests in its ClusterQueue (CqRt::min_req).
   std::vector<std::pair<int32_t, Amount>> min_req;
   bool reason_stale = false;  // parked by BulkPark's head skip without an examination
-  bool forgotten = false;  // slot free for reuse (Engine::Forget)
-  bool requeued = false;   // NotYetTried after an eviction (message wording)
+  bool forgotten = false;     // slot free for reuse (Engine::Forget)
+  bool requeued = false;      // NotYetTried after an eviction (message wording)
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
   bool waiting_preemption = false;
   bool msg_dirty = false;  // pending.message is built on read (Materialize)
@@ -199,7 +199,8 @@ struct Wl {
   uint64_t admit_seq = 0;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
   bool has_placement = false;
-  std::unique_ptr<placement::Placement> placement;  // with has_placement; committed in EngineImpl::cluster under info.key
+  std::unique_ptr<placement::Placement>
+      placement;  // with has_placement; committed in EngineImpl::cluster under info.key
   Time run_started = 0;
   // While Admitted with a maximum runtime: when it runs out (the key of its
   // entry in EngineImpl::expiries); -1 otherwise.
@@ -267,13 +268,13 @@ struct CqRt {
   bool all_tas = false;
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<int32_t> lqs;
-  int32_t queued = 0;          // workloads in the heaps of its LocalQueues
-  int32_t root = -1;           // quota-tree root
-  int32_t parked_n = 0;        // of those, parked in place under epoch parked_epoch
+  int32_t queued = 0;    // workloads in the heaps of its LocalQueues
+  int32_t root = -1;     // quota-tree root
+  int32_t parked_n = 0;  // of those, parked in place under epoch parked_epoch
   uint64_t parked_epoch = 0;
   std::vector<WlId> admitted;  // Admitted and Evicting
   WlId sticky = kNoWl;
-  bool held = false;  // Hold or HoldAndDrain
+  bool held = false;             // Hold or HoldAndDrain
   std::vector<TargetMemo> memo;  // small ring, see GetTargets
   size_t memo_next = 0;
   // Parking in bulk (EngineImpl::BulkPark): while bulk_epoch is the root's
@@ -310,8 +311,8 @@ struct NsRt {
   std::string name;
   std::map<std::string, std::string> labels;
   std::vector<std::pair<int32_t, Amount>> hard;  // ResourceQuota caps per resource id (summed min)
-  std::vector<Amount> usage;                      // per resource id
-  std::vector<WlId> parked;                       // blocked by ResourceQuota
+  std::vector<Amount> usage;                     // per resource id
+  std::vector<WlId> parked;                      // blocked by ResourceQuota
 };
 
 enum class Mode : int8_t { kNoFit = 0, kNoCandidates = 1, kPreempt = 2, kReclaim = 3, kFit = 4 };
@@ -363,7 +364,7 @@ class EngineImpl {
   std::vector<CqRt> cqs;
   std::unordered_map<std::string, int32_t> cq_index;
   std::unordered_map<std::string, int32_t> cohort_node;  // cohort name -> tree node
-  std::vector<int32_t> cq_of_node;  // tree node -> cq index, -1 for cohorts
+  std::vector<int32_t> cq_of_node;                       // tree node -> cq index, -1 for cohorts
   std::vector<LqRt> lqs;
   std::unordered_map<std::string, int32_t> lq_index;  // "ns/name"
   std::vector<NsRt> nss;
@@ -373,20 +374,20 @@ class EngineImpl {
 
   StableVector<Wl> wls;
   std::unordered_map<std::string, WlId> wl_index;
-  std::vector<WlId> free_ids;  // forgotten slots, reused by Submit
-  bool reused_slots = false;   // a slot was reused: slot order is no longer submission order
-  size_t queued_count = 0;     // workloads in any LocalQueue heap
-  bool any_drain = false;      // some ClusterQueue has drain_possible
-  std::vector<std::vector<int32_t>> root_cqs;     // per tree node (roots used): cq indices
-  std::vector<uint64_t> root_epoch;   // per tree node (roots used): bumped by Unpark
-  std::vector<int64_t> root_parked;   // per tree node: soft-parked workloads under the current epoch
-  int64_t parked_total = 0;           // sum of root_parked
+  std::vector<WlId> free_ids;                  // forgotten slots, reused by Submit
+  bool reused_slots = false;                   // a slot was reused: slot order is no longer submission order
+  size_t queued_count = 0;                     // workloads in any LocalQueue heap
+  bool any_drain = false;                      // some ClusterQueue has drain_possible
+  std::vector<std::vector<int32_t>> root_cqs;  // per tree node (roots used): cq indices
+  std::vector<uint64_t> root_epoch;            // per tree node (roots used): bumped by Unpark
+  std::vector<int64_t> root_parked;            // per tree node: soft-parked workloads under the current epoch
+  int64_t parked_total = 0;                    // sum of root_parked
   uint64_t epoch_counter = 0;
-  uint64_t enqueue_counter = 0;  // QueueKey::enq_seq
-  uint64_t bulk_counter = 0;     // CqRt::bulk_stamp, Wl::reason_stamp
-  bool any_resource_quota = false;  // the configuration has ResourceQuotas
+  uint64_t enqueue_counter = 0;                       // QueueKey::enq_seq
+  uint64_t bulk_counter = 0;                          // CqRt::bulk_stamp, Wl::reason_stamp
+  bool any_resource_quota = false;                    // the configuration has ResourceQuotas
   std::vector<std::pair<int32_t, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
-  std::vector<WlId> orphans;                      // unresolved queue / namespace / inactive
+  std::vector<WlId> orphans;                          // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
   uint64_t state_gen = 1;  // bumped on every committed change that can alter preemption answers
@@ -400,7 +401,7 @@ class EngineImpl {
   // Admitted workloads with a maximum runtime, by when it runs out.
   std::set<std::pair<Time, WlId>> expiries;
   // Minimum runtime and preemption delay (docs/semantics.md §11).
-  Time now = 0;               // of the Schedule call in progress (or the last)
+  Time now = 0;                 // of the Schedule call in progress (or the last)
   bool any_protection = false;  // some queue or class sets a minimum runtime or delay
   struct ClassLimits {
     std::optional<Time> min_runtime, reclaim_min_runtime;
@@ -554,10 +555,10 @@ class EngineImpl {
   std::vector<uint32_t> round_order;
   std::vector<std::pair<int32_t, FrAmounts>> round_temp;
   uint64_t round_stamp = 0;
-  std::vector<WlId> round_victims;  // this round's victims, in order
-  std::vector<GroupReq> assign_reqs;  // AssignFlavors
-  FrAmounts assign_fr;                // AssignFlavors
-  std::vector<int32_t> nominate_counts;  // Nominate
+  std::vector<WlId> round_victims;                 // this round's victims, in order
+  std::vector<GroupReq> assign_reqs;               // AssignFlavors
+  FrAmounts assign_fr;                             // AssignFlavors
+  std::vector<int32_t> nominate_counts;            // Nominate
   std::vector<int32_t> bound_queues, bound_stack;  // preemption.cc bound
   FrAmounts bound_removed, bound_remaining;        // preemption.cc bound
   std::vector<char> round_done;
@@ -573,13 +574,13 @@ struct FlavorTried {
   int32_t pod_set = -1;
   int32_t flavor = -1;
   Mode mode = Mode::kNoFit;
-  bool excluded = false;   // taints, labels or topology rule it out: `why`
-  bool ever_fits = true;   // every request <= what the queue can ever get
-  int32_t resource = -1;   // the first resource that does not fit now
+  bool excluded = false;  // taints, labels or topology rule it out: `why`
+  bool ever_fits = true;  // every request <= what the queue can ever get
+  int32_t resource = -1;  // the first resource that does not fit now
   Amount requested = 0;
-  Amount available = 0;    // unused now, for `resource`
-  Amount potential = 0;    // the most the queue can ever get of `resource`
-  int32_t level = -1;      // the quota-tree node that limits
+  Amount available = 0;  // unused now, for `resource`
+  Amount potential = 0;  // the most the queue can ever get of `resource`
+  int32_t level = -1;    // the quota-tree node that limits
   std::string why;
 };
 void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out,

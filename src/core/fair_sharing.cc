@@ -34,7 +34,8 @@ Drs ShareOf(const EngineImpl& e, int32_t n) {
   }
   for (size_t r = 0; r < nres; ++r) {
     if (borrowed[r] > 0 && lendable[r] > 0) {
-      d.ratio = std::max(d.ratio, static_cast<double>(borrowed[r]) * 1000.0 / static_cast<double>(lendable[r]));
+      d.ratio =
+          std::max(d.ratio, static_cast<double>(borrowed[r]) * 1000.0 / static_cast<double>(lendable[r]));
     }
   }
   return d;
@@ -90,7 +91,7 @@ struct Tournament {
   const std::vector<Entry>& entries;
   const std::vector<char>& done;
   std::vector<int32_t> entry_of_node;  // tree node -> entry index (CQs)
-  std::vector<char> has_entry;          // subtree has a live entry
+  std::vector<char> has_entry;         // subtree has a live entry
 
   int32_t Winner(int32_t n) {
     if (!has_entry[n]) return -1;
@@ -231,7 +232,8 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
         if (!UsesAnyFr(v, need)) continue;
         // Minimum runtime: a preemptor that stays within its nominal quota
         // reclaims (InCohortReclamation); otherwise it preempts for fairness.
-        if (e.Protected(id, reclaims ? EvictionReason::kInCohortReclamation : EvictionReason::kInCohortFairSharing))
+        if (e.Protected(
+                id, reclaims ? EvictionReason::kInCohortReclamation : EvictionReason::kInCohortFairSharing))
           continue;
         per_cq[ocq].push_back(id);
       }

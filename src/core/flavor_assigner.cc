@@ -33,10 +33,8 @@ bool ShouldTryNext(const FlavorTry& t, const FlavorFungibilitySpec& f) {
       if (t.level == 0) return false;
       return f.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
     case Mode::kPreempt:
-    case Mode::kReclaim:
-      return f.when_can_preempt == FungibilityPolicy::kTryNextFlavor;
-    default:
-      return true;
+    case Mode::kReclaim: return f.when_can_preempt == FungibilityPolicy::kTryNextFlavor;
+    default: return true;
   }
 }
 
@@ -258,7 +256,8 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       // A zero request needs nothing, but gets a flavor where a group covers
       // it (Kueue: "zero resource request defined in clusterQueue").
       if (per_pod == 0 && group < 0) continue;
-      if (per_pod == 0 && res == cq.gpu_res && ps.implicit_gpu > 0) continue;  // the slice's charge stands for it
+      if (per_pod == 0 && res == cq.gpu_res && ps.implicit_gpu > 0)
+        continue;  // the slice's charge stands for it
       if (group < 0 && IsSlicingHint(e.resources.Name(res))) {
         continue;  // a GPU-slice need, read by placement; not quota unless a group covers it
       }
@@ -282,8 +281,9 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
         a.mode = Mode::kNoFit;
         a.kind = PendingReason::Kind::kNoFlavor;
         a.ref.pod_set = static_cast<int32_t>(i);
-        a.message = "pod set " + pss.name + " asks for a GPU slice, charged as nvidia.com/gpu, which ClusterQueue " +
-                    cq.name + " does not cover";
+        a.message = "pod set " + pss.name +
+                    " asks for a GPU slice, charged as nvidia.com/gpu, which ClusterQueue " + cq.name +
+                    " does not cover";
         a.pod_sets.resize(used_pod_sets);
         return;
       }

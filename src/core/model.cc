@@ -65,7 +65,8 @@ bool NodeSelectorTerm::Matches(const std::map<std::string, std::string>& labels)
   return true;
 }
 
-bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const std::map<std::string, std::string>& labels) {
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms,
+                         const std::map<std::string, std::string>& labels) {
   if (terms.empty()) return true;
   for (const NodeSelectorTerm& t : terms) {
     if (t.Matches(labels)) return true;

@@ -34,10 +34,10 @@ struct Taint {
 };
 
 struct Toleration {
-  std::string key;       // empty with operator Exists = tolerate everything
+  std::string key;           // empty with operator Exists = tolerate everything
   std::string op = "Equal";  // Equal | Exists
   std::string value;
-  std::string effect;    // empty = all effects
+  std::string effect;  // empty = all effects
   bool Tolerates(const Taint& t) const;
 };
 
@@ -67,7 +67,8 @@ struct NodeSelectorTerm {
 };
 
 // True when no terms are given or one of them matches.
-bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const std::map<std::string, std::string>& labels);
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms,
+                         const std::map<std::string, std::string>& labels);
 
 struct LabelSelector {
   std::map<std::string, std::string> match_labels;
@@ -222,7 +223,7 @@ struct TopologySpec {
 
 // Admission Fair Sharing knobs (Kueue Configuration.admissionFairSharing).
 struct AdmissionFairSharingSpec {
-  Time usage_half_life = 0;                  // 0 = no decay memory: usage is current only
+  Time usage_half_life = 0;  // 0 = no decay memory: usage is current only
   Time usage_sampling_interval = 5 * 60 * 1000;
   std::map<std::string, Amount> resource_weights;  // milli; default weight 1 per resource
 };
@@ -291,7 +292,7 @@ struct GangSpec {
 struct PodSetSpec {
   std::string name = "main";
   int32_t count = 1;
-  std::optional<int32_t> min_count;  // partial admission
+  std::optional<int32_t> min_count;        // partial admission
   std::map<std::string, Amount> requests;  // per pod
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> node_affinity;  // required node affinity; empty = none

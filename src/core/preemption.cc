@@ -336,8 +336,8 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
   };
   if (memoise) {
     for (const TargetMemo& m : cq.memo) {
-      if (m.gen == e.state_gen && m.overlay == e.overlay_gen && m.priority == w.info.priority && m.queued_at == queued_at && m.uid == uid &&
-          m.request == request) {
+      if (m.gen == e.state_gen && m.overlay == e.overlay_gen && m.priority == w.info.priority &&
+          m.queued_at == queued_at && m.uid == uid && m.request == request) {
         note_protection(m.protect_min);
         return m.targets;
       }
@@ -347,8 +347,8 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
   // of the same nomination.
   const Time outer = e.protect_min;
   e.protect_min = -1;
-  std::vector<Target> targets = e.opts.fair_sharing ? FairSharingTargets(e, wl, cqi, request)
-                                                    : ComputeTargets(e, wl, cqi, request);
+  std::vector<Target> targets =
+      e.opts.fair_sharing ? FairSharingTargets(e, wl, cqi, request) : ComputeTargets(e, wl, cqi, request);
   const Time mine = e.protect_min;
   e.protect_min = outer;
   note_protection(mine);
@@ -493,8 +493,9 @@ class PlacementSearch {
   // valid candidates of `order` until the quota fits and `req` places, then
   // fill back from the second-to-last. Returns indices into `cands`; the
   // quota tree is restored.
-  std::vector<size_t> Minimal(const Ctx& c, const std::vector<Candidate>& cands, const std::vector<size_t>& order,
-                              const placement::GangRequest& req, bool allow_borrowing) {
+  std::vector<size_t> Minimal(const Ctx& c, const std::vector<Candidate>& cands,
+                              const std::vector<size_t>& order, const placement::GangRequest& req,
+                              bool allow_borrowing) {
     QuotaTree& t = e_.tree;
     auto usage = [&](size_t i, int sign) {
       t.AddUsage(e_.cqs[cands[i].c.cq].node, e_.wls[cands[i].c.id].usage, sign);
@@ -560,8 +561,9 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
   auto make = [&](WlId id, int32_t vcq, EvictionReason reason) {
     const Wl& v = e.wls[id];
     double afs = e.opts.admission_fair_sharing && v.lq >= 0 ? e.AfsUsage(v.lq) : 0.0;
-    return Cand{id, vcq, reason, v.info.state == WorkloadState::kEvicting, vcq == cqi, afs,
-                v.info.priority, v.info.admitted_at, v.admit_seq, v.info.uid};
+    return Cand{id,          vcq,       reason,          v.info.state == WorkloadState::kEvicting,
+                vcq == cqi,  afs,       v.info.priority, v.info.admitted_at,
+                v.admit_seq, v.info.uid};
   };
   std::vector<Candidate> same, hier, prio;
   // Same-queue candidates.
@@ -578,7 +580,8 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
   // Under fair sharing, placement preemption stays within the queue (the
   // cohort's victims are chosen by FairSharingTargets on quota only).
   const bool cohort = !(nodes != nullptr && e.opts.fair_sharing);
-  if (cohort && t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+  if (cohort && t.node(cq.node).parent >= 0 &&
+      pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
     bool advantage = true;
     FrAmounts remaining(request.begin(), request.end());
     {
@@ -609,17 +612,19 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
           const Wl& v = e.wls[id];
           if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
           if (nodes != nullptr && !nodes->Relevant(id)) continue;
-          const bool while_borrowing = !advantage && bwc && v.info.priority < w.info.priority &&
-                                       !(pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold);
+          const bool while_borrowing =
+              !advantage && bwc && v.info.priority < w.info.priority &&
+              !(pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold);
           if (e.Protected(id, while_borrowing ? EvictionReason::kInCohortReclaimWhileBorrowing
                                               : EvictionReason::kInCohortReclamation))
             continue;  // minimum runtime
           if (advantage) {
-            hier.push_back({make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
+            hier.push_back(
+                {make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
           } else if (!bwc || v.info.priority >= w.info.priority ||
                      (pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold)) {
-            prio.push_back(
-                {make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kReclaimWithoutBorrowing, cur});
+            prio.push_back({make(id, ocq, EvictionReason::kInCohortReclamation),
+                            Variant::kReclaimWithoutBorrowing, cur});
           } else {
             prio.push_back({make(id, ocq, EvictionReason::kInCohortReclaimWhileBorrowing),
                             Variant::kReclaimWhileBorrowing, cur});
@@ -684,7 +689,8 @@ std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cqi, const 
   if (!e.Placed(a)) return {};
   const PreemptionSpec& pol = e.cqs[cqi].spec->preemption;
   if (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
-      (e.tree.node(e.cqs[cqi].node).parent < 0 || pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever)) {
+      (e.tree.node(e.cqs[cqi].node).parent < 0 ||
+       pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever)) {
     return {};
   }
   placement::GangRequest gang;

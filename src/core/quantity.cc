@@ -16,9 +16,9 @@ struct Suffix {
 };
 
 constexpr Suffix kSuffixes[] = {
-    {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
-    {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},
-    {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
+    {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
+    {"Ei", 2, 60}, {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},
+    {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
 };
 
 }  // namespace
@@ -135,7 +135,8 @@ Result<Amount> ParseQuantity(std::string_view text) {
 std::string FormatQuantity(Amount milli) {
   if (milli == 0) return "0";
   bool neg = milli < 0;
-  unsigned long long v = neg ? 0ULL - static_cast<unsigned long long>(milli) : static_cast<unsigned long long>(milli);
+  unsigned long long v =
+      neg ? 0ULL - static_cast<unsigned long long>(milli) : static_cast<unsigned long long>(milli);
   std::string sign = neg ? "-" : "";
   if (v % 1000 != 0) return sign + std::to_string(v) + "m";
   unsigned long long units = v / 1000;

@@ -40,7 +40,8 @@ std::string FormatQuantity(Amount milli);
 // Saturating helpers used by quota arithmetic.
 inline Amount SatAdd(Amount a, Amount b) {
   Amount r;
-  if (__builtin_add_overflow(a, b, &r)) return a > 0 ? std::numeric_limits<Amount>::max() : std::numeric_limits<Amount>::min();
+  if (__builtin_add_overflow(a, b, &r))
+    return a > 0 ? std::numeric_limits<Amount>::max() : std::numeric_limits<Amount>::min();
   return r;
 }
 

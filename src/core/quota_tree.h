@@ -49,8 +49,8 @@ class QuotaTree {
     bool is_cohort = false;
     int32_t parent = -1;
     std::vector<int32_t> children;
-    int32_t depth = 0;      // root = 0
-    int32_t height = 0;     // distance to the furthest leaf; ClusterQueues 0
+    int32_t depth = 0;   // root = 0
+    int32_t height = 0;  // distance to the furthest leaf; ClusterQueues 0
     Amount fair_weight = 1000;
     // Dense per-fr arrays, sized `num_frs()`.
     std::vector<Amount> nominal;
@@ -93,12 +93,11 @@ class QuotaTree {
   // cohort whose subtree holds it, or of the root when none does.
   // `may_reclaim_in_hierarchy` is set when that subtree is not the whole
   // tree (a non-root node holds it).
-  int32_t BorrowingLevel(int32_t cq, int32_t fr, Amount amount, bool* may_reclaim_in_hierarchy = nullptr) const;
+  int32_t BorrowingLevel(int32_t cq, int32_t fr, Amount amount,
+                         bool* may_reclaim_in_hierarchy = nullptr) const;
 
   // True if `n`'s usage exceeds its subtree quota in `fr`.
-  bool IsBorrowing(int32_t n, int32_t fr) const {
-    return nodes_[n].usage[fr] > nodes_[n].subtree[fr];
-  }
+  bool IsBorrowing(int32_t n, int32_t fr) const { return nodes_[n].usage[fr] > nodes_[n].subtree[fr]; }
 
   // Change of the usage the parent of `n` sees when `n`'s usage goes from
   // `old_usage` to `new_usage`.

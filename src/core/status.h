@@ -70,7 +70,9 @@ class Status {
   SourcePos pos_;
 };
 
-inline Status InvalidArgument(std::string msg) { return Status(StatusCode::kInvalidArgument, std::move(msg)); }
+inline Status InvalidArgument(std::string msg) {
+  return Status(StatusCode::kInvalidArgument, std::move(msg));
+}
 inline Status NotFound(std::string msg) { return Status(StatusCode::kNotFound, std::move(msg)); }
 inline Status AlreadyExists(std::string msg) { return Status(StatusCode::kAlreadyExists, std::move(msg)); }
 inline Status FailedPrecondition(std::string msg) {
@@ -81,8 +83,8 @@ inline Status FailedPrecondition(std::string msg) {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}           // NOLINT(google-explicit-constructor)
-  Result(Status status) : v_(std::move(status)) {}    // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return std::holds_alternative<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
   T& value() & { return std::get<T>(v_); }
@@ -106,11 +108,11 @@ class Result {
 
 // Early return: evaluates `expr` (a Status) once and returns it from the
 // enclosing function (which returns Status or Result<T>) when it is not ok.
-#define ARTEL_RETURN_IF_ERROR(expr)                                   \
-  do {                                                                \
+#define ARTEL_RETURN_IF_ERROR(expr)                                    \
+  do {                                                                 \
     if (::artel::Status artel_status_ = (expr); !artel_status_.ok()) { \
-      return artel_status_;                                           \
-    }                                                                 \
+      return artel_status_;                                            \
+    }                                                                  \
   } while (0)
 
 // Evaluates `expr` (a Result<T>) once; assigns its value to `lhs` (which may

@@ -293,8 +293,9 @@ bool Controller::Poll(int64_t now) {
     // A queue's object is part of its status' inputs (its resourceVersion, a status edited by someone else).
     if (e.kind == Kind::kClusterQueue || e.kind == Kind::kLocalQueue) {
       queue_dirty_ = true;
-      queue_touched_.insert((e.kind == Kind::kClusterQueue ? "cq" : "lq") +
-                            (e.kind == Kind::kClusterQueue ? "/" + key.substr(key.find('/') + 1) : "/" + key));
+      queue_touched_.insert(
+          (e.kind == Kind::kClusterQueue ? "cq" : "lq") +
+          (e.kind == Kind::kClusterQueue ? "/" + key.substr(key.find('/') + 1) : "/" + key));
     }
     if (e.deleted) {
       objs.erase(key);
@@ -845,7 +846,8 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
   // still runs every queue_status_full_pass_ms, in case a change came by a
   // path that does not mark the queues dirty.
   if (!queue_dirty_ && !queue_throttled_ && last_queue_walk_ms_ >= 0 &&
-      (options_.queue_status_full_pass_ms <= 0 || now - last_queue_walk_ms_ < options_.queue_status_full_pass_ms))
+      (options_.queue_status_full_pass_ms <= 0 ||
+       now - last_queue_walk_ms_ < options_.queue_status_full_pass_ms))
     return;
   bool full = options_.queue_status_full_pass_ms > 0 && last_queue_walk_ms_ >= 0 &&
               now - last_queue_walk_ms_ >= options_.queue_status_full_pass_ms;

@@ -280,19 +280,21 @@ class Controller : public server::Service, public loop::Backend {
   std::vector<InEvent> events_;    // drained by Poll
   std::vector<WriteResult> done_;  // drained by Poll
   bool config_dirty_ = false;
-  std::optional<BuiltConfig> built_;                                // built by Poll, applied by SyncLocked
-  ConfigBuilder config_builder_;  // Poll's (loop thread): objects unchanged since the last build are not re-read
+  std::optional<BuiltConfig> built_;  // built by Poll, applied by SyncLocked
+  ConfigBuilder
+      config_builder_;  // Poll's (loop thread): objects unchanged since the last build are not re-read
   std::map<std::string, std::map<std::string, Json>> config_objs_;  // kind -> key -> object
   std::map<std::string, Wl> wls_;          // "ns/name"; changed only with mu() held (the Service reads it)
   std::vector<Write> staged_;              // decided under the lock, handed over by Flush
   std::set<std::string> quiet_evictions_;  // restored evicted workloads: their engine eviction is not news
   std::map<std::string, Json> queue_status_written_;  // "cq/name" -> status last handed over
   std::map<std::string, int64_t> queue_status_at_;
-  std::unordered_map<std::string, std::string> queue_status_inputs_;  // key -> inputs of the last status built
+  std::unordered_map<std::string, std::string>
+      queue_status_inputs_;  // key -> inputs of the last status built
   int64_t last_queue_status_ms_ = -1;
   int64_t last_queue_walk_ms_ = -1;  // the last pass that looked at every queue
-  bool queue_dirty_ = true;           // a workload, decision, write result or configuration changed since
-  bool queue_throttled_ = false;      // a queue was skipped by the per-queue interval in the last pass
+  bool queue_dirty_ = true;          // a workload, decision, write result or configuration changed since
+  bool queue_throttled_ = false;     // a queue was skipped by the per-queue interval in the last pass
   // The queue-status index, kept between passes: brought up to date with the
   // workloads changed since (queue_dirty_keys_), rebuilt after a new
   // configuration (queue_index_stale_) and on every full pass.
@@ -319,7 +321,8 @@ class Controller : public server::Service, public loop::Backend {
   std::deque<std::string> urgent_keys_;
   static bool Urgent(Write::Type t);
   std::set<std::string> inflight_;
-  std::deque<Write> event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
+  std::deque<Write>
+      event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
   bool stopping_ = false;
   std::vector<std::thread> writers_;
   std::map<std::string, std::pair<std::string, std::string>>

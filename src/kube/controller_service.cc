@@ -182,8 +182,8 @@ int Controller::LocalQueueWorkloads(const std::string& ns, const std::string& lo
   std::lock_guard<std::mutex> l(loop_->mu());
   int n = 0;
   const std::string prefix = ns + "/";
-  for (auto it = wls_.lower_bound(prefix); it != wls_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
-       ++it) {
+  for (auto it = wls_.lower_bound(prefix);
+       it != wls_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
     if (it->second.finished) continue;
     const Json& obj = it->second.obj;
     auto spec = obj.find("spec");

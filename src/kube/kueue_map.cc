@@ -682,9 +682,8 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
   }
   std::vector<core::WorkloadSpec> specs;
   std::string source = "Workload " + MetaNamespace(workload) + "/" + MetaName(workload);
-  Status s =
-      manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source, &specs,
-                               manifest::PodSpecMode::kKubernetes);
+  Status s = manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source,
+                                      &specs, manifest::PodSpecMode::kKubernetes);
   if (!s.ok()) {
     s.WithPos(SourcePos{});  // positions in a re-serialised object mean nothing to its author
     return s;
@@ -1097,7 +1096,7 @@ struct QueueStatusIndex::Data {
   };
   std::unordered_map<std::string, Cq> cqs;
   std::map<std::pair<std::string, std::string>, Lq> lqs;  // ns,name
-  std::unordered_map<std::string, Share> shares;           // workload key -> its share
+  std::unordered_map<std::string, Share> shares;          // workload key -> its share
   bool fair_sharing = false;
 
   void Add(const core::WorkloadInfo& w);
@@ -1151,7 +1150,8 @@ void QueueStatusIndex::Data::Remove(const std::string& key) {
   auto zero = [](const Counts& c) { return c.pending == 0 && c.reserving == 0 && c.admitted == 0; };
   if (lq.spec == nullptr && zero(lq.counts) && lq.used.empty()) lqs.erase(s.lq);
   auto q = cqs.find(s.cq);
-  if (q != cqs.end() && !q->second.configured && zero(q->second.counts) && q->second.usage.empty()) cqs.erase(q);
+  if (q != cqs.end() && !q->second.configured && zero(q->second.counts) && q->second.usage.empty())
+    cqs.erase(q);
   shares.erase(it);
 }
 
@@ -1218,7 +1218,8 @@ Json LocalQueueStatus(const core::Engine& engine, const std::string& ns, const s
 
 namespace {
 void AddInputs(const Counts& c, std::string* out) {
-  *out += std::to_string(c.pending) + "," + std::to_string(c.reserving) + "," + std::to_string(c.admitted) + ";";
+  *out +=
+      std::to_string(c.pending) + "," + std::to_string(c.reserving) + "," + std::to_string(c.admitted) + ";";
 }
 void AddInputs(const FlavorResources& flavors, std::string* out) {
   for (const auto& [flavor, resources] : flavors) {
@@ -1241,7 +1242,8 @@ std::string QueueStatusInputs(const QueueStatusIndex& index, const core::Engine&
     AddInputs(q.counts, &out);
     AddInputs(q.flavors, &out);
     for (const auto& [fr, ub] : q.usage)
-      out += fr.first + "/" + fr.second + "=" + std::to_string(ub.first) + "," + std::to_string(ub.second) + ";";
+      out +=
+          fr.first + "/" + fr.second + "=" + std::to_string(ub.first) + "," + std::to_string(ub.second) + ";";
     if (d.fair_sharing) out += "share=" + std::to_string(engine.DominantResourceShare(name));
     return out;
   }
@@ -1250,11 +1252,13 @@ std::string QueueStatusInputs(const QueueStatusIndex& index, const core::Engine&
   const QueueStatusIndex::Data::Lq& l = found->second;
   AddInputs(l.counts, &out);
   if (l.spec != nullptr) {
-    out += "cq=" + l.spec->cluster_queue + ";stop=" + std::to_string(static_cast<int>(l.spec->stop_policy)) + ";";
+    out += "cq=" + l.spec->cluster_queue + ";stop=" + std::to_string(static_cast<int>(l.spec->stop_policy)) +
+           ";";
     auto q = d.cqs.find(l.spec->cluster_queue);
     if (q != d.cqs.end()) AddInputs(q->second.flavors, &out);
   }
-  for (const auto& [fr, amount] : l.used) out += fr.first + "/" + fr.second + "=" + std::to_string(amount) + ";";
+  for (const auto& [fr, amount] : l.used)
+    out += fr.first + "/" + fr.second + "=" + std::to_string(amount) + ";";
   return out;
 }
 

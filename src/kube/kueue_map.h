@@ -223,8 +223,8 @@ class QueueStatusIndex {
   std::unique_ptr<Data> data_;
 };
 Json ClusterQueueStatus(const QueueStatusIndex& index, const core::Engine& engine, const std::string& cq,
-                        const ObjectCondition& cond, const Json& current_status, const std::string& now_rfc3339,
-                        int64_t generation = 0);
+                        const ObjectCondition& cond, const Json& current_status,
+                        const std::string& now_rfc3339, int64_t generation = 0);
 // Everything of the index and the engine that ClusterQueueStatus /
 // LocalQueueStatus read for one queue, as a compact string: two passes that
 // give the same string (and the same condition, object and generation) give

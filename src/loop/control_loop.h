@@ -116,8 +116,8 @@ class ControlLoop {
   void Wake();  // something changed: run a pass soon (debounced)
 
   std::mutex& mu() const RETURN_CAPABILITY(mu_) { return mu_; }  // guards the engine and the loop's state
-  core::Engine& engine() { return engine_; }              // REQUIRES mu()
-  const core::Engine& engine() const { return engine_; }  // REQUIRES mu()
+  core::Engine& engine() { return engine_; }                     // REQUIRES mu()
+  const core::Engine& engine() const { return engine_; }         // REQUIRES mu()
   // The injected clock, never going backwards. REQUIRES mu().
   int64_t NowLocked() REQUIRES(mu_);
 

@@ -31,7 +31,9 @@ std::string_view Group(std::string_view api_version) {
 }
 
 std::string_view DialectName(QueueDialect d) { return d == QueueDialect::kVolcano ? "Volcano" : "KAI"; }
-const char* RootCohort(QueueDialect d) { return d == QueueDialect::kVolcano ? kVolcanoRootCohort : kKaiRootCohort; }
+const char* RootCohort(QueueDialect d) {
+  return d == QueueDialect::kVolcano ? kVolcanoRootCohort : kKaiRootCohort;
+}
 
 std::string Hint(const std::string& name, const std::vector<std::string>& known) {
   std::vector<std::string_view> names(known.begin(), known.end());
@@ -56,7 +58,8 @@ constexpr DialectKind kDialectKinds[] = {
     {"scheduling.k8s.io/v1", "PriorityClass", false},
 };
 
-Status CheckServed(const Node& root, const std::string& api_version, const std::string& kind, bool* workload) {
+Status CheckServed(const Node& root, const std::string& api_version, const std::string& kind,
+                   bool* workload) {
   std::vector<std::string_view> kinds_of_group, versions_of_kind;
   for (const DialectKind& k : kDialectKinds) {
     if (Group(k.api_version) != Group(api_version)) continue;
@@ -70,14 +73,14 @@ Status CheckServed(const Node& root, const std::string& api_version, const std::
     }
   }
   if (!versions_of_kind.empty()) {
-    return root["apiVersion"].Error(fmt::format("unsupported apiVersion \"{}\" for kind {}; use {}", api_version,
-                                                kind, fmt::join(versions_of_kind, " or ")));
+    return root["apiVersion"].Error(fmt::format("unsupported apiVersion \"{}\" for kind {}; use {}",
+                                                api_version, kind, fmt::join(versions_of_kind, " or ")));
   }
   std::string msg = fmt::format("unsupported kind \"{}\" (apiVersion {})", kind, api_version);
   std::string guess = yaml::SuggestField(kind, kinds_of_group);
   if (!guess.empty()) msg += "; did you mean " + guess + "?";
-  if (!kinds_of_group.empty()) msg += fmt::format("; supported kinds of {}: {}", Group(api_version),
-                                                  fmt::join(kinds_of_group, ", "));
+  if (!kinds_of_group.empty())
+    msg += fmt::format("; supported kinds of {}: {}", Group(api_version), fmt::join(kinds_of_group, ", "));
   return root["kind"].Error(std::move(msg));
 }
 
@@ -214,7 +217,8 @@ bool HasNamed(const std::vector<T>& items, const std::string& name) {
   return std::any_of(items.begin(), items.end(), [&](const T& x) { return x.name == name; });
 }
 
-bool HasLocalQueue(const std::vector<core::LocalQueueSpec>& lqs, const std::string& ns, const std::string& name) {
+bool HasLocalQueue(const std::vector<core::LocalQueueSpec>& lqs, const std::string& ns,
+                   const std::string& name) {
   return std::any_of(lqs.begin(), lqs.end(),
                      [&](const core::LocalQueueSpec& lq) { return lq.ns == ns && lq.name == name; });
 }
@@ -227,8 +231,9 @@ std::vector<std::string> HyperNodeLevels(int32_t tiers) {
 }
 
 // Builds the ClusterQueues and Cohorts of one dialect's queues into *add.
-Status BuildQueueTree(QueueDialect dialect, const std::vector<DialectQueue*>& queues, const core::Config& existing,
-                      const core::Config& parsed, core::Config* add, std::vector<std::string>* leaves) {
+Status BuildQueueTree(QueueDialect dialect, const std::vector<DialectQueue*>& queues,
+                      const core::Config& existing, const core::Config& parsed, core::Config* add,
+                      std::vector<std::string>* leaves) {
   const char* root_cohort = RootCohort(dialect);
   std::map<std::string, DialectQueue*> by_name;
   std::vector<std::string> names;
@@ -251,10 +256,11 @@ Status BuildQueueTree(QueueDialect dialect, const std::vector<DialectQueue*>& qu
   for (DialectQueue* q : queues) {
     if (q->parent.empty()) continue;
     if (!by_name.count(q->parent)) {
-      return q->parent_node.Error(fmt::format(
-          "parent queue \"{}\" is not defined in this file{} (Artel builds a {} queue tree from one file: define "
-          "a parent queue next to its children)",
-          q->parent, Hint(q->parent, names), DialectName(dialect)));
+      return q->parent_node.Error(
+          fmt::format("parent queue \"{}\" is not defined in this file{} (Artel builds a {} queue tree from "
+                      "one file: define "
+                      "a parent queue next to its children)",
+                      q->parent, Hint(q->parent, names), DialectName(dialect)));
     }
     children[q->parent].push_back(q);
   }
@@ -415,19 +421,23 @@ Status FinishDialects(DialectDocs* docs, core::Config* existing, core::Config* p
       const HyperNodeSpec& h = docs->hypernodes[i];
       auto [it, inserted] = seen.emplace(h.name, h.pos);
       if (!inserted) {
-        return docs->hypernode_roots[i].Lookup("metadata.name")
-            .Error(fmt::format("duplicate HyperNode \"{}\" (first defined at {})", h.name, it->second.ToString()));
+        return docs->hypernode_roots[i]
+            .Lookup("metadata.name")
+            .Error(fmt::format("duplicate HyperNode \"{}\" (first defined at {})", h.name,
+                               it->second.ToString()));
       }
       if (!h.tier_name.empty()) {
         auto [tn, fresh] = tier_names.emplace(h.tier_name, h.tier);
         if (!fresh && tn->second != h.tier) {
-          return docs->hypernode_roots[i].Lookup("spec.tierName")
-              .Error(fmt::format("tierName \"{}\" names tier {} here and tier {} elsewhere", h.tier_name, h.tier,
-                                 tn->second));
+          return docs->hypernode_roots[i]
+              .Lookup("spec.tierName")
+              .Error(fmt::format("tierName \"{}\" names tier {} here and tier {} elsewhere", h.tier_name,
+                                 h.tier, tn->second));
         }
       }
       if (static_cast<size_t>(h.tier) + 1 > kMaxTopologyLevels) {
-        return docs->hypernode_roots[i].Lookup("spec.tier")
+        return docs->hypernode_roots[i]
+            .Lookup("spec.tier")
             .Error(fmt::format("tier {} is too high: Artel supports at most {} tiers", h.tier,
                                kMaxTopologyLevels - 1));
       }
@@ -444,7 +454,8 @@ Status FinishDialects(DialectDocs* docs, core::Config* existing, core::Config* p
       for (const auto& [n, tier] : tier_names) t->tier_names[n] = tier;
     } else if (core::TopologySpec* t2 = find_topo(existing); t2 != nullptr) {
       grow = t2;
-      grown_levels = static_cast<int32_t>(t2->levels.size()) - 1 < tiers ? HyperNodeLevels(tiers) : t2->levels;
+      grown_levels =
+          static_cast<int32_t>(t2->levels.size()) - 1 < tiers ? HyperNodeLevels(tiers) : t2->levels;
       grown_tier_names = t2->tier_names;
       for (const auto& [n, tier] : tier_names) grown_tier_names[n] = tier;
     } else {
@@ -480,7 +491,8 @@ struct Refusal {
 Status Refuse(const Node& map, std::initializer_list<Refusal> refused) {
   if (!map.IsMap()) return Status::Ok();
   for (const Refusal& r : refused) {
-    if (map[r.field].present()) return map[r.field].Error(fmt::format("not supported by Artel: {}", r.reason));
+    if (map[r.field].present())
+      return map[r.field].Error(fmt::format("not supported by Artel: {}", r.reason));
   }
   return Status::Ok();
 }
@@ -622,7 +634,8 @@ Status ReadNodeRequirement(const Node& e, bool field, core::NodeSelectorRequirem
                                                  {"Gt", "Gt"},
                                                  {"Lt", "Lt"}},
                                                 &out->op, kRequired));
-  if (field && out->op != "In" && out->op != "NotIn") return e["operator"].Error("matchFields supports In and NotIn");
+  if (field && out->op != "In" && out->op != "NotIn")
+    return e["operator"].Error("matchFields supports In and NotIn");
   ARTEL_RETURN_IF_ERROR(e.ReadStringList("values", &out->values));
   std::string culprit;
   std::string problem = out->Problem(&culprit);
@@ -702,52 +715,53 @@ Status ReadAffinity(const Node& aff, core::PodSetSpec* ps, PodSpecMode mode = Po
 }
 
 Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::string>* priority_class,
-                   std::optional<core::Time>* termination_grace, PodSpecMode mode = PodSpecMode::kStandalone) {
+                   std::optional<core::Time>* termination_grace,
+                   PodSpecMode mode = PodSpecMode::kStandalone) {
   if (mode == PodSpecMode::kKubernetes) {
     // Every field the API server accepted is accepted: the kubelet runs the pods.
     ARTEL_RETURN_IF_ERROR(ReadKubernetesPodRequests(spec, ps));
   } else {
-  ARTEL_RETURN_IF_ERROR(Refuse(spec, {{"initContainers", "init containers"},
-                                      {"topologySpreadConstraints",
-                                       "topology spread constraints; use the dialect's "
-                                       "topology fields or Kueue podset topology"},
-                                      {"overhead", "pod overhead"},
-                                      {"resourceClaims", "dynamic resource claims"},
-                                      {"nodeName", "nodeName (Artel places pods itself)"}}));
-  // dnsPolicy, enableServiceLinks, serviceAccount, priority,
-  // preemptionPolicy and the like are set by the API server's defaulting and
-  // admission (objects read back from a cluster carry them) or only concern
-  // the kubelet; they are accepted and not used.
-  ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"containers",
-                                        "nodeSelector",
-                                        "affinity",
-                                        "tolerations",
-                                        "priorityClassName",
-                                        "schedulerName",
-                                        "restartPolicy",
-                                        "terminationGracePeriodSeconds",
-                                        "volumes",
-                                        "serviceAccountName",
-                                        "imagePullSecrets",
-                                        "hostname",
-                                        "subdomain",
-                                        "securityContext",
-                                        "dnsPolicy",
-                                        "dnsConfig",
-                                        "enableServiceLinks",
-                                        "automountServiceAccountToken",
-                                        "serviceAccount",
-                                        "priority",
-                                        "preemptionPolicy",
-                                        "runtimeClassName",
-                                        "setHostnameAsFQDN",
-                                        "shareProcessNamespace",
-                                        "os",
-                                        "readinessGates",
-                                        "hostAliases"}));
-  Node containers = spec["containers"];
-  if (!containers.present()) return spec.MissingError("containers");
-  ARTEL_RETURN_IF_ERROR(ReadContainers(containers, ps));
+    ARTEL_RETURN_IF_ERROR(Refuse(spec, {{"initContainers", "init containers"},
+                                        {"topologySpreadConstraints",
+                                         "topology spread constraints; use the dialect's "
+                                         "topology fields or Kueue podset topology"},
+                                        {"overhead", "pod overhead"},
+                                        {"resourceClaims", "dynamic resource claims"},
+                                        {"nodeName", "nodeName (Artel places pods itself)"}}));
+    // dnsPolicy, enableServiceLinks, serviceAccount, priority,
+    // preemptionPolicy and the like are set by the API server's defaulting and
+    // admission (objects read back from a cluster carry them) or only concern
+    // the kubelet; they are accepted and not used.
+    ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"containers",
+                                          "nodeSelector",
+                                          "affinity",
+                                          "tolerations",
+                                          "priorityClassName",
+                                          "schedulerName",
+                                          "restartPolicy",
+                                          "terminationGracePeriodSeconds",
+                                          "volumes",
+                                          "serviceAccountName",
+                                          "imagePullSecrets",
+                                          "hostname",
+                                          "subdomain",
+                                          "securityContext",
+                                          "dnsPolicy",
+                                          "dnsConfig",
+                                          "enableServiceLinks",
+                                          "automountServiceAccountToken",
+                                          "serviceAccount",
+                                          "priority",
+                                          "preemptionPolicy",
+                                          "runtimeClassName",
+                                          "setHostnameAsFQDN",
+                                          "shareProcessNamespace",
+                                          "os",
+                                          "readinessGates",
+                                          "hostAliases"}));
+    Node containers = spec["containers"];
+    if (!containers.present()) return spec.MissingError("containers");
+    ARTEL_RETURN_IF_ERROR(ReadContainers(containers, ps));
   }
   ARTEL_RETURN_IF_ERROR(spec.ReadStringMap("nodeSelector", &ps->node_selector));
   if (spec["affinity"].present()) ARTEL_RETURN_IF_ERROR(ReadAffinity(spec["affinity"], ps, mode));
@@ -766,8 +780,10 @@ Status ReadPodSpec(const Node& spec, core::PodSetSpec* ps, std::optional<std::st
                                                      {"PreferNoSchedule", "PreferNoSchedule"},
                                                      {"NoExecute", "NoExecute"}},
                                                     &tol.effect));
-      if (tol.op == "Exists" && !tol.value.empty()) return t["value"].Error("must be empty when operator is Exists");
-      if (tol.key.empty() && tol.op != "Exists") return t["operator"].Error("must be Exists when key is empty");
+      if (tol.op == "Exists" && !tol.value.empty())
+        return t["value"].Error("must be empty when operator is Exists");
+      if (tol.key.empty() && tol.op != "Exists")
+        return t["operator"].Error("must be Exists when key is empty");
       ps->tolerations.push_back(std::move(tol));
     }
   }
@@ -791,8 +807,8 @@ Status ReadPodTemplate(const Node& tmpl, core::PodSetSpec* out, std::optional<st
   if (meta.present()) {
     // The API server writes `creationTimestamp: null` into embedded templates.
     if (mode == PodSpecMode::kStandalone)
-      ARTEL_RETURN_IF_ERROR(
-          meta.CheckKeys({"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
+      ARTEL_RETURN_IF_ERROR(meta.CheckKeys(
+          {"name", "labels", "annotations", "creationTimestamp", "generateName", "namespace"}));
     std::map<std::string, std::string> labels;
     ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("labels", &labels));
     ARTEL_RETURN_IF_ERROR(meta.ReadStringMap("annotations", &out->annotations));
@@ -971,8 +987,9 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out, PodSpecMode mode
     char* end = nullptr;
     long long v = std::strtoll(mx->second.c_str(), &end, 10);
     if (mx->second.empty() || *end != '\0' || v < 1 || v > INT32_MAX) {
-      return root.Lookup("metadata.labels").Error(std::string("label ") + kMaxExecTimeLabel +
-                                                  ": expected a whole number of seconds >= 1, got \"" + mx->second + "\"");
+      return root.Lookup("metadata.labels")
+          .Error(std::string("label ") + kMaxExecTimeLabel +
+                 ": expected a whole number of seconds >= 1, got \"" + mx->second + "\"");
     }
     w.max_runtime = static_cast<core::Time>(v) * 1000;
   }
@@ -1012,8 +1029,9 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out, PodSpecMode mode
   if (auto mp = meta.annotations.find(kJobMinParallelism); mp != meta.annotations.end()) {
     Result<core::Amount> m = core::ParseQuantity(mp->second);
     if (!m.ok() || *m % core::kMilli != 0 || *m < core::kMilli || *m > ps.count * core::kMilli) {
-      return root.Lookup("metadata.annotations").Error(
-          fmt::format("{} must be an integer between 1 and parallelism ({})", kJobMinParallelism, ps.count));
+      return root.Lookup("metadata.annotations")
+          .Error(fmt::format("{} must be an integer between 1 and parallelism ({})", kJobMinParallelism,
+                             ps.count));
     }
     if (*m / core::kMilli < ps.count) ps.min_count = static_cast<int32_t>(*m / core::kMilli);
   }
@@ -1030,7 +1048,8 @@ Status ParseBatchJob(const Node& root, core::WorkloadSpec* out, PodSpecMode mode
 // Attaches the pods to their PodGroups and builds the pod sets.
 Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& pods) {
   std::map<std::string, size_t> index;  // ns/name -> group
-  for (size_t i = 0; i < groups->size(); ++i) index[(*groups)[i].workload.ns + "/" + (*groups)[i].workload.name] = i;
+  for (size_t i = 0; i < groups->size(); ++i)
+    index[(*groups)[i].workload.ns + "/" + (*groups)[i].workload.name] = i;
   std::vector<std::map<std::string, const PodDoc*>> first_pod(groups->size());
   for (const PodDoc& pod : pods) {
     const auto& ann = pod.meta.annotations;
@@ -1038,8 +1057,9 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
     if (g == ann.end()) g = ann.find(kKaiGroupAnnotation);
     if (g == ann.end()) {
       return pod.root.Lookup("metadata.annotations")
-          .Error(fmt::format("a Pod must belong to a PodGroup of the same text: annotation {} (Volcano) or {} (KAI)",
-                             kVolcanoGroupAnnotation, kKaiGroupAnnotation));
+          .Error(fmt::format(
+              "a Pod must belong to a PodGroup of the same text: annotation {} (Volcano) or {} (KAI)",
+              kVolcanoGroupAnnotation, kKaiGroupAnnotation));
     }
     auto it = index.find(pod.meta.ns + "/" + g->second);
     if (it == index.end()) {
@@ -1064,7 +1084,8 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
     core::PodSetSpec ps = pod.spec;
     ps.name = set;
     ps.count = 1;
-    for (const char* k : {kVolcanoGroupAnnotation, kKaiGroupAnnotation, kVolcanoTaskAnnotation}) ps.annotations.erase(k);
+    for (const char* k : {kVolcanoGroupAnnotation, kKaiGroupAnnotation, kVolcanoTaskAnnotation})
+      ps.annotations.erase(k);
     if (pg.dialect == QueueDialect::kKai) {
       auto sa = pg.set_annotations.find(pg.declared_sets.empty() ? std::string() : set);
       if (sa != pg.set_annotations.end()) {
@@ -1082,10 +1103,11 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
     }
     if (existing->requests != ps.requests || existing->node_selector != ps.node_selector ||
         existing->annotations != ps.annotations) {
-      return pod.root.Lookup("spec").Error(fmt::format(
-          "pod {} differs from pod {} of the same pod set \"{}\" (requests, nodeSelector or annotations); pods of "
-          "one task or subgroup must be alike",
-          pod.meta.name, firsts[set]->meta.name, set));
+      return pod.root.Lookup("spec").Error(
+          fmt::format("pod {} differs from pod {} of the same pod set \"{}\" (requests, nodeSelector or "
+                      "annotations); pods of "
+                      "one task or subgroup must be alike",
+                      pod.meta.name, firsts[set]->meta.name, set));
     }
     existing->count += 1;
   }
@@ -1093,8 +1115,9 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
     core::WorkloadSpec& w = pg.workload;
     if (w.pod_sets.empty()) {
       return pg.root.Lookup("metadata.name")
-          .Error(fmt::format("PodGroup {} has no pods in this text (pods name it with annotation {})", w.name,
-                             pg.dialect == QueueDialect::kVolcano ? kVolcanoGroupAnnotation : kKaiGroupAnnotation));
+          .Error(fmt::format(
+              "PodGroup {} has no pods in this text (pods name it with annotation {})", w.name,
+              pg.dialect == QueueDialect::kVolcano ? kVolcanoGroupAnnotation : kKaiGroupAnnotation));
     }
     for (const std::string& declared : pg.declared_sets) {
       if (std::none_of(w.pod_sets.begin(), w.pod_sets.end(),
@@ -1108,8 +1131,8 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
       total += ps.count;
       if (auto m = pg.min_per_set.find(ps.name); m != pg.min_per_set.end()) {
         if (m->second > ps.count) {
-          return pg.root.Lookup("spec").Error(fmt::format("the minimum of {} ({}) exceeds its {} pods", ps.name,
-                                                          m->second, ps.count));
+          return pg.root.Lookup("spec").Error(
+              fmt::format("the minimum of {} ({}) exceeds its {} pods", ps.name, m->second, ps.count));
         }
         ps.min_count = m->second;  // also when equal to the count: then the whole task is required
       }
@@ -1186,7 +1209,8 @@ struct WorkloadReader {
       out.emplace_back();
       return Status::Ok();
     } else {
-      static const std::vector<std::string_view> kWorkloadKinds = {"Job", "PodGroup", "Pod", "Workload", "List"};
+      static const std::vector<std::string_view> kWorkloadKinds = {"Job", "PodGroup", "Pod", "Workload",
+                                                                   "List"};
       std::string msg = fmt::format("kind {} (apiVersion {}) is not a workload Artel reads", kind, api);
       std::string guess = yaml::SuggestField(kind, kWorkloadKinds);
       if (!guess.empty() && guess != kind) msg += "; did you mean " + guess + "?";
@@ -1203,7 +1227,8 @@ struct WorkloadReader {
 }  // namespace
 }  // namespace internal
 
-Status ParseWorkloads(std::string_view text, const std::string& source, std::vector<core::WorkloadSpec>* out) {
+Status ParseWorkloads(std::string_view text, const std::string& source,
+                      std::vector<core::WorkloadSpec>* out) {
   return ParseWorkloads(text, source, out, PodSpecMode::kStandalone);
 }
 
@@ -1218,7 +1243,8 @@ Status ParseWorkloads(std::string_view text, const std::string& source, std::vec
     if (Status s = reader.Read(doc); !s.ok()) return s;
   }
   if (Status s = internal::AttachPods(&reader.groups, reader.pods); !s.ok()) return s;
-  for (size_t i = 0; i < reader.groups.size(); ++i) reader.out[reader.group_slot[i]] = std::move(reader.groups[i].workload);
+  for (size_t i = 0; i < reader.groups.size(); ++i)
+    reader.out[reader.group_slot[i]] = std::move(reader.groups[i].workload);
   std::set<std::string> keys;
   for (const core::WorkloadSpec& w : reader.out) {
     if (!keys.insert(w.ns + "/" + w.name).second) {
@@ -1290,12 +1316,13 @@ Result<std::map<std::string, std::map<std::string, std::string>>> HyperNodeLabel
         if (!matches(m, c.name)) continue;
         any = true;
         if (c.tier >= h.tier) {
-          return fail(h, fmt::format("member HyperNode {} has tier {}, not below this HyperNode's tier {}", c.name,
-                                     c.tier, h.tier));
+          return fail(h, fmt::format("member HyperNode {} has tier {}, not below this HyperNode's tier {}",
+                                     c.name, c.tier, h.tier));
         }
         auto [it, inserted] = parent_of.emplace(c.name, h.name);
         if (!inserted && it->second != h.name) {
-          return fail(h, fmt::format("HyperNode {} is a member of both {} and {}", c.name, it->second, h.name));
+          return fail(h,
+                      fmt::format("HyperNode {} is a member of both {} and {}", c.name, it->second, h.name));
         }
         child_hns[h.name].push_back(&c);
       }
@@ -1323,8 +1350,8 @@ Result<std::map<std::string, std::map<std::string, std::string>>> HyperNodeLabel
     for (const std::string& node : collect(h)) {
       auto [it, inserted] = out[node].emplace(label, h.name);
       if (!inserted && it->second != h.name) {
-        return fail(h, fmt::format("node {} is in two HyperNodes of tier {}: {} and {}", node, h.tier, it->second,
-                                   h.name));
+        return fail(h, fmt::format("node {} is in two HyperNodes of tier {}: {} and {}", node, h.tier,
+                                   it->second, h.name));
       }
     }
   }

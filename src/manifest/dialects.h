@@ -34,7 +34,7 @@ enum class QueueDialect { kVolcano, kKai };
 
 // One resource of a dialect queue, already in Kueue terms.
 struct DialectQuota {
-  core::Amount nominal = 0;  // Volcano deserved, KAI quota (-1 -> 0)
+  core::Amount nominal = 0;        // Volcano deserved, KAI quota (-1 -> 0)
   bool unlimited_nominal = false;  // KAI quota -1: no own share to subtract children from
   std::optional<core::Amount> borrowing_limit;
   std::optional<core::Amount> lending_limit;
@@ -44,7 +44,7 @@ struct DialectQuota {
 struct DialectQueue {
   QueueDialect dialect = QueueDialect::kVolcano;
   std::string name;
-  std::string parent;     // empty = the dialect's root cohort
+  std::string parent;      // empty = the dialect's root cohort
   yaml::Node parent_node;  // where the parent was named (for errors)
   yaml::Node root;         // the document
   SourcePos pos;
@@ -98,7 +98,8 @@ Status ParseKaiTopology(const yaml::Node& root, core::Config* config);
 // metadata+spec) read into a pod set; `count` is left to the caller.
 // `termination_grace` (may be null) receives terminationGracePeriodSeconds
 // in milliseconds when the pod spec sets it.
-Status ReadPodTemplate(const yaml::Node& tmpl, core::PodSetSpec* out, std::optional<std::string>* priority_class,
+Status ReadPodTemplate(const yaml::Node& tmpl, core::PodSetSpec* out,
+                       std::optional<std::string>* priority_class,
                        std::optional<core::Time>* termination_grace = nullptr,
                        PodSpecMode mode = PodSpecMode::kStandalone);
 // A Pod's metadata and spec (kind: Pod), for PodGroup members.
@@ -114,7 +115,7 @@ Status ReadPod(const yaml::Node& root, PodDoc* out, PodSpecMode mode = PodSpecMo
 struct PodGroupDoc {
   QueueDialect dialect = QueueDialect::kVolcano;
   yaml::Node root;
-  core::WorkloadSpec workload;  // name, ns, queue, priority, annotations; no pod sets yet
+  core::WorkloadSpec workload;                 // name, ns, queue, priority, annotations; no pod sets yet
   std::map<std::string, int32_t> min_per_set;  // task / subgroup -> minimum pods
   std::vector<std::string> declared_sets;      // KAI subGroups in order (must all get pods)
   std::map<std::string, std::map<std::string, std::string>> set_annotations;  // subgroup topology

@@ -18,7 +18,9 @@ using yaml::kOptional;
 using yaml::kRequired;
 using yaml::Node;
 
-Status CheckTop(const Node& root) { return root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}); }
+Status CheckTop(const Node& root) {
+  return root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"});
+}
 
 // KAI's default queue priority (QueueSpec.Priority: "When not set, default is 100").
 constexpr int64_t kKaiDefaultQueuePriority = 100;
@@ -85,8 +87,8 @@ Status ParseKaiQueue(const Node& root, DialectDocs* docs) {
   if (spec.present()) {
     for (std::string_view f : {"preemptMinRuntime", "reclaimMinRuntime"}) {
       if (spec[f].present()) {
-        return spec[f].Error(fmt::format(
-            "not supported by Artel: {} (a minimum runtime before preemption or reclaim)", f));
+        return spec[f].Error(
+            fmt::format("not supported by Artel: {} (a minimum runtime before preemption or reclaim)", f));
       }
     }
     ARTEL_RETURN_IF_ERROR(spec.CheckKeys({"displayName", "parentQueue", "resources", "priority"}));
@@ -209,7 +211,8 @@ Status ParseKaiPodGroup(const Node& root, PodGroupDoc* out) {
   pg.workload.labels = meta.labels;
   pg.workload.annotations = meta.annotations;
   pg.workload.annotations[kAnnDialect] = "kai";
-  if (auto it = meta.labels.find("kai.scheduler/queue"); it != meta.labels.end()) pg.workload.queue = it->second;
+  if (auto it = meta.labels.find("kai.scheduler/queue"); it != meta.labels.end())
+    pg.workload.queue = it->second;
   Node spec = root["spec"];
   if (!spec.present()) return root.MissingError("spec");
   if (spec["minSubGroup"].present()) {

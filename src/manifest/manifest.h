@@ -105,9 +105,9 @@ inline constexpr char kAnnKaiPreferredPlacement[] = "kai.scheduler/topology-pref
 struct HyperNodeMember {
   enum class Type { kNode, kHyperNode };
   Type type = Type::kNode;
-  std::string exact;                         // exactMatch.name
-  std::string regex;                         // regexMatch.pattern (ECMAScript; matches anywhere
-                                             // in the name unless anchored, as Go's MatchString)
+  std::string exact;                          // exactMatch.name
+  std::string regex;                          // regexMatch.pattern (ECMAScript; matches anywhere
+                                              // in the name unless anchored, as Go's MatchString)
   std::optional<core::LabelSelector> labels;  // labelMatch (Node only)
 };
 

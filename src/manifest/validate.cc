@@ -148,10 +148,11 @@ std::vector<Status> Warnings(const core::Config& c) {
   for (const core::ClusterQueueSpec& cq : c.cluster_queues) cqs.emplace(cq.name, cq.pos);
   for (const core::LocalQueueSpec& lq : c.local_queues) {
     if (cqs.count(lq.cluster_queue)) continue;
-    out.push_back(Fail(lq.pos, "spec.clusterQueue",
-                       fmt::format("LocalQueue \"{}/{}\" refers to ClusterQueue \"{}\", which is not defined{}; "
-                                   "its workloads wait (ClusterQueueMissing) until it is",
-                                   lq.ns, lq.name, lq.cluster_queue, Hint(lq.cluster_queue, cqs))));
+    out.push_back(
+        Fail(lq.pos, "spec.clusterQueue",
+             fmt::format("LocalQueue \"{}/{}\" refers to ClusterQueue \"{}\", which is not defined{}; "
+                         "its workloads wait (ClusterQueueMissing) until it is",
+                         lq.ns, lq.name, lq.cluster_queue, Hint(lq.cluster_queue, cqs))));
   }
   return out;
 }

@@ -34,7 +34,9 @@ Status CheckRefused(const Node& map, std::initializer_list<Refused> refused) {
   return Status::Ok();
 }
 
-Status CheckTop(const Node& root) { return root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"}); }
+Status CheckTop(const Node& root) {
+  return root.CheckKeys({"apiVersion", "kind", "metadata", "spec", "status"});
+}
 
 }  // namespace
 
@@ -46,9 +48,10 @@ Status ParseVolcanoQueue(const Node& root, DialectDocs* docs) {
   ARTEL_RETURN_IF_ERROR(ReadDialectMeta(root, false, &meta));
   if (meta.name == "root") {
     return root.Lookup("metadata.name")
-        .Error(fmt::format("the Volcano root queue is implicit in Artel (the cohort {}); to give the whole tree "
-                           "a capacity of its own, declare a Kueue Cohort named {} with resourceGroups",
-                           kVolcanoRootCohort, kVolcanoRootCohort));
+        .Error(
+            fmt::format("the Volcano root queue is implicit in Artel (the cohort {}); to give the whole tree "
+                        "a capacity of its own, declare a Kueue Cohort named {} with resourceGroups",
+                        kVolcanoRootCohort, kVolcanoRootCohort));
   }
   DialectQueue q;
   q.dialect = QueueDialect::kVolcano;
@@ -116,10 +119,11 @@ Status ParseVolcanoQueue(const Node& root, DialectDocs* docs) {
     }
     if (g != guarantee.end()) {
       if (g->second > quota.nominal) {
-        return spec.Lookup("guarantee.resource").Error(
-            fmt::format("guarantee of {} ({}) exceeds deserved ({}); Artel maps guarantee onto the part of the "
-                        "nominal quota that is never lent",
-                        r, core::FormatQuantity(g->second), core::FormatQuantity(quota.nominal)));
+        return spec.Lookup("guarantee.resource")
+            .Error(fmt::format(
+                "guarantee of {} ({}) exceeds deserved ({}); Artel maps guarantee onto the part of the "
+                "nominal quota that is never lent",
+                r, core::FormatQuantity(g->second), core::FormatQuantity(quota.nominal)));
       }
       quota.lending_limit = quota.nominal - g->second;
     }
@@ -179,7 +183,8 @@ Status ParseVolcanoHyperNode(const Node& root, DialectDocs* docs) {
         try {
           std::regex re(member.regex, std::regex::ECMAScript);
         } catch (const std::regex_error& e) {
-          return sel.Lookup("regexMatch.pattern").Error(fmt::format("invalid regular expression: {}", e.what()));
+          return sel.Lookup("regexMatch.pattern")
+              .Error(fmt::format("invalid regular expression: {}", e.what()));
         }
       } else {
         if (member.type != T::kNode) {
@@ -377,7 +382,8 @@ Status ParseVolcanoPodGroup(const Node& root, PodGroupDoc* out) {
     if (spec["minResources"].present()) {
       std::map<std::string, core::Amount> min_resources;
       ARTEL_RETURN_IF_ERROR(ReadResourceList(spec["minResources"], &min_resources));
-      if (!min_resources.empty()) pg.workload.annotations[kAnnMinResources] = FormatResourceList(min_resources);
+      if (!min_resources.empty())
+        pg.workload.annotations[kAnnMinResources] = FormatResourceList(min_resources);
     }
     if (spec["networkTopology"].present()) {
       ARTEL_RETURN_IF_ERROR(ReadVolcanoNetworkTopology(spec["networkTopology"], &pg.workload.annotations));

@@ -283,9 +283,9 @@ struct Pod {
   int pgid = 0;
   std::string exit_file;
   std::string start_file;  // locked by the live wrapper; empty for older pods
-  std::string cgroup;  // directory, or empty
-  std::string cuda_dir;  // libartel-cuda's segment directory, or empty
-  std::string marker;  // the wrapper's $0, checked for adopted pods
+  std::string cgroup;      // directory, or empty
+  std::string cuda_dir;    // libartel-cuda's segment directory, or empty
+  std::string marker;      // the wrapper's $0, checked for adopted pods
   bool adopted = false;
   bool done = false;
   int pidfd = -1;  // the wrapper's pidfd, in the runtime's epoll set until done
@@ -478,7 +478,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
     return true;
   }
 
-  std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir, int64_t since_ms) override {
+  std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir,
+                               int64_t since_ms) override {
     std::vector<RunningPod> out;
     const std::string prefix = std::string(kNamePrefix) + key + "/";
     // Only pods of this runtime's log directory: another daemon on the host
@@ -938,15 +939,10 @@ class LocalRuntimeImpl final : public LocalRuntime {
       int status = 0;
       waitpid(pid, &status, 0);
       RemoveCgroup(pod);
-      static const char* const kStages[] = {"start",
-                                            "setsid",
-                                            "join cgroup",
-                                            "chdir to working directory",
-                                            "redirect output",
-                                            "exec /bin/sh",
-                                            "claim the start file",
-                                            "switch to the pod's user",
-                                            "find the command"};
+      static const char* const kStages[] = {
+          "start",           "setsid",       "join cgroup",          "chdir to working directory",
+          "redirect output", "exec /bin/sh", "claim the start file", "switch to the pod's user",
+          "find the command"};
       std::string stage = msg[0] >= 1 && msg[0] <= 8 ? kStages[msg[0]] : kStages[0];
       if (msg[0] == 8) {
         return InvalidArgument("command " + p.command[0] +

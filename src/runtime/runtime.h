@@ -33,18 +33,18 @@ namespace artel::runtime {
 struct MigInstanceInfo {
   std::string profile;  // e.g. "3g.40gb"
   int start_slot = 0;
-  std::string uuid;     // MIG-...
+  std::string uuid;  // MIG-...
 };
 
 struct GpuInfo {
   int index = 0;
   std::string uuid;
-  std::string model;          // e.g. "H100-80GB" (normalised), raw name in `name`
+  std::string model;  // e.g. "H100-80GB" (normalised), raw name in `name`
   std::string name;
   int64_t memory_bytes = 0;
   bool mig_enabled = false;
   std::vector<MigInstanceInfo> mig_instances;
-  int utilization_pct = 0;    // last sample
+  int utilization_pct = 0;  // last sample
   int64_t memory_used_bytes = 0;
   bool healthy = true;
   struct Process {
@@ -69,7 +69,7 @@ Result<std::unique_ptr<GpuDiscovery>> MakeNvmlDiscovery(const std::string& libra
 Result<std::unique_ptr<GpuDiscovery>> MakeFakeDiscovery(const std::string& spec);
 
 struct PodLaunch {
-  std::string pod;  // "<podset>-<index>"
+  std::string pod;                   // "<podset>-<index>"
   std::vector<std::string> command;  // argv; command[0] resolved via PATH
   std::map<std::string, std::string> env;
   // Where the pod runs: it enters this directory after dropping to `uid`, so
@@ -82,14 +82,14 @@ struct PodLaunch {
   // so the pod needs no access to the log directory.
   int64_t uid = -1;
   int64_t gid = -1;
-  std::vector<std::string> visible_devices;  // GPU or MIG UUIDs
+  std::vector<std::string> visible_devices;      // GPU or MIG UUIDs
   std::map<std::string, std::string> slice_env;  // e.g. ARTEL_GPU_MEMORY_LIMIT
   // On a memory share of a GPU (not a whole GPU, not a MIG instance): the
   // runtime preloads Options::cuda_shim with a segment of the pod's own
   // (docs/gpus.md, "libartel-cuda").
   bool gpu_memory_share = false;
-  int64_t cpu_millis = 0;      // cgroup cpu.max when > 0
-  int64_t memory_bytes = 0;    // cgroup memory.max when > 0
+  int64_t cpu_millis = 0;    // cgroup cpu.max when > 0
+  int64_t memory_bytes = 0;  // cgroup memory.max when > 0
 };
 
 struct LaunchSpec {
@@ -108,8 +108,8 @@ struct LaunchSpec {
 struct Exit {
   std::string key;
   std::string pod;
-  int exit_code = 0;   // valid when !signaled
-  int signal = 0;      // terminating signal when signaled
+  int exit_code = 0;  // valid when !signaled
+  int signal = 0;     // terminating signal when signaled
   bool signaled = false;
 };
 
@@ -188,7 +188,8 @@ class LocalRuntime {
   // one's. Pass the result to `Adopt`. Empty when nothing was started.
   // Only for starts without a start id (journals of an older arteld);
   // `FindStart` replaces it.
-  virtual std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir, int64_t since_ms) = 0;
+  virtual std::vector<RunningPod> Find(const std::string& key, const std::string& log_dir,
+                                       int64_t since_ms) = 0;
   // After a daemon restart, for a start journaled with `start_id` before its
   // fork: what became of each of `pods` (pod names). A pod whose start file
   // holds the id ran: it is returned with its pid, alive or not (pass it to

@@ -1,11 +1,12 @@
 #include "server/api.h"
-#include "api/codec.h"
-#include "server/ui_assets.h"
 
 #include <httplib.h>
 
 #include <chrono>
 #include <functional>
+
+#include "api/codec.h"
+#include "server/ui_assets.h"
 
 namespace artel::server {
 namespace {
@@ -91,8 +92,6 @@ std::map<std::string, std::string> ParseSelector(const std::string& s) {
   }
   return out;
 }
-
-
 
 }  // namespace
 
@@ -297,7 +296,8 @@ void ApiServer::Routes() {
     if (ends(".css")) type = "text/css; charset=utf-8";
     if (ends(".txt")) type = "text/plain; charset=utf-8";
     res.set_header("Content-Security-Policy",
-                   "default-src 'self'; img-src 'self' data:; style-src 'self'; base-uri 'none'; frame-ancestors 'none'");
+                   "default-src 'self'; img-src 'self' data:; style-src 'self'; base-uri 'none'; "
+                   "frame-ancestors 'none'");
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Cache-Control", "no-cache");
@@ -306,7 +306,8 @@ void ApiServer::Routes() {
   auto redirect_ui = [](const Req& req, Res& res) {
     std::string q;
     for (const auto& [k, v] : req.params)
-      q += (q.empty() ? "?" : "&") + httplib::detail::encode_query_param(k) + "=" + httplib::detail::encode_query_param(v);
+      q += (q.empty() ? "?" : "&") + httplib::detail::encode_query_param(k) + "=" +
+           httplib::detail::encode_query_param(v);
     res.set_redirect("/ui/" + q, 301);
   };
   http_->Get("/", redirect_ui);
@@ -319,30 +320,28 @@ void ApiServer::Routes() {
   });
   // /metrics labels name every team's workloads and pods: admins and the
   // `metrics` role (the Prometheus scraper) only.
-  http_->Get("/metrics", wrap([this](const Req&, Res& res, const Principal& who) {
-               if (!who.can_read_metrics()) {
-                 return SendError(
-                     res, Status(StatusCode::kPermissionDenied,
-                                 "user " + who.user +
-                                     " may not read /metrics: it needs the admin or metrics role"));
-               }
-               std::string text = service_->Metrics();
-               if (leading_) {  // --leader-elect: which replica's series describe the cluster
-                 text +=
-                     "# HELP artel_leader 1 when this replica holds the leader Lease, 0 on a standby\n"
-                     "# TYPE artel_leader gauge\nartel_leader ";
-                 text += leading_() ? "1\n" : "0\n";
-               }
-               res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
-             }));
-
   http_->Get(
-      "/api/v1/whoami", wrap([](const Req&, Res& res, const Principal& who) {
-        Json ns = Json::array();
-        for (const auto& n : who.namespaces) ns.push_back(n);
-        SendJson(res, 200,
-                 Json{{"user", who.user}, {"role", RoleName(who.role)}, {"namespaces", ns}});
+      "/metrics", wrap([this](const Req&, Res& res, const Principal& who) {
+        if (!who.can_read_metrics()) {
+          return SendError(
+              res, Status(StatusCode::kPermissionDenied,
+                          "user " + who.user + " may not read /metrics: it needs the admin or metrics role"));
+        }
+        std::string text = service_->Metrics();
+        if (leading_) {  // --leader-elect: which replica's series describe the cluster
+          text +=
+              "# HELP artel_leader 1 when this replica holds the leader Lease, 0 on a standby\n"
+              "# TYPE artel_leader gauge\nartel_leader ";
+          text += leading_() ? "1\n" : "0\n";
+        }
+        res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
       }));
+
+  http_->Get("/api/v1/whoami", wrap([](const Req&, Res& res, const Principal& who) {
+               Json ns = Json::array();
+               for (const auto& n : who.namespaces) ns.push_back(n);
+               SendJson(res, 200, Json{{"user", who.user}, {"role", RoleName(who.role)}, {"namespaces", ns}});
+             }));
 
   http_->Post("/api/v1/apply", wrap([this](const Req& req, Res& res, const Principal& who) {
                 auto r = service_->Apply(req.body, who);
@@ -572,73 +571,72 @@ void ApiServer::Routes() {
   // Usage history per ClusterQueue and cohort (server/history.h): the same
   // names and quantities as /clusterqueues and /cohorts, which every role
   // but metrics may read, so nothing is redacted.
-  http_->Get("/api/v1/history", wrap([this](const Req& req, Res& res, const Principal&) {
-               if (history_ == nullptr)
-                 return SendError(res, NotFound("usage history is off (--history-points 0)"));
-               int64_t since_ms = 0;
-               if (req.has_param("since")) {
-                 try {
-                   size_t used = 0;
-                   std::string v = req.get_param_value("since");
-                   double s = std::stod(v, &used);
-                   if (used != v.size() || s < 0) throw std::invalid_argument(v);
-                   since_ms = static_cast<int64_t>(s * 1000);
-                 } catch (...) {
-                   Status s = InvalidArgument("since must be a non-negative number of Unix seconds");
-                   s.WithField("since");
-                   return SendError(res, s);
-                 }
-               }
-               // range=<duration> (e.g. 1h, 7d): the last so long. Within the
-               // ring it is served from memory; beyond it from Prometheus
-               // (--prometheus-url) with fixed queries, at about 720 points.
-               const int64_t ring_ms =
-                   history_->options().interval_ms * static_cast<int64_t>(history_->options().capacity);
-               const bool has_prom = prom_history_ != nullptr;
-               if (req.has_param("range")) {
-                 if (req.has_param("since")) {
-                   Status s = InvalidArgument("give either since or range, not both");
-                   s.WithField("range");
-                   return SendError(res, s);
-                 }
-                 const std::string v = req.get_param_value("range");
-                 const int64_t range_ms = ParseRangeMs(v);
-                 if (range_ms <= 0 || range_ms > int64_t{366} * 86400 * 1000) {
-                   Status s =
-                       InvalidArgument("range must be a duration such as 1h, 24h or 7d (at most 366d)");
-                   s.WithField("range");
-                   return SendError(res, s);
-                 }
-                 const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count();
-                 if (range_ms > ring_ms) {
-                   if (!has_prom) {
-                     Status s = InvalidArgument("range " + v + " is longer than the in-memory history (" +
-                                                std::to_string(ring_ms / 1000) +
-                                                "s) and arteld has no --prometheus-url");
-                     s.WithField("range");
-                     return SendError(res, s);
-                   }
-                   const double end_s = static_cast<double>(now_ms) / 1000.0;
-                   const double range_s = static_cast<double>(range_ms) / 1000.0;
-                   const double step_s = std::max(
-                       static_cast<double>(history_->options().interval_ms) / 1000.0, range_s / 720.0);
-                   nlohmann::json out;
-                   Status st = prom_history_->Query(end_s - range_s, end_s, step_s, &out);
-                   if (!st.ok()) return SendJson(res, 502, ErrorJson(st));
-                   out["ringSeconds"] = ring_ms / 1000;
-                   out["prometheus"] = true;
-                   return SendJson(res, 200, out);
-                 }
-                 since_ms = now_ms - range_ms;
-               }
-               nlohmann::json out = history_->ToJson(since_ms);
-               out["source"] = "ring";
-               out["ringSeconds"] = ring_ms / 1000;
-               out["prometheus"] = has_prom;
-               SendJson(res, 200, out);
-             }));
+  http_->Get(
+      "/api/v1/history", wrap([this](const Req& req, Res& res, const Principal&) {
+        if (history_ == nullptr) return SendError(res, NotFound("usage history is off (--history-points 0)"));
+        int64_t since_ms = 0;
+        if (req.has_param("since")) {
+          try {
+            size_t used = 0;
+            std::string v = req.get_param_value("since");
+            double s = std::stod(v, &used);
+            if (used != v.size() || s < 0) throw std::invalid_argument(v);
+            since_ms = static_cast<int64_t>(s * 1000);
+          } catch (...) {
+            Status s = InvalidArgument("since must be a non-negative number of Unix seconds");
+            s.WithField("since");
+            return SendError(res, s);
+          }
+        }
+        // range=<duration> (e.g. 1h, 7d): the last so long. Within the
+        // ring it is served from memory; beyond it from Prometheus
+        // (--prometheus-url) with fixed queries, at about 720 points.
+        const int64_t ring_ms =
+            history_->options().interval_ms * static_cast<int64_t>(history_->options().capacity);
+        const bool has_prom = prom_history_ != nullptr;
+        if (req.has_param("range")) {
+          if (req.has_param("since")) {
+            Status s = InvalidArgument("give either since or range, not both");
+            s.WithField("range");
+            return SendError(res, s);
+          }
+          const std::string v = req.get_param_value("range");
+          const int64_t range_ms = ParseRangeMs(v);
+          if (range_ms <= 0 || range_ms > int64_t{366} * 86400 * 1000) {
+            Status s = InvalidArgument("range must be a duration such as 1h, 24h or 7d (at most 366d)");
+            s.WithField("range");
+            return SendError(res, s);
+          }
+          const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+          if (range_ms > ring_ms) {
+            if (!has_prom) {
+              Status s =
+                  InvalidArgument("range " + v + " is longer than the in-memory history (" +
+                                  std::to_string(ring_ms / 1000) + "s) and arteld has no --prometheus-url");
+              s.WithField("range");
+              return SendError(res, s);
+            }
+            const double end_s = static_cast<double>(now_ms) / 1000.0;
+            const double range_s = static_cast<double>(range_ms) / 1000.0;
+            const double step_s =
+                std::max(static_cast<double>(history_->options().interval_ms) / 1000.0, range_s / 720.0);
+            nlohmann::json out;
+            Status st = prom_history_->Query(end_s - range_s, end_s, step_s, &out);
+            if (!st.ok()) return SendJson(res, 502, ErrorJson(st));
+            out["ringSeconds"] = ring_ms / 1000;
+            out["prometheus"] = true;
+            return SendJson(res, 200, out);
+          }
+          since_ms = now_ms - range_ms;
+        }
+        nlohmann::json out = history_->ToJson(since_ms);
+        out["source"] = "ring";
+        out["ringSeconds"] = ring_ms / 1000;
+        out["prometheus"] = has_prom;
+        SendJson(res, 200, out);
+      }));
 
   http_->Get("/api/v1/watch",
              wrap([this, ns_scope, forbid_ns](const Req& req, Res& res, const Principal& who) {

@@ -1,9 +1,8 @@
 #include "server/auth.h"
 
-#include <cctype>
-
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -120,8 +119,9 @@ Result<Principal> TokenTable::Authenticate(std::string_view header) const {
     scheme_ok = std::tolower(static_cast<unsigned char>(header[i])) == kBearer[i];
   }
   if (!scheme_ok) {
-    return Status(StatusCode::kUnauthenticated,
-                  "missing bearer token (Authorization: Bearer <token>; the CLI reads --token or ARTEL_TOKEN)");
+    return Status(
+        StatusCode::kUnauthenticated,
+        "missing bearer token (Authorization: Bearer <token>; the CLI reads --token or ARTEL_TOKEN)");
   }
   std::string_view token = header.substr(kBearer.size());
   const Entry* found = nullptr;

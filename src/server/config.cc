@@ -73,12 +73,14 @@ Status ParseTaints(const std::string& file, const YAML::Node& n, const std::stri
     std::string at = field + "[" + std::to_string(i++) + "]";
     if (Status s = CheckKeys(file, t, at, {"key", "value", "effect"}); !s.ok()) return s;
     core::Taint taint;
-    if (!t["key"] || t["key"].as<std::string>().empty()) return At(file, t, at + ".key", "a taint needs a key");
+    if (!t["key"] || t["key"].as<std::string>().empty())
+      return At(file, t, at + ".key", "a taint needs a key");
     taint.key = t["key"].as<std::string>();
     if (t["value"]) taint.value = t["value"].as<std::string>();
     taint.effect = t["effect"] ? t["effect"].as<std::string>() : "";
     if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
-      return At(file, t["effect"] ? t["effect"] : t, at + ".effect", "must be NoSchedule, PreferNoSchedule or NoExecute");
+      return At(file, t["effect"] ? t["effect"] : t, at + ".effect",
+                "must be NoSchedule, PreferNoSchedule or NoExecute");
     }
     out->push_back(std::move(taint));
   }
@@ -111,11 +113,13 @@ Status ParseInventory(const std::string& file, const YAML::Node& root, Inventory
       return At(file, p["name"], at + ".name", "must be 1-63 letters, digits, '-', '_' or '.'");
     }
     for (const NodePoolConfig& other : inv->pools) {
-      if (other.name == pc.name) return At(file, p["name"], at + ".name", "node pool " + pc.name + " is defined twice");
+      if (other.name == pc.name)
+        return At(file, p["name"], at + ".name", "node pool " + pc.name + " is defined twice");
     }
     if (const YAML::Node g = p["gpus"]) {
       pc.has_gpus = true;
-      if (Status s = CheckKeys(file, g, at + ".gpus", {"product", "mig", "indices", "count"}); !s.ok()) return s;
+      if (Status s = CheckKeys(file, g, at + ".gpus", {"product", "mig", "indices", "count"}); !s.ok())
+        return s;
       if (g["product"]) pc.product = g["product"].as<std::string>();
       if (g["mig"]) pc.mig = g["mig"].as<bool>();
       if (const YAML::Node ix = g["indices"]) {
@@ -233,11 +237,13 @@ Result<int64_t> ParseRetention(const std::string& text) {
   if (text == "never") return int64_t{-1};
   size_t i = 0;
   int64_t n = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n < (int64_t{1} << 40)) n = n * 10 + (text[i++] - '0');
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n < (int64_t{1} << 40))
+    n = n * 10 + (text[i++] - '0');
   const std::string unit = text.substr(i);
   int64_t ms = unit == "s" ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : unit == "d" ? 86400000 : 0;
   if (i == 0 || ms == 0 || n >= (int64_t{1} << 40)) {
-    return InvalidArgument("retention \"" + text + "\": expected a whole number with s, m, h or d (e.g. 24h), or never");
+    return InvalidArgument("retention \"" + text +
+                           "\": expected a whole number with s, m, h or d (e.g. 24h), or never");
   }
   return n * ms;
 }
@@ -258,7 +264,8 @@ static Status ParseKubernetes(const std::string& file, const YAML::Node& k, Name
     if (!n.IsScalar()) return At(file, n, f + "." + key, "must be a string");
     std::string v = n.as<std::string>();
     if ((!may_be_empty && v.empty()) || !PlainText(v))
-      return At(file, n, f + "." + key, may_be_empty ? "may not hold spaces" : "must be a label key without spaces");
+      return At(file, n, f + "." + key,
+                may_be_empty ? "may not hold spaces" : "must be a label key without spaces");
     *dst = v;
     return Status::Ok();
   };
@@ -292,10 +299,12 @@ static Status ParseKubernetes(const std::string& file, const YAML::Node& k, Name
       if (!e["name"] || !e["name"].IsScalar() || e["name"].as<std::string>().empty())
         return At(file, e, ef + ".name", "is required: the LocalQueue's name");
       if (!e["clusterQueue"] || !e["clusterQueue"].IsScalar() || e["clusterQueue"].as<std::string>().empty())
-        return At(file, e, ef + ".clusterQueue", "is required: the ClusterQueue ({team} and {namespace} allowed)");
+        return At(file, e, ef + ".clusterQueue",
+                  "is required: the ClusterQueue ({team} and {namespace} allowed)");
       std::string name = e["name"].as<std::string>();
       if (!names.insert(name).second)
-        return At(file, e["name"], ef + ".name", "names a LocalQueue twice in one template: \"" + name + "\"");
+        return At(file, e["name"], ef + ".name",
+                  "names a LocalQueue twice in one template: \"" + name + "\"");
       entries.emplace_back(name, e["clusterQueue"].as<std::string>());
     }
   }
@@ -325,10 +334,10 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
     return (base / p).lexically_normal().string();
   };
   try {
-    if (Status s = CheckKeys(path, root, "",
-                             {"listen", "dataDir", "fakeGpus", "tokensFile", "tls", "manifests", "log",
-                              "limits", "scheduler", "runtime", "http", "hostname", "nodeLabels", "nodeTaints",
-                              "nodePools", "kubernetes"});
+    if (Status s = CheckKeys(
+            path, root, "",
+            {"listen", "dataDir", "fakeGpus", "tokensFile", "tls", "manifests", "log", "limits", "scheduler",
+             "runtime", "http", "hostname", "nodeLabels", "nodeTaints", "nodePools", "kubernetes"});
         !s.ok()) {
       return s;
     }
@@ -411,7 +420,8 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
       if (r["stopWorkloadsOnExit"]) c->daemon.stop_workloads_on_exit = r["stopWorkloadsOnExit"].as<bool>();
       if (r["finishedRetention"]) {
         Result<int64_t> ms = ParseRetention(r["finishedRetention"].as<std::string>());
-        if (!ms.ok()) return At(path, r["finishedRetention"], "runtime.finishedRetention", ms.status().message());
+        if (!ms.ok())
+          return At(path, r["finishedRetention"], "runtime.finishedRetention", ms.status().message());
         c->daemon.finished_retention_ms = *ms;
       }
       if (Status st = LoadPodUsers(path, r, &c->daemon.pod_users); !st.ok()) return st;

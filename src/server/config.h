@@ -20,8 +20,8 @@
 //       teamLabel: artel.dev/team
 //       templateLabel: artel.dev/queue-template
 //       defaultTemplate: team
-//       templates: {team: [{name: default, clusterQueue: "{team}"}, {name: prod, clusterQueue: "{team}-prod"}]}
-//       resyncSeconds: 10
+//       templates: {team: [{name: default, clusterQueue: "{team}"}, {name: prod, clusterQueue:
+//       "{team}-prod"}]} resyncSeconds: 10
 //   nodeLabels: {topology.kubernetes.io/zone: zone-a}   # on every node pool
 //   nodeTaints: [{key: k, value: v, effect: NoSchedule}] # on every node pool
 //   nodePools:                    # server/inventory.h; docs/daemon.md

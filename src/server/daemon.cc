@@ -196,7 +196,8 @@ Status Daemon::Init() NO_THREAD_SAFETY_ANALYSIS {
       for (int g : p.gpus) gpu_node_[static_cast<size_t>(g)] = p.node.name;
       std::string labels;
       for (const auto& [k, v] : p.node.labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
-      log_->Info("node pool", {{"node", p.node.name}, {"gpus", std::to_string(p.gpus.size())}, {"labels", labels}});
+      log_->Info("node pool",
+                 {{"node", p.node.name}, {"gpus", std::to_string(p.gpus.size())}, {"labels", labels}});
       nodes.push_back(p.node);
     }
     if (Status s = engine_.SetNodes(std::move(nodes)); !s.ok()) return s;
@@ -487,7 +488,8 @@ Status Daemon::ConfigureFromDocsLocked(const Docs& docs, core::Config* out) cons
   if (Status s = manifest::Validate(cfg); !s.ok()) return s;
   core::Engine probe(options_.engine);
   if (Status s = probe.Configure(cfg); !s.ok()) return s;
-  for (const Status& w : manifest::Warnings(cfg)) log_->Warn("configuration warning", {{"detail", w.ToString()}});
+  for (const Status& w : manifest::Warnings(cfg))
+    log_->Warn("configuration warning", {{"detail", w.ToString()}});
   *out = std::move(cfg);
   return Status::Ok();
 }
@@ -1487,7 +1489,8 @@ namespace {
 // The engine stopped the workload because its maximum runtime ran out
 // (docs/semantics.md §11): its pods are stopped and it finishes Failed.
 bool StoppedForMaxRuntime(const core::WorkloadInfo& info) {
-  return info.last_eviction && info.last_eviction->reason == core::EvictionReason::kMaximumExecutionTimeExceeded;
+  return info.last_eviction &&
+         info.last_eviction->reason == core::EvictionReason::kMaximumExecutionTimeExceeded;
 }
 }  // namespace
 
@@ -2190,7 +2193,8 @@ Json Daemon::Nodes() const {
       if (!gpu_owner_[static_cast<size_t>(g)].empty()) ++pused;
     }
     Json taints = Json::array();
-    for (const core::Taint& t : p.node.taints) taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+    for (const core::Taint& t : p.node.taints)
+      taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
     Json j = n;
     j["name"] = p.node.name;
     j["host"] = options_.hostname;
@@ -2362,7 +2366,6 @@ Result<std::string> Daemon::Logs(const std::string& key, const std::string& pod,
   return out;
 }
 
-
 std::string Daemon::Metrics() const {
   PromWriter pw;
   std::lock_guard<std::mutex> lock(mu());
@@ -2415,17 +2418,22 @@ std::string Daemon::Metrics() const {
     }
   }
   pw.Family("artel_gpu_memory_used_bytes", "gauge", "GPU framebuffer used (DCGM_FI_DEV_FB_USED).");
-  for (const auto& smp : samples) pw.Sample("artel_gpu_memory_used_bytes", smp.labels, static_cast<double>(smp.mem));
+  for (const auto& smp : samples)
+    pw.Sample("artel_gpu_memory_used_bytes", smp.labels, static_cast<double>(smp.mem));
   pw.Family("artel_gpu_memory_total_bytes", "gauge", "GPU framebuffer size.");
   for (size_t i = 0; i < gpus_.size(); ++i)
     pw.Sample("artel_gpu_memory_total_bytes", samples[i].labels, static_cast<double>(gpus_[i].memory_bytes));
   pw.Family("artel_gpu_healthy", "gauge", "1 when the GPU reports healthy (NVML), 0 otherwise.");
   for (const auto& g : gpus_) {
     pw.Sample("artel_gpu_healthy",
-              {{"gpu", std::to_string(g.index)}, {"UUID", g.uuid}, {"modelName", g.model}, {"Hostname", options_.hostname}},
+              {{"gpu", std::to_string(g.index)},
+               {"UUID", g.uuid},
+               {"modelName", g.model},
+               {"Hostname", options_.hostname}},
               g.healthy ? 1 : 0);
   }
-  pw.Family("artel_node_ready", "gauge", "1 when the node's runtime and GPU discovery work (standalone: this host).");
+  pw.Family("artel_node_ready", "gauge",
+            "1 when the node's runtime and GPU discovery work (standalone: this host).");
   pw.Sample("artel_node_ready", {{"node", options_.hostname}}, 1);
   pw.Family("artel_workloads", "gauge", "Workloads known to arteld by phase.");
   std::map<std::string, int> phases;

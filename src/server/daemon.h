@@ -68,8 +68,8 @@ struct DaemonOptions {
   int64_t schedule_interval_ms = 1000;
   int64_t debounce_ms = 2;
   int64_t default_grace_ms = 30000;
-  uint64_t snapshot_every = 20000;      // journal records between snapshots
-  std::string cgroup_root;              // "" = autodetect, "none" = off
+  uint64_t snapshot_every = 20000;  // journal records between snapshots
+  std::string cgroup_root;          // "" = autodetect, "none" = off
   // libartel-cuda.so for pods on GPU memory shares (docs/gpus.md); "" =
   // <arteld's dir>/../lib/libartel-cuda.so or <arteld's dir>/, if present;
   // "none" = off.
@@ -78,7 +78,7 @@ struct DaemonOptions {
   // How long a Succeeded, Failed or Cancelled workload stays visible before
   // its record is deleted (journaled as WorkloadDeleted); < 0 = forever.
   int64_t finished_retention_ms = 24LL * 3600 * 1000;
-  std::string hostname;                 // node name; default gethostname()
+  std::string hostname;  // node name; default gethostname()
   // Node pools, labels and taints of this host (server/inventory.h).
   InventoryOptions inventory;
   // Pod users and directories (docs/daemon.md, "Pod users and isolation").
@@ -328,7 +328,7 @@ class Daemon : public Service, private loop::Backend {
       REQUIRES(loop_.mu());
   Result<Json> FinishSubmitLocked(store::Record r, core::WorkloadSpec spec, const std::string& user)
       REQUIRES(loop_.mu());
-  Docs docs_;                                // "Kind/ns/name" -> the applied object
+  Docs docs_;                                        // "Kind/ns/name" -> the applied object
   std::map<std::string, std::string> file_managed_;  // "Kind/ns/name" -> startup manifest file
   journal::Model model_ GUARDED_BY(loop_.mu());      // the journal, reduced per workload (the snapshot form)
   std::vector<runtime::GpuInfo> gpus_;

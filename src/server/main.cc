@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -23,10 +23,10 @@
 #include "kube/controller.h"
 #include "kube/jobs.h"
 #include "kube/kubeconfig.h"
+#include "kube/leader.h"
 #include "kube/namespace_queues.h"
 #include "kube/nodes.h"
 #include "kube/ungater.h"
-#include "kube/leader.h"
 #include "kube/webhook.h"
 #include "server/api.h"
 #include "server/auth.h"
@@ -304,10 +304,9 @@ int main(int argc, char** argv) {
 
   Logger log(cfg.log_format, cfg.log_level);
   // Secrets must be private to arteld's user: pods run on this host.
-  for (const auto& [file, what] :
-       {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"},
-        {cfg.api.tls_key, "TLS key"},
-        {webhook_key, "webhook key"}}) {
+  for (const auto& [file, what] : {std::pair<std::string, std::string>{cfg.tokens_file, "tokens file"},
+                                   {cfg.api.tls_key, "TLS key"},
+                                   {webhook_key, "webhook key"}}) {
     if (file.empty()) continue;
     if (artel::Status s = artel::server::CheckPrivateFile(file, what); !s.ok()) {
       std::cerr << "arteld: " << s.message() << "\n";
@@ -498,8 +497,9 @@ int main(int argc, char** argv) {
         for (const auto& [lq, cq] : entries) no.templates[name].push_back({lq, cq});
       artel::kube::Controller* c = controller.get();
       namespace_queues = std::make_unique<artel::kube::NamespaceQueues>(
-          *kube_config, artel::kube::WithVersion(artel::kube::kLocalQueues, controller->kueue_version()),
-          no, &log, [c](const std::string& ns, const std::string& name) { return c->LocalQueueWorkloads(ns, name); });
+          *kube_config, artel::kube::WithVersion(artel::kube::kLocalQueues, controller->kueue_version()), no,
+          &log,
+          [c](const std::string& ns, const std::string& name) { return c->LocalQueueWorkloads(ns, name); });
       if (artel::Status s = namespace_queues->Start(); !s.ok()) return fail_start(s);
     }
     // Pins the pods of TAS admissions to their nodes (kube/ungater.h).

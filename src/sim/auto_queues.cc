@@ -60,7 +60,7 @@ Result<AutoQueues> BuildAutoQueues(const std::vector<TraceJob>& jobs, int64_t gp
                                    const std::string& resource) {
   if (jobs.empty()) return InvalidArgument("--auto-queues: the trace has no jobs");
   std::map<std::string, double> gpu_ms;  // milli-GPU milliseconds per tenant
-  int64_t largest = 0;  // whole GPUs of the largest job, rounded up
+  int64_t largest = 0;                   // whole GPUs of the largest job, rounded up
   for (const TraceJob& j : jobs) {
     gpu_ms[j.tenant] += static_cast<double>(j.gpus) * static_cast<double>(j.duration);
     largest = std::max<int64_t>(largest, (j.gpus + core::kMilli - 1) / core::kMilli);

@@ -275,9 +275,7 @@ class Simulator {
   }
 
   // The job behind an engine handle, or -1.
-  int64_t JobOf(core::WorkloadId id) const {
-    return id < job_of_id_.size() ? job_of_id_[id] : -1;
-  }
+  int64_t JobOf(core::WorkloadId id) const { return id < job_of_id_.size() ? job_of_id_[id] : -1; }
 
   Amount Gpus(int64_t j) const { return hot_[j].gpus; }
 
@@ -325,7 +323,8 @@ class Simulator {
     ps.requests.emplace(options_.gpu_resource, Gpus(j));
     if (!options_.node_selector.empty()) ps.node_selector = options_.node_selector;
     if (options_.estimate_factor > 0) {
-      spec.max_runtime = static_cast<core::Time>(std::ceil(static_cast<double>(job.duration) * options_.estimate_factor));
+      spec.max_runtime =
+          static_cast<core::Time>(std::ceil(static_cast<double>(job.duration) * options_.estimate_factor));
     }
     Result<core::WorkloadId> id = engine_.Submit(std::move(spec), now_);
     if (!id.ok()) {
@@ -577,8 +576,8 @@ class Simulator {
   std::vector<int32_t> epoch_;
   std::vector<Time> started_;
   std::vector<int32_t> tenant_of_;
-  std::vector<core::WorkloadId> wid_;    // per job: its engine handle while submitted
-  std::vector<int64_t> job_of_id_;       // per engine handle: the job, -1 when free
+  std::vector<core::WorkloadId> wid_;  // per job: its engine handle while submitted
+  std::vector<int64_t> job_of_id_;     // per engine handle: the job, -1 when free
   MinHeap finishes_, evictions_;
   Time now_ = 0, last_ = 0;
   int64_t events_ = 0, next_progress_ = 0, arrivals_done_ = 0, arrivals_total_ = 0;
@@ -631,7 +630,8 @@ double JainIndexWith(const std::vector<Amount>& held, const std::vector<Amount>&
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   }
   auto less = [&](size_t a, size_t b) {
-    __int128 x = static_cast<__int128>(demand[a]) * weights[b], y = static_cast<__int128>(demand[b]) * weights[a];
+    __int128 x = static_cast<__int128>(demand[a]) * weights[b],
+             y = static_cast<__int128>(demand[b]) * weights[a];
     return x != y ? x < y : a < b;
   };
   for (size_t k = 1; k < order.size(); ++k) {

@@ -1,7 +1,5 @@
 #include "sim/runner.h"
 
-#include "manifest/manifest.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <set>
 
 #include "core/engine.h"
+#include "manifest/manifest.h"
 #include "sim/duration.h"
 
 namespace artel::sim {
@@ -517,7 +516,8 @@ class Runner {
         const core::WorkloadInfo* info = FindForExpect(what, ref);
         if (info == nullptr) continue;
         if (info->state != core::WorkloadState::kPending) {
-          Fail(what, "the workload is " + std::string(core::WorkloadStateName(info->state)) + ", not pending");
+          Fail(what,
+               "the workload is " + std::string(core::WorkloadStateName(info->state)) + ", not pending");
           continue;
         }
         auto why = engine_.Why(info->key);
@@ -526,7 +526,8 @@ class Runner {
           if (got.find(s) == std::string::npos) Fail(what, "want a message with \"" + s + "\", got: " + got);
         }
         for (const std::string& s : want.excludes) {
-          if (got.find(s) != std::string::npos) Fail(what, "want a message without \"" + s + "\", got: " + got);
+          if (got.find(s) != std::string::npos)
+            Fail(what, "want a message without \"" + s + "\", got: " + got);
         }
       }
     }
@@ -550,7 +551,8 @@ class Runner {
           std::sort(want.begin(), want.end());
           std::sort(got.begin(), got.end());
           if (want != got)
-            Fail(what + "." + ps, "want " + JoinList(want) + ", got " + JoinList(got) + " (compared as a multiset)");
+            Fail(what + "." + ps,
+                 "want " + JoinList(want) + ", got " + JoinList(got) + " (compared as a multiset)");
         }
       }
     }

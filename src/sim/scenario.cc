@@ -151,7 +151,8 @@ Status ReadNodeAffinity(const Field& f, std::vector<core::NodeSelectorTerm>* out
         }
         if (field) {
           if (r.key != "metadata.name") return e.Key("key").Error("matchFields supports only metadata.name");
-          if (r.op != "In" && r.op != "NotIn") return e.Key("operator").Error("matchFields supports In and NotIn");
+          if (r.op != "In" && r.op != "NotIn")
+            return e.Key("operator").Error("matchFields supports In and NotIn");
           r.key = "kubernetes.io/hostname";
         }
         std::string culprit;
@@ -261,7 +262,8 @@ PosShift InlineShift(const Context& ctx, const Field& f) {
 
 // Parses an inline manifest (`inline: |`) and appends its objects; positions
 // in errors and objects point into the scenario file.
-Status ReadInline(const Context& ctx, const Field& f, core::Config* config, manifest::Extras* extras = nullptr) {
+Status ReadInline(const Context& ctx, const Field& f, core::Config* config,
+                  manifest::Extras* extras = nullptr) {
   ARTEL_ASSIGN_OR_RETURN(std::string text, f.String());
   core::Config parsed;
   manifest::Extras scratch;
@@ -315,7 +317,8 @@ Status ReadConfigSources(const Context& ctx, const Field& list, core::Config* co
 // `runtime:` that applies to each of them.
 Status ReadManifestSubmit(const Context& ctx, const Field& item, std::vector<SubmitEvent>* out) {
   ARTEL_RETURN_IF_ERROR(item.CheckKeys({"manifest", "file", "runtime"}));
-  if (item.Has("manifest") == item.Has("file")) return item.Error("needs exactly one of `manifest` or `file`");
+  if (item.Has("manifest") == item.Has("file"))
+    return item.Error("needs exactly one of `manifest` or `file`");
   std::vector<core::WorkloadSpec> specs;
   if (item.Has("manifest")) {
     Field f = item.Key("manifest");
@@ -610,7 +613,8 @@ std::vector<std::string> PendingReasonNames() {
 std::vector<std::string> EvictionReasonNames() {
   using R = core::EvictionReason;
   std::vector<std::string> out;
-  for (int r = static_cast<int>(R::kInClusterQueue); r <= static_cast<int>(R::kMaximumExecutionTimeExceeded); ++r) {
+  for (int r = static_cast<int>(R::kInClusterQueue); r <= static_cast<int>(R::kMaximumExecutionTimeExceeded);
+       ++r) {
     out.emplace_back(core::EvictionReasonName(static_cast<R>(r)));
   }
   return out;

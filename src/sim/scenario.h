@@ -23,8 +23,8 @@
 
 #include "core/engine.h"
 #include "core/model.h"
-#include "manifest/manifest.h"
 #include "core/status.h"
+#include "manifest/manifest.h"
 
 namespace artel::sim {
 
@@ -137,7 +137,7 @@ struct Scenario {
   std::string name;
   SourcePos pos;
   core::EngineOptions options;
-  core::Config config;  // loaded and validated
+  core::Config config;      // loaded and validated
   manifest::Extras extras;  // Volcano HyperNodes etc. (labels merged into `nodes`)
   std::vector<NodeSpec> nodes;
   std::vector<Step> steps;

@@ -212,8 +212,9 @@ Result<core::Time> ParseTime(std::string_view text, double unit_ms, double* nume
     size_t i = 0;
     int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
     auto bad = [&] {
-      return InvalidArgument("invalid timestamp \"" + std::string(text) +
-                             "\" (expected YYYY-MM-DD HH:MM:SS, optionally with T, fractional seconds and Z or +HH:MM)");
+      return InvalidArgument(
+          "invalid timestamp \"" + std::string(text) +
+          "\" (expected YYYY-MM-DD HH:MM:SS, optionally with T, fractional seconds and Z or +HH:MM)");
     };
     if (!ReadDigits(text, &i, 4, &y) || text[i++] != '-' || !ReadDigits(text, &i, 2, &mo) ||
         i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &d)) {
@@ -545,7 +546,8 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         if (!iv.ok()) return fail("interval: " + iv.status().message());
         if (*iv < 0) return fail(fmt::format("interval: negative: {}", Trim(get(c_interval))));
         if (*iv * unit > kMaxTimeMs || static_cast<double>(prev_submit) + *iv * unit > kMaxTimeMs)
-          return fail(fmt::format("interval: out of range (cumulative time past the limit): {}", Trim(get(c_interval))));
+          return fail(fmt::format("interval: out of range (cumulative time past the limit): {}",
+                                  Trim(get(c_interval))));
         job.submit = prev_submit + static_cast<core::Time>(std::llround(*iv * unit));
       }
       if (c_end >= 0) {
@@ -561,7 +563,8 @@ Result<Trace> ParseTrace(std::string_view text, const std::string& source, const
         }
         if (*end < from) return fail(fmt::format("end: before {}", from_key));
         job.duration = *end - from;
-        if (job.duration > kMaxDurationMs) return fail(fmt::format("end: run time out of range (after {})", from_key));
+        if (job.duration > kMaxDurationMs)
+          return fail(fmt::format("end: run time out of range (after {})", from_key));
       } else {
         Result<double> dur = ParseNumber(get(c_duration));
         if (!dur.ok()) return fail("duration: " + dur.status().message());

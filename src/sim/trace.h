@@ -61,7 +61,7 @@ struct TraceJob {
   core::Time submit = 0;    // ms, relative to the earliest submission after loading
   core::Time duration = 0;  // ms
   core::Amount gpus = 0;    // milli-GPUs (fractions of a GPU are allowed: 500 = half a GPU)
-  int64_t line = 0;  // 1-based source line; 0 for synthetic jobs
+  int64_t line = 0;         // 1-based source line; 0 for synthetic jobs
 };
 
 struct Trace {

@@ -522,11 +522,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
   if (lock_fd < 0) return InvalidArgument("store: cannot open " + lock_path + ": " + std::strerror(errno));
   // Polled up to options.lock_wait_ms (see StoreOptions): the holder may be
   // a dead daemon's child on its way to exec.
-  const auto lock_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.lock_wait_ms);
+  const auto lock_deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.lock_wait_ms);
   while (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     if (err == EWOULDBLOCK && std::chrono::steady_clock::now() < lock_deadline) {
-      struct timespec ts {0, 20 * 1000 * 1000};
+      struct timespec ts {
+        0, 20 * 1000 * 1000
+      };
       nanosleep(&ts, nullptr);
       continue;
     }

@@ -30,8 +30,8 @@ enum class RecordType : int {
   kConfigApplied = 1,      // payload: {"manifests": "<yaml text>"} (the full config)
   kWorkloadSubmitted = 2,  // payload: the workload spec as JSON (api/json codec)
   kWorkloadCancelled = 3,
-  kWorkloadAdmitted = 4,   // payload: {"clusterQueue":..., "podSets":[{name,count,flavors{res:flavor}}]}
-  kWorkloadEvicted = 5,    // payload: {"reason":..., "preemptor":...}
+  kWorkloadAdmitted = 4,  // payload: {"clusterQueue":..., "podSets":[{name,count,flavors{res:flavor}}]}
+  kWorkloadEvicted = 5,   // payload: {"reason":..., "preemptor":...}
   kEvictionCompleted = 6,
   kWorkloadStarted = 7,    // payload: {"pids":[...], "pgid":N, "gpus":[...]}
   kWorkloadFinished = 8,   // payload: {"exitCode":N, "phase":"Succeeded"|"Failed"}
@@ -42,11 +42,11 @@ enum class RecordType : int {
 const char* RecordTypeName(RecordType t);
 
 struct Record {
-  uint64_t seq = 0;       // assigned by the store, strictly increasing
+  uint64_t seq = 0;  // assigned by the store, strictly increasing
   RecordType type = RecordType::kWorkloadSubmitted;
-  int64_t time_ms = 0;    // wall time of the event, from the caller's clock
-  std::string key;        // "ns/name" for workload records; empty otherwise
-  std::string payload;    // JSON text
+  int64_t time_ms = 0;  // wall time of the event, from the caller's clock
+  std::string key;      // "ns/name" for workload records; empty otherwise
+  std::string payload;  // JSON text
 };
 
 struct Snapshot {

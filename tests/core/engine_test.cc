@@ -118,7 +118,8 @@ TEST(EngineTest, OneHeadCyclesReachSameOutcome) {
     o.multi_admission = multi;
     Engine e(o);
     ASSERT_TRUE(e.Configure(TwoTeams()).ok());
-    for (int i = 0; i < 6; ++i) ASSERT_TRUE(e.Submit(Job("team-a", "a-" + std::to_string(i), 1, i % 3), i).ok());
+    for (int i = 0; i < 6; ++i)
+      ASSERT_TRUE(e.Submit(Job("team-a", "a-" + std::to_string(i), 1, i % 3), i).ok());
     Settle(e, 10);
     EXPECT_EQ(e.AdmittedCount(), 4u) << multi;
   }
@@ -475,8 +476,9 @@ TEST(EngineReasonTest, WhySaysEvictionsInFlightWillFreeTheQuota) {
   auto why = e.Why("team-a/a-3");
   ASSERT_TRUE(why.ok());
   EXPECT_EQ(why->would_preempt, std::vector<std::string>{"team-a/a-2"});
-  EXPECT_NE(why->message.find("being evicted already, so it is tried again as soon as they stop (after 1 workload"),
-            std::string::npos)
+  EXPECT_NE(
+      why->message.find("being evicted already, so it is tried again as soon as they stop (after 1 workload"),
+      std::string::npos)
       << why->message;
   EXPECT_EQ(why->message.find("no preemption can help"), std::string::npos) << why->message;
   EXPECT_EQ(why->message.find("may not preempt"), std::string::npos) << why->message;
@@ -600,7 +602,8 @@ TEST(EngineRestoreTest, ImplicitChargesRoundTrip) {
   c.flavors.push_back({"a100"});
   ClusterQueueSpec q = Cq("team-a", "", 4 * kGpu);
   q.resource_groups[0].covered_resources = {"nvidia.com/gpu", "artel.dev/gpu-memory", "pods"};
-  q.resource_groups[0].flavors[0].resources.push_back({"artel.dev/gpu-memory", Amount{1} << 50, std::nullopt, std::nullopt});
+  q.resource_groups[0].flavors[0].resources.push_back(
+      {"artel.dev/gpu-memory", Amount{1} << 50, std::nullopt, std::nullopt});
   q.resource_groups[0].flavors[0].resources.push_back({"pods", 100 * kGpu, std::nullopt, std::nullopt});
   c.cluster_queues.push_back(q);
   c.local_queues.push_back({"team-a", "default", "team-a"});

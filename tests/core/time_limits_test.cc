@@ -38,7 +38,8 @@ Config OneQueue(Amount gpus = 4 * kGpu) {
   return c;
 }
 
-WorkloadSpec Job(const std::string& name, int gpus, int priority = 0, std::optional<Time> max = std::nullopt) {
+WorkloadSpec Job(const std::string& name, int gpus, int priority = 0,
+                 std::optional<Time> max = std::nullopt) {
   WorkloadSpec w;
   w.ns = "ns";
   w.name = name;
@@ -282,8 +283,8 @@ TEST(ReservationTest, StartWithNodesNeverMovesLaterBecauseOfBackfill) {
         if (!ri.nodes.empty()) ++with_nodes;
         auto it = prev.find(ri.workload);
         if (it != prev.end()) {
-          EXPECT_LE(ri.start, it->second) << "seed " << seed << " t=" << now << ": the reservation of "
-                                          << ri.workload << " moved later";
+          EXPECT_LE(ri.start, it->second)
+              << "seed " << seed << " t=" << now << ": the reservation of " << ri.workload << " moved later";
         }
       }
       if (!cur.empty() && !r.admitted.empty()) ++admitted_meanwhile;
@@ -307,7 +308,8 @@ TEST(ReservationTest, StartWithNodesNeverMovesLaterBecauseOfBackfill) {
       }
       const int submits = static_cast<int>(rng() % 3);
       for (int k = 0; k < submits; ++k) {
-        WorkloadSpec w = Job("j" + std::to_string(next_name++), 1, 0, (5 + static_cast<Time>(rng() % 56)) * kMin);
+        WorkloadSpec w =
+            Job("j" + std::to_string(next_name++), 1, 0, (5 + static_cast<Time>(rng() % 56)) * kMin);
         if (rng() % 3 == 0) {
           w.pod_sets[0].count = 2 + static_cast<int32_t>(rng() % static_cast<uint32_t>(smallest_rack - 1));
           w.pod_sets[0].topology.required = "topology/rack";

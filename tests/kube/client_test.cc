@@ -425,7 +425,8 @@ TEST(KubeClient, InformerRelistsAfter410AndDeliversTheDifference) {
   slim.SetSlimCache(true);
   slim.Start();
   ASSERT_TRUE(Eventually([&] { return inf.HasSynced() && synced.load() == 1; }, 20000)) << inf.last_error();
-  ASSERT_TRUE(Eventually([&] { return slim.HasSynced() && slim_synced.load() == 1; }, 20000)) << slim.last_error();
+  ASSERT_TRUE(Eventually([&] { return slim.HasSynced() && slim_synced.load() == 1; }, 20000))
+      << slim.last_error();
   EXPECT_EQ(ByName(inf.Snapshot()), Fresh(c, "set=inf"));
   EXPECT_EQ(ByName(slim.Snapshot()), Fresh(c, "set=inf"));
   for (const Json& o : slim.Snapshot()) {

@@ -440,7 +440,8 @@ TEST_F(KubeController, kube_QueueStatusesFollowEveryChange) {
   auto gpu = [](const Json& st, const char* field) -> std::string {
     for (const Json& f : st.value("flavorsUsage", Json::array()))
       for (const Json& r : f.value("resources", Json::array()))
-        if (r.value("name", "") == "nvidia.com/gpu") return r.contains(field) ? r[field].get<std::string>() : "-";
+        if (r.value("name", "") == "nvidia.com/gpu")
+          return r.contains(field) ? r[field].get<std::string>() : "-";
     return "none";
   };
   auto check = [&](const std::string& step, const Want& a, const Want& b) {
@@ -448,14 +449,17 @@ TEST_F(KubeController, kube_QueueStatusesFollowEveryChange) {
       Json cq = env_.Get("clusterqueues.kueue.x-k8s.io", "", team)["status"];
       Json lq = env_.Get("localqueues.kueue.x-k8s.io", team, "default")["status"];
       *got = team + " cq " + cq.dump() + "\n" + team + " lq " + lq.dump();
-      return cq.value("pendingWorkloads", -1) == w.pending && cq.value("admittedWorkloads", -1) == w.admitted &&
+      return cq.value("pendingWorkloads", -1) == w.pending &&
+             cq.value("admittedWorkloads", -1) == w.admitted &&
              cq.value("reservingWorkloads", -1) == w.admitted && gpu(cq, "total") == w.gpus &&
              gpu(cq, "borrowed") == w.borrowed && lq.value("pendingWorkloads", -1) == w.pending &&
              lq.value("admittedWorkloads", -1) == w.admitted && gpu(lq, "total") == w.gpus;
     };
     std::string got_a, got_b;
     EXPECT_TRUE(WaitFor([&] { return matches("team-a", a, &got_a) && matches("team-b", b, &got_b); }, kWait))
-        << step << ":\n" << got_a << "\n" << got_b;
+        << step << ":\n"
+        << got_a << "\n"
+        << got_b;
   };
   ASSERT_EQ(env_.Create("team-a", "a-1", "default", 1), "");
   ASSERT_EQ(env_.Create("team-a", "a-2", "default", 2), "");

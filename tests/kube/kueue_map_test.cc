@@ -1324,8 +1324,10 @@ TEST(QueueStatusTest, UpdatedIndexEqualsAFreshOne) {
           if (key.empty()) break;
           if (const core::WorkloadInfo* w = f.engine.Find(key)) {
             core::WorkloadId id = w->id;
-            if (rng() % 2) (void)f.engine.Finish(key, now);
-            else (void)f.engine.Cancel(key, now);
+            if (rng() % 2)
+              (void)f.engine.Finish(key, now);
+            else
+              (void)f.engine.Cancel(key, now);
             if (rng() % 2) (void)f.engine.Forget(id);
           }
           changed.push_back(key);
@@ -1334,7 +1336,8 @@ TEST(QueueStatusTest, UpdatedIndexEqualsAFreshOne) {
         case 3: {  // deactivate or reactivate
           std::string key = pick();
           if (key.empty()) break;
-          if (const core::WorkloadInfo* w = f.engine.Find(key)) (void)f.engine.SetActive(key, !w->spec.active, now);
+          if (const core::WorkloadInfo* w = f.engine.Find(key))
+            (void)f.engine.SetActive(key, !w->spec.active, now);
           changed.push_back(key);
           break;
         }
@@ -1358,7 +1361,8 @@ TEST(QueueStatusTest, UpdatedIndexEqualsAFreshOne) {
         ObjectCondition cond;
         cond.kind = "ClusterQueue";
         cond.name = cq;
-        ASSERT_EQ(QueueStatusInputs(index, f.engine, true, "", cq), QueueStatusInputs(fresh, f.engine, true, "", cq))
+        ASSERT_EQ(QueueStatusInputs(index, f.engine, true, "", cq),
+                  QueueStatusInputs(fresh, f.engine, true, "", cq))
             << "seed " << seed << " step " << step << " " << cq;
         ASSERT_EQ(ClusterQueueStatus(index, f.engine, cq, cond, nullptr, kT0),
                   ClusterQueueStatus(fresh, f.engine, cq, cond, nullptr, kT0))
@@ -1370,9 +1374,11 @@ TEST(QueueStatusTest, UpdatedIndexEqualsAFreshOne) {
         cond.kind = "LocalQueue";
         cond.ns = ns;
         cond.name = lq;
-        ASSERT_EQ(QueueStatusInputs(index, f.engine, false, ns, lq), QueueStatusInputs(fresh, f.engine, false, ns, lq))
+        ASSERT_EQ(QueueStatusInputs(index, f.engine, false, ns, lq),
+                  QueueStatusInputs(fresh, f.engine, false, ns, lq))
             << "seed " << seed << " step " << step << " " << ns << "/" << lq;
-        ASSERT_EQ(LocalQueueStatus(index, ns, lq, cond, nullptr, kT0), LocalQueueStatus(fresh, ns, lq, cond, nullptr, kT0))
+        ASSERT_EQ(LocalQueueStatus(index, ns, lq, cond, nullptr, kT0),
+                  LocalQueueStatus(fresh, ns, lq, cond, nullptr, kT0))
             << "seed " << seed << " step " << step << " " << ns << "/" << lq;
       }
     }
@@ -1407,8 +1413,9 @@ TEST(QueueStatusTest, FairSharingShareIsReportedWhenOn) {
 TEST(CrdSchemaTest, EveryStatusValidatesAgainstKueuesCrd) {
   std::string dir = KueueCrdDir();
   // make test downloads it (scripts/install-deps.sh --k8s): missing is a failure, not a skip.
-  ASSERT_FALSE(dir.empty()) << "Kueue v0.17.0 is not in the Go module cache: run scripts/install-deps.sh --k8s "
-                               "(go mod download in tools/k8s/kueue)";
+  ASSERT_FALSE(dir.empty())
+      << "Kueue v0.17.0 is not in the Go module cache: run scripts/install-deps.sh --k8s "
+         "(go mod download in tools/k8s/kueue)";
   // The validator itself: an invented field and a bad reason are caught.
   {
     std::vector<std::string> errs;

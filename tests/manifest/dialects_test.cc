@@ -70,7 +70,8 @@ const core::CohortSpec* FindCohort(const core::Config& c, const std::string& nam
   return nullptr;
 }
 
-const core::ResourceQuotaSpec* Quota(const std::vector<core::ResourceGroupSpec>& groups, const std::string& res) {
+const core::ResourceQuotaSpec* Quota(const std::vector<core::ResourceGroupSpec>& groups,
+                                     const std::string& res) {
   for (const auto& rg : groups) {
     for (const auto& fq : rg.flavors) {
       for (const auto& q : fq.resources) {
@@ -135,7 +136,7 @@ TEST(VolcanoTest, QueueTreeMapping) {
   EXPECT_EQ(research->parent, kVolcanoRootCohort);
   const core::ResourceQuotaSpec* gpu = Quota(research->resource_groups, "nvidia.com/gpu");
   ASSERT_NE(gpu, nullptr);
-  EXPECT_EQ(gpu->nominal, 10 * kM);  // 16 - 6 (team-a) - 0 (team-c)
+  EXPECT_EQ(gpu->nominal, 10 * kM);         // 16 - 6 (team-a) - 0 (team-c)
   EXPECT_EQ(gpu->borrowing_limit, 8 * kM);  // capability 24 - deserved 16
   const core::ResourceQuotaSpec* cpu = Quota(research->resource_groups, "cpu");
   EXPECT_EQ(cpu->nominal, 32 * kM);
@@ -164,7 +165,7 @@ TEST(VolcanoTest, QueueTreeMapping) {
 
   const core::ClusterQueueSpec* b = FindCq(c, "team-b");
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->cohort, kVolcanoRootCohort);  // parent: root
+  EXPECT_EQ(b->cohort, kVolcanoRootCohort);                 // parent: root
   EXPECT_EQ(Quota(b->resource_groups, "cpu")->nominal, 0);  // covers every resource of the tree
 
   const core::ClusterQueueSpec* cc = FindCq(c, "team-c");  // weight only
@@ -174,9 +175,9 @@ TEST(VolcanoTest, QueueTreeMapping) {
 
   ASSERT_EQ(c.flavors.size(), 1u);
   EXPECT_EQ(c.flavors[0].name, kDialectFlavor);
-  EXPECT_THAT(LocalQueues(c), UnorderedElementsAre("default/team-a->team-a", "ml/team-a->team-a",
-                                                   "default/team-b->team-b", "ml/team-b->team-b",
-                                                   "default/team-c->team-c", "ml/team-c->team-c"));
+  EXPECT_THAT(LocalQueues(c),
+              UnorderedElementsAre("default/team-a->team-a", "ml/team-a->team-a", "default/team-b->team-b",
+                                   "ml/team-b->team-b", "default/team-c->team-c", "ml/team-c->team-c"));
 }
 
 TEST(VolcanoTest, NamespacesLoadedLaterGetLocalQueues) {
@@ -186,15 +187,16 @@ TEST(VolcanoTest, NamespacesLoadedLaterGetLocalQueues) {
   EXPECT_THAT(LocalQueues(c), ::testing::Contains("late/team-a->team-a"));
   EXPECT_TRUE(Validate(c).ok());
   EXPECT_TRUE(EnsureQueueInNamespace(&c, "other", "team-b"));
-  EXPECT_FALSE(EnsureQueueInNamespace(&c, "other", "team-b"));  // already there
+  EXPECT_FALSE(EnsureQueueInNamespace(&c, "other", "team-b"));    // already there
   EXPECT_FALSE(EnsureQueueInNamespace(&c, "other", "research"));  // a cohort, not a queue
   EXPECT_TRUE(Validate(c).ok());
 }
 
 TEST(VolcanoTest, ExistingFlavorIsReused) {
-  core::Config c = MustParse(std::string("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: "
-                                         "{name: default-flavor}\n---\n") +
-                             kVolcanoTree);
+  core::Config c =
+      MustParse(std::string("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: "
+                            "{name: default-flavor}\n---\n") +
+                kVolcanoTree);
   EXPECT_EQ(c.flavors.size(), 1u);
 }
 
@@ -355,9 +357,8 @@ TEST(VolcanoTest, HyperNodesBuildTopologyAndLabels) {
   core::Config c = MustParse(kHyperNodes, &extras);
   ASSERT_EQ(c.topologies.size(), 1u);
   EXPECT_EQ(c.topologies[0].name, kHyperNodeTopology);
-  EXPECT_THAT(c.topologies[0].levels,
-              ElementsAre("artel.dev/hypernode-tier-3", "artel.dev/hypernode-tier-2", "artel.dev/hypernode-tier-1",
-                          "kubernetes.io/hostname"));
+  EXPECT_THAT(c.topologies[0].levels, ElementsAre("artel.dev/hypernode-tier-3", "artel.dev/hypernode-tier-2",
+                                                  "artel.dev/hypernode-tier-1", "kubernetes.io/hostname"));
   ASSERT_EQ(extras.hypernodes.size(), 3u);
   EXPECT_EQ(extras.hypernodes[1].tier_name, "leaf");
   std::map<std::string, std::map<std::string, std::string>> nodes = {
@@ -486,7 +487,7 @@ spec:
   EXPECT_THAT(w.pod_sets[0].command, ElementsAre("python", "train.py"));
   EXPECT_EQ(w.pod_sets[1].count, 4);
   EXPECT_EQ(w.pod_sets[1].min_count, 2);
-  EXPECT_EQ(w.pod_sets[1].requests.at("cpu"), 5 * kM);  // summed over containers
+  EXPECT_EQ(w.pod_sets[1].requests.at("cpu"), 5 * kM);             // summed over containers
   EXPECT_EQ(w.pod_sets[1].requests.at("nvidia.com/gpu"), 2 * kM);  // from the limit
   EXPECT_EQ(w.pod_sets[1].node_selector.at("nvidia.com/gpu.product"), "H100-80GB");
   EXPECT_EQ(w.pod_sets[1].tolerations.size(), 1u);
@@ -618,8 +619,8 @@ spec:
   minTaskMember: {worker: 2}
   minResources: {nvidia.com/gpu: "3", cpu: 500m}
   networkTopology: {mode: soft}
-)" + make("ps-0", "ps") + make("w-0", "worker") + make("w-1", "worker") +
-                     make("w-2", "worker");
+)" + make("ps-0", "ps") +
+                     make("w-0", "worker") + make("w-1", "worker") + make("w-2", "worker");
   auto ws = MustWorkloads(text);
   ASSERT_EQ(ws.size(), 1u);
   const core::WorkloadSpec& w = ws[0];
@@ -706,7 +707,7 @@ TEST(KaiTest, QueueTreeMapping) {
   EXPECT_EQ(gpu->nominal, 4500);
   EXPECT_EQ(gpu->borrowing_limit, 5500);  // limit 10 - quota 4.5
   EXPECT_EQ(gpu->lending_limit, 1 * kM);
-  EXPECT_EQ(Quota(a->resource_groups, "cpu")->nominal, 1500);  // 1500 millicpus = 1.5 cpu
+  EXPECT_EQ(Quota(a->resource_groups, "cpu")->nominal, 1500);                   // 1500 millicpus = 1.5 cpu
   EXPECT_FALSE(Quota(a->resource_groups, "cpu")->borrowing_limit.has_value());  // limit absent
   const core::ResourceQuotaSpec* mem = Quota(a->resource_groups, "memory");
   EXPECT_EQ(mem->nominal, 2048 * core::Amount{1000000} * kM);  // MB -> bytes
@@ -822,11 +823,11 @@ spec:
     return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
            "\n  namespace: ns\n  annotations: {pod-group-name: pg, gpu-fraction: \"0.5\"}\n  labels: "
            "{kai.scheduler/subgroup-name: " +
-           sub + "}\nspec:\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: \"" + gpu +
-           "\"}}}]\n";
+           sub + "}\nspec:\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: \"" +
+           gpu + "\"}}}]\n";
   };
-  auto ws = MustWorkloads(text + pod("l", "leader", "1") + pod("w0", "workers", "2") + pod("w1", "workers", "2") +
-                          pod("w2", "workers", "2"));
+  auto ws = MustWorkloads(text + pod("l", "leader", "1") + pod("w0", "workers", "2") +
+                          pod("w1", "workers", "2") + pod("w2", "workers", "2"));
   ASSERT_EQ(ws.size(), 1u);
   const core::WorkloadSpec& w = ws[0];
   EXPECT_EQ(w.queue, "team-a");
@@ -848,7 +849,8 @@ spec:
   EXPECT_EQ(w.pod_sets[1].annotations.at("gpu-fraction"), "0.5");
   EXPECT_EQ(w.pod_sets[1].annotations.count("pod-group-name"), 0u);
 
-  Status s = WorkloadError(text + pod("l", "leader", "1") + pod("w0", "workers", "2") + pod("w1", "workers", "1"));
+  Status s =
+      WorkloadError(text + pod("l", "leader", "1") + pod("w0", "workers", "2") + pod("w1", "workers", "1"));
   EXPECT_THAT(s.message(), HasSubstr("differs from pod w0"));
   s = WorkloadError(text + pod("l", "leader", "1") + pod("w0", "workrs", "2"));
   EXPECT_THAT(s.message(), HasSubstr("did you mean workers"));
@@ -1004,8 +1006,9 @@ TEST(ExamplesTest, DialectExamplesLoadAndTheirWorkloadsParse) {
       EXPECT_TRUE(ws_status.ok()) << ws_status.ToString();
       EXPECT_FALSE(ws.empty()) << e.path();
       for (const core::WorkloadSpec& w : ws) {
-        EXPECT_TRUE(std::any_of(c.local_queues.begin(), c.local_queues.end(),
-                                [&](const core::LocalQueueSpec& lq) { return lq.ns == w.ns && lq.name == w.queue; }))
+        EXPECT_TRUE(
+            std::any_of(c.local_queues.begin(), c.local_queues.end(),
+                        [&](const core::LocalQueueSpec& lq) { return lq.ns == w.ns && lq.name == w.queue; }))
             << w.ns << "/" << w.name << " -> " << w.queue;
       }
     }
@@ -1051,8 +1054,10 @@ spec:
 
 TEST(NodeAffinityTest, BadTermsArePositionedErrors) {
   auto job = [](const std::string& terms) {
-    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: q}}\nspec:\n  template:\n"
-           "    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: team-a, labels: "
+           "{kueue.x-k8s.io/queue-name: q}}\nspec:\n  template:\n"
+           "    spec:\n      affinity:\n        nodeAffinity:\n          "
+           "requiredDuringSchedulingIgnoredDuringExecution:\n"
            "            nodeSelectorTerms: " +
            terms + "\n      containers: [{name: c, image: x}]\n";
   };

@@ -99,7 +99,9 @@ void RunStream(MigPolicyKind policy) {
   RC_ASSERT(c.CheckInvariants().ok());
 }
 
-RC_GTEST_PROP(MigPropertyTest, MinFragmentationStreamsStayValid, ()) { RunStream(MigPolicyKind::kMinFragmentation); }
+RC_GTEST_PROP(MigPropertyTest, MinFragmentationStreamsStayValid, ()) {
+  RunStream(MigPolicyKind::kMinFragmentation);
+}
 RC_GTEST_PROP(MigPropertyTest, FirstFitStreamsStayValid, ()) { RunStream(MigPolicyKind::kFirstFit); }
 
 // Mixed whole/share/MIG-free streams on a small cluster: Place is

@@ -1,4 +1,6 @@
 // Unit and acceptance tests of the placement library (issue 3, items 1-5).
+#include "core/placement/placement.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "core/placement/gpu_geometry.h"
-#include "core/placement/placement.h"
 #include "core/placement/topology_policy.h"
 
 namespace artel::core::placement {
@@ -165,7 +166,9 @@ TEST(RequestTest, Kinds) {
   EXPECT_EQ(n.gpu.compute_slices, 3);
   EXPECT_EQ(FromRequests({{"artel.dev/gpu-compute", 500}}).gpu.compute_slices, 4);
 
-  PodGroup h = FromRequests({{"nvidia.com/gpu", kMilli}, {"nvidia.com/gpumem", 3000 * kMilli}, {"nvidia.com/gpucores", 30 * kMilli}});
+  PodGroup h = FromRequests({{"nvidia.com/gpu", kMilli},
+                             {"nvidia.com/gpumem", 3000 * kMilli},
+                             {"nvidia.com/gpucores", 30 * kMilli}});
   EXPECT_EQ(h.gpu.kind, GpuKind::kShare);
   EXPECT_EQ(h.gpu.memory_mib, 3000);
   EXPECT_EQ(h.gpu.cores_percent, 30);
@@ -210,7 +213,8 @@ TEST(TopologyPolicyTest, LevelsToTryAndBestFit) {
   EXPECT_EQ(LevelsToTry(-1, 2, 3), (std::vector<int32_t>{2, 1, 0}));
   EXPECT_EQ(LevelsToTry(1, 2, 3), (std::vector<int32_t>{2, 1}));
   EXPECT_EQ(LevelsToTry(1, -1, 3), (std::vector<int32_t>{1}));
-  std::vector<DomainCandidate> c = {{0, 10, true, false}, {1, 4, true, false}, {2, 2, false, false}, {3, 4, true, true}};
+  std::vector<DomainCandidate> c = {
+      {0, 10, true, false}, {1, 4, true, false}, {2, 2, false, false}, {3, 4, true, true}};
   MakeBestFitDomainChooser()->Order(&c);
   EXPECT_EQ(c[0].domain, 3);  // smallest full, in use first
   EXPECT_EQ(c[1].domain, 1);
@@ -506,7 +510,9 @@ TEST(TopologyTest, SlicesEachInOneDomain) {
   ASSERT_TRUE(c.AddTopology({"t", {"block", "rack", std::string(kHostnameLabel)}}).ok());
   // Block b1: racks r1 (3 nodes) and r2 (3 nodes), one GPU each.
   for (int i = 0; i < 6; ++i) {
-    ASSERT_TRUE(c.AddNode(GpuNode("n" + std::to_string(i), 1, {{"block", "b1"}, {"rack", i < 3 ? "r1" : "r2"}})).ok());
+    ASSERT_TRUE(
+        c.AddNode(GpuNode("n" + std::to_string(i), 1, {{"block", "b1"}, {"rack", i < 3 ? "r1" : "r2"}}))
+            .ok());
   }
   GangRequest r = Gang({WholeGpuPods(4, 1)});
   r.topology = "t";
@@ -746,7 +752,9 @@ TEST(MigTest, BinpacksAcrossGpusAndNodes) {
 TEST(ShareTest, HamiPacking) {
   Cluster c;
   ASSERT_TRUE(c.AddNode(GpuNode("a", 2, {}, "A100-80GB")).ok());
-  PodGroup pod = FromRequests({{"nvidia.com/gpu", kMilli}, {"nvidia.com/gpumem", 20000 * kMilli}, {"nvidia.com/gpucores", 25 * kMilli}});
+  PodGroup pod = FromRequests({{"nvidia.com/gpu", kMilli},
+                               {"nvidia.com/gpumem", 20000 * kMilli},
+                               {"nvidia.com/gpucores", 25 * kMilli}});
   for (int i = 0; i < 8; ++i) {
     PlaceResult p = c.Place(Gang({pod}));
     ASSERT_TRUE(p.ok()) << i << ": " << p.reason;

@@ -39,7 +39,8 @@ std::string Show(const NaiveScheduler::Admission& a) {
 }
 }  // namespace
 
-std::string DescribeDiff(const AdmittedSet& a, const AdmittedSet& b, const std::string& an, const std::string& bn) {
+std::string DescribeDiff(const AdmittedSet& a, const AdmittedSet& b, const std::string& an,
+                         const std::string& bn) {
   std::ostringstream os;
   for (const auto& [k, v] : a) {
     auto it = b.find(k);
@@ -75,7 +76,8 @@ std::vector<core::Eviction> Settle(Engine& e, core::Time now, bool* settled, con
   return all;
 }
 
-std::vector<core::Eviction> SettleOneHead(Engine& e, core::Time now, bool* settled, const ScheduleHook& hook) {
+std::vector<core::Eviction> SettleOneHead(Engine& e, core::Time now, bool* settled,
+                                          const ScheduleHook& hook) {
   std::vector<core::Eviction> all;
   *settled = false;
   for (int i = 0; i < 200; ++i) {
@@ -189,7 +191,8 @@ ReclaimProbe RunReclaimProbe(uint64_t seed, size_t qi) {
   for (const auto& [r, h] : room) {
     if (thin.Chance(70)) ps.requests[r] = thin.Uniform(1, h);
   }
-  if (ps.requests.empty() && !room.empty()) ps.requests[room.front().first] = thin.Uniform(1, room.front().second);
+  if (ps.requests.empty() && !room.empty())
+    ps.requests[room.front().first] = thin.Uniform(1, room.front().second);
   if (ps.requests.empty()) return out;
   out.ran = true;
   probe.pod_sets.push_back(ps);
@@ -201,11 +204,13 @@ ReclaimProbe RunReclaimProbe(uint64_t seed, size_t qi) {
   out.admitted = w != nullptr && w->state == WorkloadState::kAdmitted;
   if (!out.admitted && out.settled) {
     std::ostringstream os;
-    os << "probe in " << q.name << " not admitted: " << (w ? w->pending.message : "missing") << "\nprobe requests:";
+    os << "probe in " << q.name << " not admitted: " << (w ? w->pending.message : "missing")
+       << "\nprobe requests:";
     for (const auto& [r, a] : ps.requests) os << " " << r << "=" << a << "m";
     os << "\nusage before the probe:\n";
     for (const auto& [node, m] : usage) {
-      for (const auto& [fr, a] : m) os << "  " << node << " " << fr.first << "/" << fr.second << "=" << a << "m\n";
+      for (const auto& [fr, a] : m)
+        os << "  " << node << " " << fr.first << "/" << fr.second << "=" << a << "m\n";
     }
     os << "seed=" << seed << " qi=" << qi << "\n" << Describe(s);
     out.failure = os.str();
@@ -261,8 +266,8 @@ std::string CheckQuotaInvariants(const core::Config& config, const Engine& e) {
     FlavorResource fr{u.flavor, u.resource};
     Amount usage = tree.Usage(u.node, fr), subtree = tree.Subtree(u.node, fr);
     if (u.usage != usage || u.subtree_quota != subtree) {
-      os << "Usage() of " << u.node << " " << fr_name(fr) << ": usage=" << u.usage << " subtree=" << u.subtree_quota
-         << ", recomputed usage=" << usage << " subtree=" << subtree;
+      os << "Usage() of " << u.node << " " << fr_name(fr) << ": usage=" << u.usage
+         << " subtree=" << u.subtree_quota << ", recomputed usage=" << usage << " subtree=" << subtree;
       return os.str();
     }
   }
@@ -271,8 +276,8 @@ std::string CheckQuotaInvariants(const core::Config& config, const Engine& e) {
     for (const FlavorResource& fr : tree.FlavorResources()) {
       Amount usage = tree.Usage(n, fr), subtree = tree.Subtree(n, fr);
       if (auto bl = tree.BorrowingLimit(n, fr); bl && tree.Parent(n) && usage > subtree + *bl) {
-        os << n << " " << fr_name(fr) << ": usage " << usage << " > subtreeQuota " << subtree << " + borrowingLimit "
-           << *bl;
+        os << n << " " << fr_name(fr) << ": usage " << usage << " > subtreeQuota " << subtree
+           << " + borrowingLimit " << *bl;
         return os.str();
       }
       if (!tree.Parent(n) && usage > subtree) {
@@ -302,8 +307,8 @@ std::string CheckQuotaInvariants(const core::Config& config, const Engine& e) {
       Amount lent = std::max<Amount>(0, u_out - (t_all - t_in));
       Amount handed_up = tree.Subtree(n, fr) - tree.Local(n, fr);
       if (lent > handed_up || (ll && lent > *ll)) {
-        os << "others use " << lent << " of " << n << "'s " << fr_name(fr) << " quota (usage outside " << u_out
-           << ", their own quota " << (t_all - t_in) << "), but it hands up only " << handed_up
+        os << "others use " << lent << " of " << n << "'s " << fr_name(fr) << " quota (usage outside "
+           << u_out << ", their own quota " << (t_all - t_in) << "), but it hands up only " << handed_up
            << (ll ? " (lendingLimit " + std::to_string(*ll) + ")" : std::string());
         return os.str();
       }

@@ -23,12 +23,14 @@ std::string DescribeDiff(const AdmittedSet& a, const AdmittedSet& b, const std::
                          const std::string& b_name);
 
 // Called after every `Schedule`, with `Usage()` taken just before it.
-using ScheduleHook = std::function<void(const std::vector<core::QuotaUsage>& before, const core::CycleResult& r)>;
+using ScheduleHook =
+    std::function<void(const std::vector<core::QuotaUsage>& before, const core::CycleResult& r)>;
 
 // Multi-admission style: `Schedule`, then complete every eviction, until a
 // call admits and evicts nothing. Returns every eviction, in order; sets
 // `*settled` false if it did not converge.
-std::vector<core::Eviction> Settle(core::Engine& e, core::Time now, bool* settled, const ScheduleHook& hook = {});
+std::vector<core::Eviction> Settle(core::Engine& e, core::Time now, bool* settled,
+                                   const ScheduleHook& hook = {});
 
 // The one-head reference driver: calls `Schedule` until `changed` is false
 // (victims keep their quota meanwhile, as within one multi-admission call),

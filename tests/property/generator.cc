@@ -46,8 +46,8 @@ FlavorQuotasSpec FlavorQuotas(Rng& rng, const std::string& flavor, const std::ve
 }
 
 std::vector<ResourceGroupSpec> Groups(Rng& rng, const std::vector<std::string>& flavors,
-                                      const std::vector<std::string>& resources, bool has_parent, int max_nominal,
-                                      bool allow_split) {
+                                      const std::vector<std::string>& resources, bool has_parent,
+                                      int max_nominal, bool allow_split) {
   std::vector<ResourceGroupSpec> groups;
   if (allow_split && resources.size() == 2 && flavors.size() == 2 && rng.Chance(30)) {
     // One group per resource; a flavor may belong to one group only.
@@ -66,14 +66,17 @@ std::vector<ResourceGroupSpec> Groups(Rng& rng, const std::vector<std::string>& 
   std::vector<std::string> fl = flavors;
   rng.Shuffle(fl);
   size_t n = static_cast<size_t>(rng.Uniform(1, static_cast<int64_t>(fl.size())));
-  for (size_t i = 0; i < n; ++i) g.flavors.push_back(FlavorQuotas(rng, fl[i], resources, has_parent, max_nominal));
+  for (size_t i = 0; i < n; ++i)
+    g.flavors.push_back(FlavorQuotas(rng, fl[i], resources, has_parent, max_nominal));
   groups.push_back(g);
   return groups;
 }
 
-WorkloadSpec RandomWorkload(Rng& rng, const Config& c, const std::vector<std::string>& resources, int serial) {
+WorkloadSpec RandomWorkload(Rng& rng, const Config& c, const std::vector<std::string>& resources,
+                            int serial) {
   WorkloadSpec w;
-  const auto& lq = c.local_queues[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(c.local_queues.size()) - 1))];
+  const auto& lq =
+      c.local_queues[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(c.local_queues.size()) - 1))];
   w.ns = lq.ns;
   w.queue = lq.name;
   w.name = "w" + std::to_string(serial);
@@ -88,7 +91,9 @@ WorkloadSpec RandomWorkload(Rng& rng, const Config& c, const std::vector<std::st
     for (const auto& r : resources) {
       if (rng.Chance(60)) ps.requests[r] = rng.Chance(20) ? kUnit / 2 : rng.Uniform(1, 3) * kUnit;
     }
-    if (ps.requests.empty()) ps.requests[resources[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(resources.size()) - 1))]] = kUnit;
+    if (ps.requests.empty())
+      ps.requests[resources[static_cast<size_t>(
+          rng.Uniform(0, static_cast<int64_t>(resources.size()) - 1))]] = kUnit;
     w.pod_sets.push_back(ps);
   }
   return w;
@@ -136,22 +141,27 @@ Scenario GenerateScenario(uint64_t seed, const GenOptions& o) {
   for (int i = 0; i < num_cqs; ++i) {
     ClusterQueueSpec q;
     q.name = "cq" + std::to_string(i);
-    if (!rng.Chance(12)) q.cohort = all_cohorts[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(all_cohorts.size()) - 1))];
+    if (!rng.Chance(12))
+      q.cohort =
+          all_cohorts[static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(all_cohorts.size()) - 1))];
     q.namespace_selector = core::LabelSelector{};
     q.resource_groups = Groups(rng, flavors, resources, !q.cohort.empty(), 8, true);
-    q.queueing_strategy = rng.Chance(25) ? core::QueueingStrategy::kStrictFIFO : core::QueueingStrategy::kBestEffortFIFO;
+    q.queueing_strategy =
+        rng.Chance(25) ? core::QueueingStrategy::kStrictFIFO : core::QueueingStrategy::kBestEffortFIFO;
     if (o.preemption) {
       q.preemption.within_cluster_queue = static_cast<core::WithinClusterQueuePolicy>(rng.Uniform(0, 2));
       q.preemption.reclaim_within_cohort = static_cast<core::ReclaimWithinCohortPolicy>(rng.Uniform(0, 2));
       if (rng.Chance(25)) {
         q.preemption.borrow_within_cohort = core::BorrowWithinCohortPolicy::kLowerPriority;
-        if (rng.Chance(50)) q.preemption.max_priority_threshold = static_cast<int32_t>(rng.Uniform(0, 2) * 100);
+        if (rng.Chance(50))
+          q.preemption.max_priority_threshold = static_cast<int32_t>(rng.Uniform(0, 2) * 100);
       }
     }
     if (o.fungibility) {
       if (rng.Chance(30)) q.flavor_fungibility.when_can_borrow = core::FungibilityPolicy::kTryNextFlavor;
       if (rng.Chance(30)) q.flavor_fungibility.when_can_preempt = core::FungibilityPolicy::kMayStopSearch;
-      if (rng.Chance(30)) q.flavor_fungibility.preference = core::FungibilityPreference::kPreemptionOverBorrowing;
+      if (rng.Chance(30))
+        q.flavor_fungibility.preference = core::FungibilityPreference::kPreemptionOverBorrowing;
     }
     if (o.fair_weights && rng.Chance(25)) q.fair_weight = rng.Uniform(0, 4) * 500;
     c.cluster_queues.push_back(q);
@@ -313,7 +323,8 @@ std::string Describe(const Config& c) {
   for (const auto& f : c.flavors) os << " " << f.name;
   os << "\n";
   for (const auto& co : c.cohorts) {
-    os << "cohort " << co.name << " parent=" << (co.parent.empty() ? "-" : co.parent) << " w=" << co.fair_weight;
+    os << "cohort " << co.name << " parent=" << (co.parent.empty() ? "-" : co.parent)
+       << " w=" << co.fair_weight;
     DescribeGroups(os, co.resource_groups);
     os << "\n";
   }
@@ -330,7 +341,8 @@ std::string Describe(const Config& c) {
     DescribeGroups(os, q.resource_groups);
     os << "\n";
   }
-  for (const auto& lq : c.local_queues) os << "lq " << lq.ns << "/" << lq.name << " -> " << lq.cluster_queue << "\n";
+  for (const auto& lq : c.local_queues)
+    os << "lq " << lq.ns << "/" << lq.name << " -> " << lq.cluster_queue << "\n";
   return os.str();
 }
 

@@ -165,7 +165,9 @@ NaiveQuotaTree::Level NaiveQuotaTree::BorrowingLevel(const std::string& cq, cons
   auto parent = Parent(cq);
   out.may_reclaim = parent.has_value();
   if (!parent || Usage(cq, fr) + amount <= Subtree(cq, fr)) return out;
-  auto local_available = [&](const std::string& n) { return std::max<Amount>(0, Local(n, fr) - Usage(n, fr)); };
+  auto local_available = [&](const std::string& n) {
+    return std::max<Amount>(0, Local(n, fr) - Usage(n, fr));
+  };
   Amount remaining = amount - local_available(cq);
   for (std::optional<std::string> n = parent; n; n = Parent(*n)) {
     out.level = Height(*n);
@@ -315,8 +317,8 @@ NaiveScheduler::Assignment NaiveScheduler::Assign(const NaiveQuotaTree& tree, co
           better = t.mode == Mode::kFit && t.level < best->level;
         }
         if (better) best = t;
-        bool stop = t.mode == Mode::kFit &&
-                    (t.level == 0 || cq.flavor_fungibility.when_can_borrow == core::FungibilityPolicy::kMayStopSearch);
+        bool stop = t.mode == Mode::kFit && (t.level == 0 || cq.flavor_fungibility.when_can_borrow ==
+                                                                 core::FungibilityPolicy::kMayStopSearch);
         if (stop) break;
       }
       if (!best || best->mode == Mode::kNoFit) {
@@ -357,7 +359,8 @@ NaiveScheduler::Assignment NaiveScheduler::Nominate(const NaiveQuotaTree& tree, 
   if (a.mode == Mode::kFit || total == 0 || a.no_flavor) return a;
   auto counts = [&](int64_t x) {
     std::vector<int32_t> c;
-    for (size_t i = 0; i < full.size(); ++i) c.push_back(static_cast<int32_t>(full[i] - delta[i] * x / total));
+    for (size_t i = 0; i < full.size(); ++i)
+      c.push_back(static_cast<int32_t>(full[i] - delta[i] * x / total));
     return c;
   };
   int64_t lo = 1, hi = total;

@@ -120,7 +120,7 @@ class NaiveQuotaTree {
 class NaiveScheduler {
  public:
   struct Admission {
-    std::vector<int32_t> counts;                            // per pod set
+    std::vector<int32_t> counts;                              // per pod set
     std::vector<std::map<std::string, std::string>> flavors;  // per pod set: resource -> flavor
     bool operator==(const Admission&) const = default;
   };

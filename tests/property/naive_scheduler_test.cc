@@ -41,7 +41,7 @@ TEST(NaiveSchedulerTest, MatchesEngineOnRandomInputs) {
         naive.Settle();
         AdmittedSet fast = Admitted(e), slow = naive.Admitted();
         ASSERT_TRUE(fast == slow) << "seed=" << seed << " multi=" << multi << " t=" << b.at << "\n"
-                              << DescribeDiff(fast, slow, "engine", "naive") << Describe(s);
+                                  << DescribeDiff(fast, slow, "engine", "naive") << Describe(s);
       }
     }
   }
@@ -66,8 +66,8 @@ TEST(NaiveQuotaTreeTest, HandComputedExample) {
   t.SetUsage({{"a", {{{"f", "cpu"}, 5}}}, {"b", {{{"f", "cpu"}, 2}}}});
   FlavorResource fr{"f", "cpu"};
   EXPECT_EQ(t.Local("a", fr), 4);
-  EXPECT_EQ(t.Subtree("co", fr), 3);   // 2 lent by a + 1 by b
-  EXPECT_EQ(t.Usage("co", fr), 3);     // a draws 1, b draws 2
+  EXPECT_EQ(t.Subtree("co", fr), 3);  // 2 lent by a + 1 by b
+  EXPECT_EQ(t.Usage("co", fr), 3);    // a draws 1, b draws 2
   EXPECT_EQ(t.Available("co", fr), 0);
   EXPECT_EQ(t.Available("a", fr), 0);  // local 4 used up, nothing left above
   EXPECT_EQ(t.PotentialAvailable("a", fr), 7);

@@ -52,7 +52,8 @@ std::vector<EvictionKey> Keys(const std::vector<core::Eviction>& evs) {
 
 std::string ShowEvictions(const std::vector<EvictionKey>& evs) {
   std::string s;
-  for (const auto& [v, r, p] : evs) s += " " + v + "<-" + p + "(" + core::EvictionReasonName(static_cast<core::EvictionReason>(r)) + ")";
+  for (const auto& [v, r, p] : evs)
+    s += " " + v + "<-" + p + "(" + core::EvictionReasonName(static_cast<core::EvictionReason>(r)) + ")";
   return s;
 }
 
@@ -84,8 +85,8 @@ RC_GTEST_PROP(QuotaProperty, UsageWithinBorrowingAndLendingLimits, ()) {
     }
     if (!settled) RC_DISCARD(kLivelock);
     if (!failure.empty())
-      RC_FAIL("t=" + std::to_string(b.at) + " fair_sharing=" + std::to_string(opts.fair_sharing) + ": " + failure +
-              "\n" + Header(seed, s));
+      RC_FAIL("t=" + std::to_string(b.at) + " fair_sharing=" + std::to_string(opts.fair_sharing) + ": " +
+              failure + "\n" + Header(seed, s));
   }
 }
 
@@ -148,7 +149,8 @@ RC_GTEST_PROP(ReclaimProperty, ReclaimNeverEvictsWithinNominal, ()) {
         std::ostringstream os;
         os << ev.preemptor << " (" << ev.preemptor_cluster_queue << ") evicted " << ev.victim << " of "
            << ev.victim_cluster_queue << " [" << core::EvictionReasonName(ev.reason)
-           << "] although that queue was within nominal in every resource the preemptor requests; usage before:\n";
+           << "] although that queue was within nominal in every resource the preemptor requests; usage "
+              "before:\n";
         for (const auto& u : before) {
           os << "  " << u.node << " " << u.flavor << "/" << u.resource << " usage=" << u.usage
              << " nominal=" << u.nominal << "\n";
@@ -196,8 +198,8 @@ RC_GTEST_PROP(DeterminismProperty, InsertionOrderDoesNotMatter, ()) {
       RC_FAIL("t=" + std::to_string(batch.at) + " fair_sharing=" + std::to_string(opts.fair_sharing) +
               " multi=" + std::to_string(opts.multi_admission) + ": outcome depends on config order\n" +
               DescribeDiff(xa, xb, "original", "shuffled") + "evictions original:" + ShowEvictions(Keys(ea)) +
-              "\nevictions shuffled:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s) + "shuffled config:\n" +
-              Describe(shuffled));
+              "\nevictions shuffled:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s) +
+              "shuffled config:\n" + Describe(shuffled));
     }
   }
 }
@@ -231,8 +233,8 @@ RC_GTEST_PROP(MultiAdmissionProperty, EqualsOneHeadReference, ()) {
     if (!(xa == xb) || Keys(ea) != Keys(eb)) {
       RC_FAIL("t=" + std::to_string(batch.at) + " fair_sharing=" + std::to_string(multi.fair_sharing) +
               ": multi-admission differs from one-head cycles\n" + DescribeDiff(xa, xb, "multi", "one-head") +
-              "evictions multi:" + ShowEvictions(Keys(ea)) + "\nevictions one-head:" + ShowEvictions(Keys(eb)) +
-              "\n" + Header(seed, s));
+              "evictions multi:" + ShowEvictions(Keys(ea)) +
+              "\nevictions one-head:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
     }
   }
   RC_CLASSIFY(evictions > 0, "preempted");

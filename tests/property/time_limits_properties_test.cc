@@ -101,7 +101,6 @@ RC_GTEST_PROP(TimeLimitsProperty, ProtectedWorkloadIsNeverEvictedForFairness, ()
   RC_CLASSIFY(fair, "fair sharing");
 }
 
-
 // A reservation's start never moves later because of a backfilled job. Every
 // workload has a maximum runtime (its estimate, enforced), one priority, and
 // no queue may preempt, so nothing but backfill admits work while a

@@ -112,11 +112,12 @@ TEST(TraceTest, TimestampOffsetsAreConvertedToUtc) {
 TEST(TraceTest, RunTimeFromStartAndEnd) {
   TraceFormat f;
   f.columns = {{"submit", "submit_time"}, {"start", "start_time"}, {"end", "end_time"}, {"gpus", "gpu_num"}};
-  Result<Trace> t = ParseTrace("submit_time,start_time,end_time,gpu_num\n"
-                               "100,130,730,1\n"
-                               "200,260,250,1\n"  // ends before it starts
-                               "2020-01-01T00:00:00Z,2020-01-01T00:10:00Z,2020-01-01T01:10:00Z,2\n",
-                               "h.csv", f);
+  Result<Trace> t = ParseTrace(
+      "submit_time,start_time,end_time,gpu_num\n"
+      "100,130,730,1\n"
+      "200,260,250,1\n"  // ends before it starts
+      "2020-01-01T00:00:00Z,2020-01-01T00:10:00Z,2020-01-01T01:10:00Z,2\n",
+      "h.csv", f);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->jobs.size(), 2u);
   EXPECT_EQ(t->jobs[0].duration, 600000);
@@ -172,10 +173,11 @@ TEST(TraceTest, TabSeparatedTrace) {
   TraceFormat f;
   f.columns = {{"submit", "submit_time"}, {"duration", "runtime"}, {"gpus", "gpu_num"}, {"tenant", "vc"}};
   f.delimiter = '\t';
-  Result<Trace> t = ParseTrace("submit_time\truntime\tgpu_num\tvc\n"
-                               "2020-04-01T00:00:10+08:00\t60\t2\tvc-a\n"
-                               "2020-03-31T16:00:00Z\t30\t1\tvc-b\n",
-                               "h.tsv", f);
+  Result<Trace> t = ParseTrace(
+      "submit_time\truntime\tgpu_num\tvc\n"
+      "2020-04-01T00:00:10+08:00\t60\t2\tvc-a\n"
+      "2020-03-31T16:00:00Z\t30\t1\tvc-b\n",
+      "h.tsv", f);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->jobs.size(), 2u);
   EXPECT_EQ(t->jobs[0].submit, 10000);  // 00:00:10+08:00 is 16:00:10Z, 10 s after the second row
@@ -185,7 +187,8 @@ TEST(TraceTest, TabSeparatedTrace) {
   EXPECT_EQ(t->skipped, 0);
   // The same text read with commas is one malformed column per row.
   f.delimiter = ',';
-  Result<Trace> c = ParseTrace("submit_time\truntime\tgpu_num\tvc\n2020-04-01T00:00:10Z\t60\t2\tvc-a\n", "h.tsv", f);
+  Result<Trace> c =
+      ParseTrace("submit_time\truntime\tgpu_num\tvc\n2020-04-01T00:00:10Z\t60\t2\tvc-a\n", "h.tsv", f);
   EXPECT_FALSE(c.ok());
 }
 

@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "manifest/manifest.h"
 #include "api/manifest_files.h"
+#include "manifest/manifest.h"
 
 namespace artel::server {
 namespace {
@@ -227,7 +227,8 @@ spec:
   (*j)["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"].erase("requests");
   auto frac = WorkloadFromObject(*j);
   ASSERT_FALSE(frac.ok());
-  EXPECT_EQ(frac.status().field(), "spec.podSets[0].template.spec.containers[0].resources.requests.nvidia.com/gpu");
+  EXPECT_EQ(frac.status().field(),
+            "spec.podSets[0].template.spec.containers[0].resources.requests.nvidia.com/gpu");
 }
 
 TEST(ManifestFilesTest, SplitsAndNamesDocuments) {
@@ -240,7 +241,8 @@ TEST(ManifestFilesTest, SplitsAndNamesDocuments) {
   // A document that starts on its `---` line is a document of its own (a
   // line split used to fold it into the one before).
   docs = SplitDocuments(
-      "kind: LocalQueue\nmetadata: {name: q, namespace: ns}\n--- {kind: ClusterQueue, metadata: {name: b}}\n");
+      "kind: LocalQueue\nmetadata: {name: q, namespace: ns}\n--- {kind: ClusterQueue, metadata: {name: "
+      "b}}\n");
   ASSERT_TRUE(docs.ok()) << docs.status().ToString();
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ((*docs)[0].key(), "LocalQueue/ns/q");

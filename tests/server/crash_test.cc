@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -265,14 +264,16 @@ TEST(CrashTest, PodsStartedButNotJournaledAreAdoptedNotStartedTwice) {
 
   ASSERT_TRUE(d.Start(flags)) << d.log();
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "once") == "Running"; }, 20000))
-      << d.Phase("team-a", "once") << "\n" << d.log();
+      << d.Phase("team-a", "once") << "\n"
+      << d.log();
   EXPECT_NE(d.log().find("found pods started but not journaled"), std::string::npos) << d.log();
   {
     std::ofstream release(go);  // opens once a pod waits on the FIFO
     release << "go\n";
   }
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "once") == "Succeeded"; }, 20000))
-      << d.Phase("team-a", "once") << "\n" << d.log();
+      << d.Phase("team-a", "once") << "\n"
+      << d.log();
   EXPECT_EQ(starts(), 1) << "the workload was started twice";
 
   // The recovered start was journaled: another restart agrees.

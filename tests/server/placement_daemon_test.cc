@@ -19,16 +19,21 @@ std::string PodEnvLine(const std::string& dir, const std::string& key) {
 }
 
 const std::vector<std::string> kEchoThenWait = {
-    "/bin/sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_MEMORY_LIMIT\"; exec sleep 60"};  // bounded: a failed test leaves no long-lived pod
+    "/bin/sh", "-c",
+    "echo \"$CUDA_VISIBLE_DEVICES|$CUDA_DEVICE_MEMORY_LIMIT\"; exec sleep 60"};  // bounded: a failed test
+                                                                                 // leaves no long-lived pod
 
 TEST(DaemonPlacementTest, GpusAreNeverHandedOutTwiceAndSurviveARestart) {
   std::string dir = TempDir("placement");
   WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);  // quota: 4 GPUs in the cohort
   Arteld d(dir);
-  std::vector<std::string> flags = {"-m", dir + "/cluster.yaml", "--fake-gpus", "2xA100-80GB", "--grace-period", "0"};
+  std::vector<std::string> flags = {"-m",          dir + "/cluster.yaml", "--fake-gpus",
+                                    "2xA100-80GB", "--grace-period",      "0"};
   ASSERT_TRUE(d.Start(flags)) << d.log();
   for (const char* name : {"w0", "w1", "w2"}) {
-    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", name, "default", 1, kEchoThenWait).dump()).status, 201);
+    ASSERT_EQ(
+        d.Post("/api/v1/workloads", Workload("team-a", name, "default", 1, kEchoThenWait).dump()).status,
+        201);
   }
   // Two GPUs: two run, the third waits for a GPU although quota allows it.
   auto running = [&] {
@@ -82,7 +87,8 @@ TEST(DaemonPlacementTest, GpusAreNeverHandedOutTwiceAndSurviveARestart) {
   ASSERT_TRUE(WaitFor([&] { return !PodEnvLine(dir, "team-a/" + waiting).empty(); }, 10000));
   std::string dev = PodEnvLine(dir, "team-a/" + waiting);
   EXPECT_EQ(dev.substr(0, dev.find('|')), freed);
-  for (const char* name : {"w0", "w1", "w2"}) (void)d.Post(std::string("/api/v1/namespaces/team-a/workloads/") + name + "/cancel", "");
+  for (const char* name : {"w0", "w1", "w2"})
+    (void)d.Post(std::string("/api/v1/namespaces/team-a/workloads/") + name + "/cancel", "");
   EXPECT_TRUE(d.Stop()) << d.log();
   std::filesystem::remove_all(dir);
 }
@@ -91,15 +97,16 @@ TEST(DaemonPlacementTest, MemorySharesGetLimitsAndShareOneGpu) {
   std::string dir = TempDir("shares");
   WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);
   Arteld d(dir);
-  std::vector<std::string> flags = {"-m", dir + "/cluster.yaml", "--fake-gpus", "1xA100-80GB", "--grace-period", "0"};
+  std::vector<std::string> flags = {"-m",          dir + "/cluster.yaml", "--fake-gpus",
+                                    "1xA100-80GB", "--grace-period",      "0"};
   ASSERT_TRUE(d.Start(flags)) << d.log();
   for (const char* name : {"s0", "s1"}) {
     Json body = Workload("team-a", name, "default", 1, kEchoThenWait);
     body["spec"]["podSets"][0]["requests"]["nvidia.com/gpumem"] = "20000";  // HAMi: MiB of one GPU
     ASSERT_EQ(d.Post("/api/v1/workloads", body.dump()).status, 201) << body.dump();
   }
-  ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "s0") == "Running" && d.Phase("team-a", "s1") == "Running"; },
-                      20000))
+  ASSERT_TRUE(WaitFor(
+      [&] { return d.Phase("team-a", "s0") == "Running" && d.Phase("team-a", "s1") == "Running"; }, 20000))
       << d.log();
   std::string gpu;
   for (const char* name : {"s0", "s1"}) {
@@ -118,7 +125,8 @@ TEST(DaemonPlacementTest, MemorySharesGetLimitsAndShareOneGpu) {
   ASSERT_TRUE(WaitFor(
       [&] {
         Json w = d.Get("/api/v1/namespaces/team-a/workloads/s0").json();
-        return w["status"].value("phase", "") == "Cancelled" && !w["status"]["pods"][0].value("running", true);
+        return w["status"].value("phase", "") == "Cancelled" &&
+               !w["status"]["pods"][0].value("running", true);
       },
       20000))
       << d.log();
@@ -142,7 +150,9 @@ TEST(DaemonPlacementTest, OwnerWithinQuotaEvictsBorrowedPodForAGpu) {
       << d.log();
   const std::vector<std::string> names = {"b0", "b1", "b2"};
   for (const std::string& name : names) {
-    ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-b", name, "default", 1, kEchoThenWait).dump()).status, 201);
+    ASSERT_EQ(
+        d.Post("/api/v1/workloads", Workload("team-b", name, "default", 1, kEchoThenWait).dump()).status,
+        201);
   }
   auto running_b = [&] {
     int n = 0;
@@ -150,7 +160,9 @@ TEST(DaemonPlacementTest, OwnerWithinQuotaEvictsBorrowedPodForAGpu) {
     return n;
   };
   ASSERT_TRUE(WaitFor([&] { return running_b() == 3; }, 20000)) << d.log();
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "owner", "default", 1, kEchoThenWait).dump()).status, 201);
+  ASSERT_EQ(
+      d.Post("/api/v1/workloads", Workload("team-a", "owner", "default", 1, kEchoThenWait).dump()).status,
+      201);
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "owner") == "Running"; }, 20000)) << d.log();
   EXPECT_EQ(running_b(), 2);
   // The owner's pod sees the GPU the evicted pod had, and no running pod shares it.

@@ -26,19 +26,23 @@ TEST(RetentionTest, FinishedWorkloadsAreDeletedAfterRetention) {
   std::string dir = TempDir("retention");
   WriteFile(dir + "/cluster.yaml", kTwoTeamsManifests);
   Arteld d(dir);
-  std::vector<std::string> flags = {"-m", dir + "/cluster.yaml", "--fake-gpus", "2xA100-80GB",
-                                    "--finished-retention", "1s"};
+  std::vector<std::string> flags = {"-m",          dir + "/cluster.yaml",  "--fake-gpus",
+                                    "2xA100-80GB", "--finished-retention", "1s"};
   ASSERT_TRUE(d.Start(flags)) << d.log();
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "short", "default", 1, {"true"}).dump()).status, 201);
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-b", "gone", "default", 1, {"sleep", "600"}).dump()).status,
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "short", "default", 1, {"true"}).dump()).status,
             201);
+  ASSERT_EQ(
+      d.Post("/api/v1/workloads", Workload("team-b", "gone", "default", 1, {"sleep", "600"}).dump()).status,
+      201);
   ASSERT_EQ(d.Post("/api/v1/namespaces/team-b/workloads/gone/cancel", "").status, 200);
   // Visible while within the retention, then deleted.
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "short") == "Succeeded"; }, 20000)) << d.log();
   EXPECT_TRUE(std::filesystem::exists(dir + "/data/logs/team-a/short/main-0.log"));
-  ASSERT_TRUE(WaitFor([&] { return d.Get("/api/v1/namespaces/team-a/workloads/short").status == 404; }, 20000))
+  ASSERT_TRUE(
+      WaitFor([&] { return d.Get("/api/v1/namespaces/team-a/workloads/short").status == 404; }, 20000))
       << d.Phase("team-a", "short");
-  ASSERT_TRUE(WaitFor([&] { return d.Get("/api/v1/namespaces/team-b/workloads/gone").status == 404; }, 20000));
+  ASSERT_TRUE(
+      WaitFor([&] { return d.Get("/api/v1/namespaces/team-b/workloads/gone").status == 404; }, 20000));
   // Their pod logs are deleted with them.
   EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(dir + "/data/logs/team-a/short"); }, 10000));
   EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(dir + "/data/logs/team-b/gone"); }, 10000));
@@ -49,7 +53,8 @@ TEST(RetentionTest, FinishedWorkloadsAreDeletedAfterRetention) {
   EXPECT_EQ(d.Get("/api/v1/namespaces/team-a/workloads/short").status, 404);
   EXPECT_EQ(d.Get("/api/v1/namespaces/team-b/workloads/gone").status, 404);
   // The name is free again.
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "short", "default", 1, {"true"}).dump()).status, 201);
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "short", "default", 1, {"true"}).dump()).status,
+            201);
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "short") == "Succeeded"; }, 20000)) << d.log();
   // Without a retention flag the default (24 h) keeps it.
   ASSERT_TRUE(d.Stop());

@@ -47,10 +47,12 @@ TEST(TimeLimitsDaemonTest, WorkloadOverItsMaximumRuntimeIsStoppedAndFailed) {
   WriteFile(dir + "/cluster.yaml", kLimitedQueue);
   Arteld d(dir);
   ASSERT_TRUE(d.Start({"-m", dir + "/cluster.yaml", "--fake-gpus", "1xA100-80GB"})) << d.log();
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "endless", "default", 1, {"sleep", "600"}).dump()).status,
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "endless", "default", 1, {"sleep", "600"}).dump())
+                .status,
             201);
   // Queued behind it: admitted once the stopped workload's GPU is free.
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "quick", "default", 1, {"true"}).dump()).status, 201);
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "quick", "default", 1, {"true"}).dump()).status,
+            201);
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "endless") == "Failed"; }, 30000))
       << d.Phase("team-a", "endless") << "\n"
       << d.log();
@@ -127,7 +129,8 @@ spec: {clusterQueue: team-a}
 )";
 
 int64_t WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -141,20 +144,23 @@ TEST(TimeLimitsDaemonTest, UsedTimeSurvivesARestart) {
   Arteld d(dir);
   ASSERT_TRUE(d.Start(flags)) << d.log();
   const std::string path = "/api/v1/namespaces/team-a/workloads/";
-  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "low", "default", 1, {"sleep", "600"}).dump()).status, 201);
+  ASSERT_EQ(
+      d.Post("/api/v1/workloads", Workload("team-a", "low", "default", 1, {"sleep", "600"}).dump()).status,
+      201);
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "low") == "Running"; }, 30000)) << d.log();
   const int64_t first = d.Get(path + "low").json()["status"].value("admittedAt", int64_t{0});
   ASSERT_GT(first, 0);
   // Let it run 2.5 of its 4 seconds (a time limit is what is tested: the
   // wait is for time itself to pass), then preempt it.
   ASSERT_TRUE(WaitFor([&] { return WallNowMs() >= first + 2500; }, 10000));
-  ASSERT_EQ(
-      d.Post("/api/v1/workloads", Workload("team-a", "high", "default", 1, {"sleep", "600"}, 10).dump()).status,
-      201);
+  ASSERT_EQ(d.Post("/api/v1/workloads", Workload("team-a", "high", "default", 1, {"sleep", "600"}, 10).dump())
+                .status,
+            201);
   ASSERT_TRUE(WaitFor([&] { return d.Phase("team-a", "low") == "Pending"; }, 30000))
       << d.Phase("team-a", "low") << "\n"
       << d.log();
-  const int64_t used = d.Get(path + "low").json()["status"].value("accumulatedPastExecutionTimeSeconds", int64_t{0});
+  const int64_t used =
+      d.Get(path + "low").json()["status"].value("accumulatedPastExecutionTimeSeconds", int64_t{0});
   EXPECT_GE(used, 2);
   EXPECT_LT(used, 4);
 

@@ -372,21 +372,26 @@ TEST(ScenarioParseTest, PodSetNodeAffinity) {
   steps:
     - at: 0s
       submit:
-        - {name: a, queue: lq, podSets: [{requests: {cpu: "1"}, nodeAffinity: )" + affinity + R"(}]}
+        - {name: a, queue: lq, podSets: [{requests: {cpu: "1"}, nodeAffinity: )" +
+                    affinity + R"(}]}
 )");
   };
-  std::vector<ScenarioDoc> ok = ParseScenarios(
-      with("[{matchExpressions: [{key: zone, operator: In, values: [a, b]}]}, "
-           "{matchFields: [{key: metadata.name, operator: NotIn, values: [n1]}]}]"),
-      "s.yaml");
+  std::vector<ScenarioDoc> ok =
+      ParseScenarios(with("[{matchExpressions: [{key: zone, operator: In, values: [a, b]}]}, "
+                          "{matchFields: [{key: metadata.name, operator: NotIn, values: [n1]}]}]"),
+                     "s.yaml");
   ASSERT_EQ(ok.size(), 1u);
   ASSERT_TRUE(ok[0].error.ok()) << ok[0].error.ToString();
   EXPECT_EQ(ErrorOf(with("[{matchExpressions: [{key: zone, operator: In}]}]")).message(),
             "operator In needs at least one value");
-  EXPECT_NE(ErrorOf(with("[{matchFields: [{key: zone, operator: In, values: [a]}]}]")).message().find("metadata.name"),
+  EXPECT_NE(ErrorOf(with("[{matchFields: [{key: zone, operator: In, values: [a]}]}]"))
+                .message()
+                .find("metadata.name"),
             std::string::npos);
   EXPECT_NE(ErrorOf(with("[{}]")).message().find("a term needs"), std::string::npos);
-  EXPECT_NE(ErrorOf(with("[{matchExpressions: [{key: zone, operator: Near, values: [a]}]}]")).ToString().find("operator"),
+  EXPECT_NE(ErrorOf(with("[{matchExpressions: [{key: zone, operator: Near, values: [a]}]}]"))
+                .ToString()
+                .find("operator"),
             std::string::npos);
 }
 

@@ -474,7 +474,8 @@ TEST(TraceReaderTest, DerivedValuesStayInRange) {
   ASSERT_EQ(t->problems.size(), 1u);
   EXPECT_EQ(t->problems[0], "end.csv:2: end: run time out of range (after submit)");
   TraceFormat inst = Generic();
-  ASSERT_TRUE(ParseColumnMapping("submit=submit,duration=duration,gpus=gpus,instances=n,tenant=tenant", &inst).ok());
+  ASSERT_TRUE(
+      ParseColumnMapping("submit=submit,duration=duration,gpus=gpus,instances=n,tenant=tenant", &inst).ok());
   t = ParseTrace("submit,duration,gpus,n,tenant\n0,60,-5,0,a\n0,60,1,0,a\n", "neg.csv", inst);
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->problems.size(), 2u);

@@ -77,10 +77,10 @@ struct Op {
 struct Topo {
   std::string name;
   std::vector<std::string> levels;
-  std::vector<std::vector<int32_t>> node_domain;           // [level][node]
-  std::vector<std::vector<int64_t>> domain_pods;           // [level][domain]
-  std::vector<std::vector<std::string>> domain_label;      // [level][domain] the level's value
-  std::vector<std::vector<std::vector<int32_t>>> domain_nodes;  // [level][domain]
+  std::vector<std::vector<int32_t>> node_domain;                       // [level][node]
+  std::vector<std::vector<int64_t>> domain_pods;                       // [level][domain]
+  std::vector<std::vector<std::string>> domain_label;                  // [level][domain] the level's value
+  std::vector<std::vector<std::vector<int32_t>>> domain_nodes;         // [level][domain]
   std::vector<std::unordered_map<std::string, int32_t>> domain_index;  // [level] path -> domain
 };
 
@@ -89,7 +89,9 @@ struct Committed {
   std::vector<Op> ops;
 };
 
-std::string Plural(int64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
+std::string Plural(int64_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
 
 }  // namespace
 
@@ -121,7 +123,8 @@ class ClusterImpl {
     return idx;
   }
 
-  int32_t ClassOf(const std::map<std::string, std::string>& labels, const std::vector<Taint>& taints, bool ready) {
+  int32_t ClassOf(const std::map<std::string, std::string>& labels, const std::vector<Taint>& taints,
+                  bool ready) {
     std::string key = ready ? "R" : "N";
     for (const auto& [k, v] : labels) {
       if (k == kHostnameLabel) continue;  // every node differs here; selectors on it are rare
@@ -164,7 +167,8 @@ class ClusterImpl {
     if (spec.gpus.empty()) {
       auto it = spec.allocatable.find(kGpuResource);
       if (it != spec.allocatable.end() && it->second > 0) {
-        if (it->second % kMilli != 0) return InvalidArgument("node " + spec.name + ": fractional nvidia.com/gpu");
+        if (it->second % kMilli != 0)
+          return InvalidArgument("node " + spec.name + ": fractional nvidia.com/gpu");
         spec.gpus.resize(it->second / kMilli);
       }
     }
@@ -180,13 +184,15 @@ class ClusterImpl {
       g.max_shares = static_cast<int16_t>(std::clamp(gs.max_shares, 1, 1000));
       std::string where = "node " + spec.name + " GPU " + std::to_string(i);
       if (g.mig && g.model < 0) {
-        return InvalidArgument(where + ": MIG mode on model \"" + model + "\", which has no MIG geometry in Artel");
+        return InvalidArgument(where + ": MIG mode on model \"" + model +
+                               "\", which has no MIG geometry in Artel");
       }
       for (const MigInstanceSpec& ins : gs.mig_layout) {
         if (!g.mig) return InvalidArgument(where + ": a MIG layout needs mig: true");
         int shape = FindProfile(g.model, ins.profile);
         if (shape < 0) {
-          return InvalidArgument(where + ": profile " + ins.profile + " does not exist on " + GpuModel(g.model).name);
+          return InvalidArgument(where + ": profile " + ins.profile + " does not exist on " +
+                                 GpuModel(g.model).name);
         }
         if (!CanCreate(shape, ins.start, g.mask, g.compute, g.media)) {
           return InvalidArgument(where + ": " + ins.profile + "@" + std::to_string(ins.start) +
@@ -447,9 +453,7 @@ class ClusterImpl {
         if (Shape(op.shape).media) g.media = false;
         return;
       }
-      case OpKind::kMigDestroy:
-        AddInstance(n.gpus[op.gpu], op.shape, op.start);
-        return;
+      case OpKind::kMigDestroy: AddInstance(n.gpus[op.gpu], op.shape, op.start); return;
       case OpKind::kMigBusy: {
         GpuState& g = n.gpus[op.gpu];
         int i = FindInstance(g, op.shape, op.start);
@@ -500,7 +504,8 @@ class ClusterImpl {
 
   FilterReason Verdict(const Ctx& c, int32_t g, int32_t klass) const {
     int8_t& v = c.verdict[g][klass];
-    if (v < 0) v = static_cast<int8_t>(static_filter_->Check(classes_[klass], *c.filter_group[g], *c.filter_gang));
+    if (v < 0)
+      v = static_cast<int8_t>(static_filter_->Check(classes_[klass], *c.filter_group[g], *c.filter_gang));
     return static_cast<FilterReason>(v);
   }
 
@@ -514,8 +519,8 @@ class ClusterImpl {
   bool Eligible(const Ctx& c, int32_t g, int32_t node) const {
     if (!c.allowed.empty() && !c.allowed[node]) return false;
     const NodeState& n = nodes_[node];
-    return n.ready && (c.pinned[g] == -1 || c.pinned[g] == node) && Verdict(c, g, n.klass) == FilterReason::kOk &&
-           HostAffinityOk(c, g, node);
+    return n.ready && (c.pinned[g] == -1 || c.pinned[g] == node) &&
+           Verdict(c, g, n.klass) == FilterReason::kOk && HostAffinityOk(c, g, node);
   }
 
   // Quick necessary condition, cheaper than Fit.
@@ -547,8 +552,8 @@ class ClusterImpl {
     switch (d.kind) {
       case GpuKind::kNone: break;
       case GpuKind::kWhole: {
-        for (int32_t i = 0; i < static_cast<int32_t>(n.gpus.size()) && static_cast<int32_t>(pp.gpus.size()) < d.count;
-             ++i) {
+        for (int32_t i = 0;
+             i < static_cast<int32_t>(n.gpus.size()) && static_cast<int32_t>(pp.gpus.size()) < d.count; ++i) {
           if (!n.gpus[i].WholeFree()) continue;
           Op op{OpKind::kWhole};
           op.node = node;
@@ -614,7 +619,7 @@ class ClusterImpl {
     return true;
   }
 
-  bool keep_ops_ = false;  // Place leaves its ops applied (PlacePerGroup)
+  bool keep_ops_ = false;                          // Place leaves its ops applied (PlacePerGroup)
   std::vector<std::vector<Demand>> kept_demands_;  // what those ops point into
 
   struct Cand {
@@ -683,7 +688,8 @@ class ClusterImpl {
     while (placed < want) {
       while (more()) {
         const std::vector<int32_t>& bucket = free_bucket_[next];
-        if (!bucket.empty() && !heap.empty() && c.scorer->Score(nodes_[bucket[0]], d) < heap.front().score) break;
+        if (!bucket.empty() && !heap.empty() && c.scorer->Score(nodes_[bucket[0]], d) < heap.front().score)
+          break;
         for (int32_t node : bucket) {
           if (load_stamp_[node] == stamp_ || !Eligible(c, g, node)) continue;
           load_stamp_[node] = stamp_;
@@ -794,7 +800,8 @@ class ClusterImpl {
         auto [it, inserted] = by_dom.try_emplace(dom);
         if (inserted) order.push_back(dom);
         it->second.second.push_back(node);
-        if (Eligible(c, g, node) && QuickFits(nodes_[node], d)) it->second.first += capacity_->Fit(nodes_[node], d, false, want);
+        if (Eligible(c, g, node) && QuickFits(nodes_[node], d))
+          it->second.first += capacity_->Fit(nodes_[node], d, false, want);
       }
       std::vector<DomainCandidate> cands;
       for (int32_t dom : order) {
@@ -968,7 +975,8 @@ class ClusterImpl {
       for (int32_t node : all_nodes_) {
         const NodeState& n = nodes_[node];
         FilterReason v = Verdict(c, g, n.klass);
-        if (v == FilterReason::kOk && c.pinned[g] != -1 && c.pinned[g] != node) v = FilterReason::kNodeSelector;
+        if (v == FilterReason::kOk && c.pinned[g] != -1 && c.pinned[g] != node)
+          v = FilterReason::kNodeSelector;
         if (v == FilterReason::kOk && !HostAffinityOk(c, g, node)) v = FilterReason::kNodeAffinity;
         if (!n.ready) v = FilterReason::kNotReady;
         if (v != FilterReason::kOk) {
@@ -988,9 +996,11 @@ class ClusterImpl {
       reason += DescribeDemand(c, g) + ": ";
       std::string parts;
       auto add = [&](const std::string& p) { parts += (parts.empty() ? "" : ", ") + p; };
-      add(Plural(fit_nodes, "node") + " can take " + Plural(std::min<int64_t>(fit_pods, 1 << 30), "pod") + " now");
+      add(Plural(fit_nodes, "node") + " can take " + Plural(std::min<int64_t>(fit_pods, 1 << 30), "pod") +
+          " now");
       for (int i = 1; i < static_cast<int>(FilterReason::kCount); ++i) {
-        if (filtered[i] > 0) add(Plural(filtered[i], "node") + " " + FilterReasonText(static_cast<FilterReason>(i)));
+        if (filtered[i] > 0)
+          add(Plural(filtered[i], "node") + " " + FilterReasonText(static_cast<FilterReason>(i)));
       }
       for (const auto& [what, k] : limited) add(Plural(k, "node") + " had " + what);
       reason += parts;
@@ -1010,7 +1020,8 @@ class ClusterImpl {
         bool ok_ever = true;
         for (int32_t g = 0; g < G; ++g) {
           total += now.pods[static_cast<size_t>(g) * now.domains + dom];
-          ok_ever = ok_ever && ever.pods[static_cast<size_t>(g) * ever.domains + dom] >= c.req->groups[g].min();
+          ok_ever =
+              ok_ever && ever.pods[static_cast<size_t>(g) * ever.domains + dom] >= c.req->groups[g].min();
         }
         any_ever = any_ever || ok_ever;
         doms.emplace_back(-total, dom);
@@ -1096,7 +1107,8 @@ class ClusterImpl {
         }
       };
       if (c.filter_gang != &req) pin(req.flavor_node_labels.at(kHostnameLabel));
-      if (auto it = req.groups[g].node_selector.find(kHostnameLabel); it != req.groups[g].node_selector.end()) {
+      if (auto it = req.groups[g].node_selector.find(kHostnameLabel);
+          it != req.groups[g].node_selector.end()) {
         pin(it->second);
         c.unpinned[g] = req.groups[g];
         c.unpinned[g].node_selector.erase(kHostnameLabel);
@@ -1104,7 +1116,8 @@ class ClusterImpl {
       }
       bool names_host = false;
       for (const NodeSelectorTerm& t : req.groups[g].node_affinity) {
-        for (const NodeSelectorRequirement& r : t.match_expressions) names_host = names_host || r.key == kHostnameLabel;
+        for (const NodeSelectorRequirement& r : t.match_expressions)
+          names_host = names_host || r.key == kHostnameLabel;
       }
       if (names_host) {
         if (c.filter_group[g] != &c.unpinned[g]) {
@@ -1298,11 +1311,13 @@ class ClusterImpl {
         *out = LevelIndex(*c.topo, name);
         return *out >= 0;
       };
-      if (!level(req.constraint.required_level, &c.required) || !level(req.constraint.preferred_level, &c.preferred) ||
+      if (!level(req.constraint.required_level, &c.required) ||
+          !level(req.constraint.preferred_level, &c.preferred) ||
           !level(req.constraint.slice_level, &c.slice)) {
         return Infeasible("topology " + c.topo->name + " has no level named in the constraint");
       }
-      if (c.slice >= 0 && req.constraint.slice_size <= 0) return Infeasible("slice level without a slice size");
+      if (c.slice >= 0 && req.constraint.slice_size <= 0)
+        return Infeasible("slice level without a slice size");
     }
     const Topo* tie_topo = c.topo != nullptr ? c.topo : (topos_.empty() ? nullptr : &topos_[0]);
     if (tie_topo != nullptr) c.tie = DomainView{&tie_topo->node_domain, &tie_topo->domain_pods};
@@ -1325,10 +1340,12 @@ class ClusterImpl {
       }
       PlaceResult r;
       r.outcome = whole_needed > domain_capacity ? PlaceOutcome::kInfeasible : PlaceOutcome::kUnschedulable;
-      r.reason = "the gang needs " + std::to_string(whole_needed) + " whole nvidia.com/gpu; the cluster has " +
-                 std::to_string(free_whole_) + " free of " + std::to_string(whole_capacity_);
+      r.reason = "the gang needs " + std::to_string(whole_needed) +
+                 " whole nvidia.com/gpu; the cluster has " + std::to_string(free_whole_) + " free of " +
+                 std::to_string(whole_capacity_);
       if (c.required >= 0) {
-        r.reason += "; the largest " + c.topo->levels[c.required] + " domain has " + std::to_string(domain_capacity);
+        r.reason +=
+            "; the largest " + c.topo->levels[c.required] + " domain has " + std::to_string(domain_capacity);
       }
       return r;
     }
@@ -1458,7 +1475,8 @@ class ClusterImpl {
     };
     using Assigned = std::vector<std::pair<int32_t, int64_t>>;  // (domain, pods)
     // Spreads `n` pods (in slices of `sz` when `slices`) over `doms` (sorted).
-    auto spread = [&](int32_t l, const std::vector<int32_t>& doms, int64_t n, int64_t sz, bool slices, Assigned* out) {
+    auto spread = [&](int32_t l, const std::vector<int32_t>& doms, int64_t n, int64_t sz, bool slices,
+                      Assigned* out) {
       int64_t rem = slices ? n / sz : n;
       if (rem == 0) return true;
       for (size_t i = 0; i < doms.size(); ++i) {
@@ -1528,7 +1546,8 @@ class ClusterImpl {
   // Each group on its own, in order, each seeing the pods of the groups
   // before it; the result is one placement (or the first group's failure).
   PlaceResult PlacePerGroup(const GangRequest& req) {
-    if (req.group_constraints.size() != req.groups.size()) return Infeasible("one topology constraint per group expected");
+    if (req.group_constraints.size() != req.groups.size())
+      return Infeasible("one topology constraint per group expected");
     const size_t cp = log_.size();
     const bool keep = keep_ops_;
     keep_ops_ = true;
@@ -1569,8 +1588,8 @@ class ClusterImpl {
     if (total < req.min_member) {
       out = PlaceResult{};
       out.outcome = PlaceOutcome::kUnschedulable;
-      out.reason = "the gang minimum " + std::to_string(req.min_member) + " is not met: " + std::to_string(total) +
-                   " pods placed";
+      out.reason = "the gang minimum " + std::to_string(req.min_member) +
+                   " is not met: " + std::to_string(total) + " pods placed";
     }
     return out;
   }
@@ -1590,7 +1609,8 @@ class ClusterImpl {
     for (const PodGroup& pg : c.req->groups) size += pg.count;
     std::optional<PlaceResult> best;
     if (c.topo != nullptr && (c.required >= 0 || c.preferred >= 0)) {
-      for (int32_t level : LevelsToTry(c.required, c.preferred, static_cast<int32_t>(c.topo->levels.size()))) {
+      for (int32_t level :
+           LevelsToTry(c.required, c.preferred, static_cast<int32_t>(c.topo->levels.size()))) {
         Estimate e = Estimates(c, level, false);
         for (const DomainCandidate& dc : Candidates(c, level, e)) {
           sub.only_nodes.clear();
@@ -1615,7 +1635,8 @@ class ClusterImpl {
           last = std::move(r);
           // Judged inside one domain: another (or this one, emptier) may do.
           if (last.outcome == PlaceOutcome::kInfeasible) last.outcome = PlaceOutcome::kUnschedulable;
-          last.reason = c.topo->levels[level] + " " + c.topo->domain_label[level][dc.domain] + ": " + last.reason;
+          last.reason =
+              c.topo->levels[level] + " " + c.topo->domain_label[level][dc.domain] + ": " + last.reason;
         }
       }
       if (best && c.required >= 0) return *best;
@@ -1746,7 +1767,8 @@ class ClusterImpl {
   }
 
   bool Search(Ctx& c) {
-    if (c.topo == nullptr || (c.required < 0 && c.preferred < 0 && c.slice < 0)) return PlaceInScope(c, all_nodes_);
+    if (c.topo == nullptr || (c.required < 0 && c.preferred < 0 && c.slice < 0))
+      return PlaceInScope(c, all_nodes_);
     if (KueueTasApplies(c)) {
       size_t log_cp = log_.size(), pods_cp = c.placement.pods.size();
       if (PlaceKueueTas(c)) return true;
@@ -1780,7 +1802,8 @@ class ClusterImpl {
         }
         rec.res[g].emplace_back(it->second, amount);
       }
-      if (auto it = resource_index_.find("pods"); it != resource_index_.end() && !p.group_requests[g].count("pods")) {
+      if (auto it = resource_index_.find("pods");
+          it != resource_index_.end() && !p.group_requests[g].count("pods")) {
         rec.res[g].emplace_back(it->second, kMilli);
       }
     }
@@ -1819,10 +1842,12 @@ class ClusterImpl {
         op.mib = s.memory_mib;
         op.cores = s.cores_percent;
         op.isolated = s.isolated;
-        if (!DoLogged(op)) return fail("GPU " + std::to_string(s.gpu) + " of " + nn + " cannot take the share");
+        if (!DoLogged(op))
+          return fail("GPU " + std::to_string(s.gpu) + " of " + nn + " cannot take the share");
       }
       for (const MigAssignment& m : pp.mig) {
-        if (m.gpu < 0 || m.gpu >= static_cast<int32_t>(nodes_[pp.node].gpus.size())) return fail("bad GPU index");
+        if (m.gpu < 0 || m.gpu >= static_cast<int32_t>(nodes_[pp.node].gpus.size()))
+          return fail("bad GPU index");
         int model = nodes_[pp.node].gpus[m.gpu].model;
         Op op{OpKind::kMigDestroy};
         op.node = pp.node;
@@ -1830,15 +1855,20 @@ class ClusterImpl {
         for (const MigInstanceSpec& v : m.destroy) {
           op.shape = static_cast<int8_t>(FindProfile(model, v.profile));
           op.start = static_cast<int8_t>(v.start);
-          if (op.shape < 0 || !DoLogged(op)) return fail("MIG instance " + v.profile + "@" + std::to_string(v.start) + " on " + nn + " is busy or gone");
+          if (op.shape < 0 || !DoLogged(op))
+            return fail("MIG instance " + v.profile + "@" + std::to_string(v.start) + " on " + nn +
+                        " is busy or gone");
         }
         op.shape = static_cast<int8_t>(FindProfile(model, m.profile));
         op.start = static_cast<int8_t>(m.start);
         if (op.shape < 0) return fail("unknown MIG profile " + m.profile);
         op.kind = OpKind::kMigCreate;
-        if (m.create && !DoLogged(op)) return fail("cannot create " + m.profile + "@" + std::to_string(m.start) + " on " + nn);
+        if (m.create && !DoLogged(op))
+          return fail("cannot create " + m.profile + "@" + std::to_string(m.start) + " on " + nn);
         op.kind = OpKind::kMigBusy;
-        if (!DoLogged(op)) return fail("MIG instance " + m.profile + "@" + std::to_string(m.start) + " on " + nn + " is not idle");
+        if (!DoLogged(op))
+          return fail("MIG instance " + m.profile + "@" + std::to_string(m.start) + " on " + nn +
+                      " is not idle");
       }
     }
     c.ops.assign(log_.begin() + static_cast<std::ptrdiff_t>(cp), log_.end());
@@ -1895,7 +1925,8 @@ class ClusterImpl {
         uint8_t mask = 0, busy = 0;
         int compute = 0, media = 0;
         for (const MigInstance& in : g.instances) {
-          if (!(Shape(in.shape).start_mask & (1u << in.start))) return FailedPrecondition(gw + ": invalid start slot");
+          if (!(Shape(in.shape).start_mask & (1u << in.start)))
+            return FailedPrecondition(gw + ": invalid start slot");
           uint8_t m = SliceMask(in.shape, in.start);
           if (mask & m) return FailedPrecondition(gw + ": overlapping MIG instances");
           mask |= m;
@@ -1906,8 +1937,10 @@ class ClusterImpl {
             return FailedPrecondition(gw + ": 7g with other instances");
           }
         }
-        if (!g.instances.empty() && !g.mig) return FailedPrecondition(gw + ": MIG instances without MIG mode");
-        if (compute > kMigComputeSlices || media > 1) return FailedPrecondition(gw + ": compute or media over limit");
+        if (!g.instances.empty() && !g.mig)
+          return FailedPrecondition(gw + ": MIG instances without MIG mode");
+        if (compute > kMigComputeSlices || media > 1)
+          return FailedPrecondition(gw + ": compute or media over limit");
         if (mask != g.mask || busy != g.busy_mask || compute != g.compute) {
           return FailedPrecondition(gw + ": MIG bookkeeping mismatch");
         }
@@ -1988,7 +2021,9 @@ Status Cluster::AddNode(NodeSpec spec) { return impl_->AddNode(std::move(spec));
 Status Cluster::AddTopology(TopologyLevels topology) { return impl_->AddTopology(std::move(topology)); }
 Status Cluster::SetReady(std::string_view node, bool ready) { return impl_->SetReady(node, ready); }
 PlaceResult Cluster::Place(const GangRequest& request) { return impl_->Place(request); }
-Status Cluster::Commit(std::string key, const Placement& placement) { return impl_->Commit(std::move(key), placement); }
+Status Cluster::Commit(std::string key, const Placement& placement) {
+  return impl_->Commit(std::move(key), placement);
+}
 Status Cluster::Release(std::string_view key) { return impl_->Release(key); }
 bool Cluster::Holds(std::string_view key) const { return impl_->committed_.count(std::string(key)) > 0; }
 int32_t Cluster::node_count() const { return static_cast<int32_t>(impl_->nodes_.size()); }
@@ -2000,7 +2035,9 @@ const std::string& Cluster::gpu_uuid(int32_t node, int32_t gpu) const {
 std::string Cluster::MigUuid(int32_t node, int32_t gpu, std::string_view profile, int32_t start) const {
   return "MIG-" + gpu_uuid(node, gpu) + "-" + std::string(profile) + "-" + std::to_string(start);
 }
-std::vector<std::string> Cluster::MigLayout(int32_t node, int32_t gpu) const { return impl_->Layout(node, gpu, false); }
+std::vector<std::string> Cluster::MigLayout(int32_t node, int32_t gpu) const {
+  return impl_->Layout(node, gpu, false);
+}
 std::vector<std::string> Cluster::BusyMigInstances(int32_t node, int32_t gpu) const {
   return impl_->Layout(node, gpu, true);
 }

@@ -41,9 +41,9 @@ struct GpuState {
   int8_t busy_compute = 0;
   int16_t shares = 0;
   int16_t max_shares = 10;
-  int32_t share_cores = 0;      // percent, summed over isolated shares with a limit
+  int32_t share_cores = 0;  // percent, summed over isolated shares with a limit
   int64_t memory_mib = 0;
-  int64_t share_mem_mib = 0;    // memory limits of the shares, summed
+  int64_t share_mem_mib = 0;  // memory limits of the shares, summed
   std::vector<MigInstance> instances;
 
   bool WholeFree() const { return !mig && !whole_used && shares == 0; }
@@ -68,7 +68,7 @@ struct NodeState {
   int32_t pods = 0;
   int16_t whole_total = 0;  // non-MIG GPUs
   int16_t free_whole = 0;
-  int32_t mig_slices = 0;       // 8 per MIG-mode GPU
+  int32_t mig_slices = 0;  // 8 per MIG-mode GPU
   int32_t mig_busy_slices = 0;
   int64_t share_mem_total = 0;  // memory of non-MIG GPUs
   int64_t share_mem_used = 0;
@@ -83,8 +83,8 @@ struct Demand {
   GpuKind kind = GpuKind::kNone;
   int32_t count = 0;
   std::array<int8_t, kNumGpuModels> shape{-1, -1, -1, -1};  // MIG shape per model
-  int64_t share_mib = 0;         // kShare fixed limit, or 0
-  int32_t share_permille = 0;    // kShare relative limit when share_mib == 0
+  int64_t share_mib = 0;                                    // kShare fixed limit, or 0
+  int32_t share_permille = 0;                               // kShare relative limit when share_mib == 0
   int32_t cores = 0;
   bool isolated = true;
 

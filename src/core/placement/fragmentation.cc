@@ -34,8 +34,9 @@ class AntiFragmentation final : public TieBreaker {
       }
     }
     key = (key << 1) | (n.InUse() ? 1 : 0);
-    bool partly = (d.kind == GpuKind::kShare || d.kind == GpuKind::kMigProfile || d.kind == GpuKind::kMigNeed) &&
-                  HasPartlyUsedGpuFor(n, d);
+    bool partly =
+        (d.kind == GpuKind::kShare || d.kind == GpuKind::kMigProfile || d.kind == GpuKind::kMigNeed) &&
+        HasPartlyUsedGpuFor(n, d);
     key = (key << 1) | (partly ? 1 : 0);
     return key;
   }
@@ -43,6 +44,8 @@ class AntiFragmentation final : public TieBreaker {
 
 }  // namespace
 
-std::unique_ptr<TieBreaker> MakeAntiFragmentationTieBreaker() { return std::make_unique<AntiFragmentation>(); }
+std::unique_ptr<TieBreaker> MakeAntiFragmentationTieBreaker() {
+  return std::make_unique<AntiFragmentation>();
+}
 
 }  // namespace artel::core::placement

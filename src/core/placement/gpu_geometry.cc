@@ -139,7 +139,8 @@ uint32_t Headroom(uint8_t mask, int compute, bool media) {
         for (int me = 0; me < 2; ++me) {
           uint32_t key = 0;
           for (int shape : kHeadroomOrder) {
-            key = (key << 3) | static_cast<uint32_t>(CountCreatable(shape, static_cast<uint8_t>(m), c, me != 0));
+            key = (key << 3) |
+                  static_cast<uint32_t>(CountCreatable(shape, static_cast<uint8_t>(m), c, me != 0));
           }
           t[(m * 8 + c) * 2 + me] = key;
         }

@@ -44,9 +44,9 @@ inline constexpr int kNumShapes = 7;
 enum class ProfileShape : int8_t { k1Slice = 0, k1SliceMe, k1gDouble, k2g, k3g, k4g, k7g };
 
 struct ShapeInfo {
-  int8_t slices;           // memory slices
-  int8_t compute;          // compute slices
-  uint8_t start_mask;      // bit s set = may start at slot s
+  int8_t slices;       // memory slices
+  int8_t compute;      // compute slices
+  uint8_t start_mask;  // bit s set = may start at slot s
   int8_t max_instances;
   bool media;
 };
@@ -54,8 +54,8 @@ struct ShapeInfo {
 const ShapeInfo& Shape(int shape);
 
 struct GpuModelInfo {
-  const char* name;                           // canonical, e.g. "H100-80GB"
-  int64_t memory_mib;                         // whole GPU
+  const char* name;                             // canonical, e.g. "H100-80GB"
+  int64_t memory_mib;                           // whole GPU
   std::array<const char*, kNumShapes> profile;  // per shape, e.g. "3g.40gb"
   std::array<int64_t, kNumShapes> profile_mib;  // per shape
 };

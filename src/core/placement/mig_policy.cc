@@ -54,16 +54,21 @@ class MinFragmentation final : public MigSlotPolicy {
         const MigInstance& in = g.instances[i];
         if (in.busy || in.shape != shape) continue;
         // Headroom is unchanged by reuse: the slices were held already.
-        consider({3, 0, busy, Headroom(g.mask, g.compute, g.media)},
-                 MigChoice{static_cast<int32_t>(gi), static_cast<int8_t>(shape), in.start, static_cast<int32_t>(i), {}});
+        consider(
+            {3, 0, busy, Headroom(g.mask, g.compute, g.media)},
+            MigChoice{
+                static_cast<int32_t>(gi), static_cast<int8_t>(shape), in.start, static_cast<int32_t>(i), {}});
       }
       for (int s = 0; s < kMigMemorySlices; ++s) {
         if (!(Shape(shape).start_mask & (1u << s))) continue;
         uint8_t want = SliceMask(shape, s);
         // 2. Create in free slices.
         if (CanCreate(shape, s, g.mask, g.compute, g.media)) {
-          uint32_t h = Headroom(g.mask | want, g.compute + Shape(shape).compute, g.media || Shape(shape).media);
-          consider({2, 0, busy, h}, MigChoice{static_cast<int32_t>(gi), static_cast<int8_t>(shape), static_cast<int8_t>(s), -1, {}});
+          uint32_t h =
+              Headroom(g.mask | want, g.compute + Shape(shape).compute, g.media || Shape(shape).media);
+          consider({2, 0, busy, h},
+                   MigChoice{
+                       static_cast<int32_t>(gi), static_cast<int8_t>(shape), static_cast<int8_t>(s), -1, {}});
           continue;
         }
         // 3. Repartition: destroy the idle instances in the way.
@@ -71,13 +76,14 @@ class MinFragmentation final : public MigSlotPolicy {
         bool media = false;
         if (!IdleOverlaps(g, want, &overlap, &slices, &compute, &media) || overlap.empty()) continue;
         uint8_t mask = g.mask;
-        for (int32_t i : overlap) mask &= static_cast<uint8_t>(~SliceMask(g.instances[i].shape, g.instances[i].start));
+        for (int32_t i : overlap)
+          mask &= static_cast<uint8_t>(~SliceMask(g.instances[i].shape, g.instances[i].start));
         int comp = g.compute - compute;
         bool med = g.media && !media;
         if (!CanCreate(shape, s, mask, comp, med)) continue;
         uint32_t h = Headroom(mask | want, comp + Shape(shape).compute, med || Shape(shape).media);
-        consider({1, -slices, busy, h},
-                 MigChoice{static_cast<int32_t>(gi), static_cast<int8_t>(shape), static_cast<int8_t>(s), -1, overlap});
+        consider({1, -slices, busy, h}, MigChoice{static_cast<int32_t>(gi), static_cast<int8_t>(shape),
+                                                  static_cast<int8_t>(s), -1, overlap});
       }
     }
     return best;
@@ -97,7 +103,8 @@ class FirstFit final : public MigSlotPolicy {
       auto gpu = static_cast<int32_t>(gi);
       for (size_t i = 0; i < g.instances.size(); ++i) {
         if (!g.instances[i].busy && g.instances[i].shape == shape) {
-          return MigChoice{gpu, static_cast<int8_t>(shape), g.instances[i].start, static_cast<int32_t>(i), {}};
+          return MigChoice{
+              gpu, static_cast<int8_t>(shape), g.instances[i].start, static_cast<int32_t>(i), {}};
         }
       }
       for (int s = 0; s < kMigMemorySlices; ++s) {
@@ -109,9 +116,11 @@ class FirstFit final : public MigSlotPolicy {
         if (!(Shape(shape).start_mask & (1u << s))) continue;
         int slices = 0, compute = 0;
         bool media = false;
-        if (!IdleOverlaps(g, SliceMask(shape, s), &overlap, &slices, &compute, &media) || overlap.empty()) continue;
+        if (!IdleOverlaps(g, SliceMask(shape, s), &overlap, &slices, &compute, &media) || overlap.empty())
+          continue;
         uint8_t mask = g.mask;
-        for (int32_t i : overlap) mask &= static_cast<uint8_t>(~SliceMask(g.instances[i].shape, g.instances[i].start));
+        for (int32_t i : overlap)
+          mask &= static_cast<uint8_t>(~SliceMask(g.instances[i].shape, g.instances[i].start));
         if (CanCreate(shape, s, mask, g.compute - compute, g.media && !media)) {
           return MigChoice{gpu, static_cast<int8_t>(shape), static_cast<int8_t>(s), -1, overlap};
         }

@@ -46,7 +46,7 @@ struct MigChoice {
   int32_t gpu = 0;
   int8_t shape = 0;
   int8_t start = 0;
-  int32_t reuse = -1;         // index into GpuState::instances, or -1 to create
+  int32_t reuse = -1;            // index into GpuState::instances, or -1 to create
   std::vector<int32_t> destroy;  // indices into GpuState::instances (idle), for a repartition
 };
 

@@ -63,12 +63,12 @@ struct MigInstanceSpec {
 };
 
 struct GpuSpec {
-  std::string model;        // e.g. "H100-80GB"; empty = the node's gpu.product label
-  int64_t memory_mib = 0;   // 0 = the model's memory (0 if the model is unknown)
-  std::string uuid;         // empty = "GPU-<node>-<index>"
-  bool mig = false;         // MIG mode: serves only MIG instances
+  std::string model;                        // e.g. "H100-80GB"; empty = the node's gpu.product label
+  int64_t memory_mib = 0;                   // 0 = the model's memory (0 if the model is unknown)
+  std::string uuid;                         // empty = "GPU-<node>-<index>"
+  bool mig = false;                         // MIG mode: serves only MIG instances
   std::vector<MigInstanceSpec> mig_layout;  // instances present at start (idle)
-  int32_t max_shares = 10;  // memory shares per GPU (HAMi deviceSplitCount)
+  int32_t max_shares = 10;                  // memory shares per GPU (HAMi deviceSplitCount)
 };
 
 struct NodeSpec {
@@ -106,13 +106,13 @@ enum class GpuKind : int8_t {
 
 struct GpuRequest {
   GpuKind kind = GpuKind::kNone;
-  int32_t count = 0;        // devices (kWhole, kShare) or instances (kMig*) per pod
-  std::string mig_profile;  // kMigProfile
-  int64_t memory_mib = 0;   // kMigNeed: the need; kShare: the limit per device (0 = see percent)
-  int32_t compute_slices = 0;  // kMigNeed: sevenths of a GPU (0 = any)
-  int32_t memory_permille = 0; // kShare when memory_mib == 0 (both 0 = the whole memory)
-  int32_t cores_percent = 0;   // kShare: compute limit, 0 = unlimited
-  bool isolated = true;        // kShare: false for KAI fractions (no enforcement)
+  int32_t count = 0;            // devices (kWhole, kShare) or instances (kMig*) per pod
+  std::string mig_profile;      // kMigProfile
+  int64_t memory_mib = 0;       // kMigNeed: the need; kShare: the limit per device (0 = see percent)
+  int32_t compute_slices = 0;   // kMigNeed: sevenths of a GPU (0 = any)
+  int32_t memory_permille = 0;  // kShare when memory_mib == 0 (both 0 = the whole memory)
+  int32_t cores_percent = 0;    // kShare: compute limit, 0 = unlimited
+  bool isolated = true;         // kShare: false for KAI fractions (no enforcement)
 };
 
 // Reads the GPU part of a pod's requests and its typed GPU share:
@@ -221,9 +221,9 @@ struct ShareAssignment {
 };
 
 struct PodPlacement {
-  int32_t group = 0;             // index into GangRequest::groups
-  int32_t node = 0;              // Cluster::node_name(node)
-  std::vector<int32_t> gpus;     // kWhole: device indices on the node
+  int32_t group = 0;          // index into GangRequest::groups
+  int32_t node = 0;           // Cluster::node_name(node)
+  std::vector<int32_t> gpus;  // kWhole: device indices on the node
   std::vector<MigAssignment> mig;
   std::vector<ShareAssignment> shares;
 };

@@ -70,7 +70,8 @@ Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests
   GpuRequest out;
   auto set_kind = [&](GpuKind k, const std::string& why) -> Status {
     if (out.kind != GpuKind::kNone && out.kind != k) {
-      return InvalidArgument("conflicting GPU requests: " + why + " cannot be combined with another GPU request kind");
+      return InvalidArgument("conflicting GPU requests: " + why +
+                             " cannot be combined with another GPU request kind");
     }
     out.kind = k;
     return Status::Ok();
@@ -88,12 +89,14 @@ Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests
     hami = true;
   }
   if (auto it = requests.find(kHamiMemPct); it != requests.end() && it->second != 0) {
-    if (it->second < 0 || it->second > 100 * kMilli) return InvalidArgument(std::string(kHamiMemPct) + " must be in 1..100");
+    if (it->second < 0 || it->second > 100 * kMilli)
+      return InvalidArgument(std::string(kHamiMemPct) + " must be in 1..100");
     out.memory_permille = static_cast<int32_t>(it->second / 100);  // percent * 1000 milli -> permille
     hami = true;
   }
   if (auto it = requests.find(kHamiCores); it != requests.end() && it->second != 0) {
-    if (it->second < 0 || it->second > 100 * kMilli) return InvalidArgument(std::string(kHamiCores) + " must be in 0..100");
+    if (it->second < 0 || it->second > 100 * kMilli)
+      return InvalidArgument(std::string(kHamiCores) + " must be in 0..100");
     out.cores_percent = static_cast<int32_t>(it->second / kMilli);
     hami = true;
   }
@@ -176,7 +179,8 @@ Result<TopologyConstraint> TopologyFromRequest(const TopologyRequest& r) {
   c.required_level = r.required.empty() ? r.kai_required : r.required;
   c.preferred_level = r.preferred.empty() ? r.kai_preferred : r.preferred;
   if (r.unconstrained && (!c.required_level.empty() || !c.preferred_level.empty())) {
-    return InvalidArgument("podset-unconstrained-topology cannot be combined with a required or preferred topology");
+    return InvalidArgument(
+        "podset-unconstrained-topology cannot be combined with a required or preferred topology");
   }
   c.slice_level = r.slice_required;
   if (r.slice_size < 0) return InvalidArgument("podset-slice-size must be a positive integer");
@@ -194,8 +198,8 @@ Result<TopologyConstraint> TopologyFromVolcano(const TopologyLevels& topology, s
   auto n = static_cast<int32_t>(tiers.size());
   if (n == 0) return InvalidArgument("topology " + topology.name + " has no level above the hosts");
   if (highest_tier_allowed < 1 || highest_tier_allowed > n) {
-    return InvalidArgument("highestTierAllowed " + std::to_string(highest_tier_allowed) + " is not a tier of topology " +
-                           topology.name + " (1.." + std::to_string(n) + ")");
+    return InvalidArgument("highestTierAllowed " + std::to_string(highest_tier_allowed) +
+                           " is not a tier of topology " + topology.name + " (1.." + std::to_string(n) + ")");
   }
   TopologyConstraint c;
   const std::string& level = tiers[n - highest_tier_allowed];
