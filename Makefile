@@ -33,8 +33,10 @@ CTEST ?= ctest
 # The sanitizer build uses RelWithDebInfo at -O1 without NDEBUG: ASan at -O0
 # is several times slower, and tests should keep assert() live. -g1 (line
 # tables only) keeps file:line in sanitizer stack traces at a fraction of
-# full debug information's compile and link time (CI's time limit).
-ASAN_CMAKE_FLAGS := -DARTEL_SANITIZE=ON -DARTEL_BUILD_BENCH=OFF \
+# full debug information's compile and link time (CI's time limit). The
+# benchmark programs are built there for their smoke run (label bench,
+# bench/bench_smoke.h: small shapes, one iteration).
+ASAN_CMAKE_FLAGS := -DARTEL_SANITIZE=ON -DARTEL_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
 
 # Stop at the first report, with a stack trace. Exported so that test

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_smoke.h"
 #include "core/placement/placement.h"
 
 namespace artel::bench {
@@ -127,6 +128,7 @@ PassStats RunPass(Cluster& c, const std::vector<GangRequest>& pending) {
 std::map<std::string, std::string> g_summary;
 
 void Report(benchmark::State& state, const PassStats& s) {
+  if (s.placed_jobs == 0) state.SkipWithError("nothing was placed: the shape or the placement is broken");
   state.counters["jobs"] = static_cast<double>(s.jobs);
   state.counters["pods"] = static_cast<double>(s.pods);
   state.counters["placed_jobs"] = static_cast<double>(s.placed_jobs);
@@ -135,11 +137,11 @@ void Report(benchmark::State& state, const PassStats& s) {
 
 // ---------------------------------------------------------------- kai-scale
 void BM_KaiScale(benchmark::State& state) {
-  Cluster base = MakeCluster(4000, 8, 64);
+  Cluster base = MakeCluster(Shrink(4000, 64), 8, Shrink(64, 8));
   Rng rng(42);
   std::vector<GangRequest> pending;
   int64_t pods = 0;
-  while (pods < 140000) {
+  while (pods < Shrink<int64_t>(140000, 2000)) {
     int k = rng.Uniform(100);
     GangRequest r = k < 50   ? WholeGang(1, 1)
                     : k < 75 ? WholeGang(4, 1)
@@ -163,14 +165,14 @@ void BM_KaiScale(benchmark::State& state) {
                 static_cast<long long>(s.placed_pods), std::min(s.ms, s.cpu_ms) <= 100 ? "PASS" : "MISS");
   g_summary["1 kai-scale 4000x8 GPUs, 140k pods"] = line;
 }
-BENCHMARK(BM_KaiScale)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_KaiScale)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(Shrink(3, 1));
 
 // ---------------------------------------------------------------- kueue-tas
 void BM_KueueTopology(benchmark::State& state) {
-  Cluster base = MakeCluster(640, 8, 64);
+  Cluster base = MakeCluster(Shrink(640, 64), 8, Shrink(64, 8));
   Rng rng(7);
   std::vector<GangRequest> pending;
-  for (int i = 0; i < 15000; ++i) {
+  for (int i = 0; i < Shrink(15000, 200); ++i) {
     static const int kSizes[] = {1, 2, 4, 8, 16, 32};
     GangRequest r = WholeGang(kSizes[rng.Uniform(6)], rng.Uniform(4) == 0 ? 8 : 1);
     int mode = i % 3;
@@ -191,13 +193,13 @@ void BM_KueueTopology(benchmark::State& state) {
                 s.cpu_ms, static_cast<long long>(s.placed_jobs), static_cast<long long>(s.placed_pods));
   g_summary["2 kueue-tas 640 nodes, 10 racks x 64"] = line;
 }
-BENCHMARK(BM_KueueTopology)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_KueueTopology)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(Shrink(3, 1));
 
 // --------------------------------------------------------------------- gang
 void BM_Gang(benchmark::State& state) {
-  Cluster base = MakeCluster(2048, 8, 32);
+  Cluster base = MakeCluster(Shrink(2048, 128), 8, Shrink(32, 8));
   std::vector<GangRequest> pending;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < Shrink(1000, 20); ++i) {
     GangRequest r = WholeGang(64, 1);
     r.constraint.preferred_level = "topology/rack";
     pending.push_back(std::move(r));
@@ -217,7 +219,7 @@ void BM_Gang(benchmark::State& state) {
                 s.placed_jobs ? s.cpu_ms * 1000 / static_cast<double>(s.placed_jobs) : 0.0);
   g_summary["3 gang 2,048 nodes"] = line;
 }
-BENCHMARK(BM_Gang)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_Gang)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(Shrink(3, 1));
 
 // -------------------------------------------------------------- mig-packing
 struct MigStats {
@@ -237,7 +239,7 @@ MigStats RunMig(MigPolicyKind policy) {
   };
   static const P kMix[] = {{"1g.10gb", 1, 30}, {"1g.20gb", 2, 15}, {"2g.20gb", 2, 20},
                            {"3g.40gb", 4, 20}, {"4g.40gb", 4, 10}, {"7g.80gb", 8, 5}};
-  Cluster c = MakeCluster(125, 8, 25, /*mig=*/true, policy);
+  Cluster c = MakeCluster(Shrink(125, 10), 8, Shrink(25, 5), /*mig=*/true, policy);
   Rng rng(2024);
   std::vector<GangRequest> by_profile;
   for (const P& p : kMix) {
@@ -257,7 +259,7 @@ MigStats RunMig(MigPolicyKind policy) {
   double util_sum = 0;
   std::clock_t c0 = std::clock();
   auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < 100000; ++i) {
+  for (int64_t i = 0; i < Shrink<int64_t>(100000, 2000); ++i) {
     while (!running.empty() && running.top().first <= i) {
       (void)c.Release("m" + std::to_string(running.top().second));
       running.pop();

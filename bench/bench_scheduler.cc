@@ -38,6 +38,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench_smoke.h"
 #include "core/engine.h"
 
 namespace artel::bench {
@@ -95,9 +96,13 @@ struct Shape {
   int pending_per_cq;
 };
 
-const Shape kBaseline{"kueue-baseline", 5, 6, 1, {"cpu"}, 20, 100, 500};
-const Shape kLarge{"large", 10, 100, 1, {"cpu"}, 20, 100, 50};
-const Shape kXl{"xl", 100, 1000, 2, {"cpu", "memory", "nvidia.com/gpu"}, 20, 100, 10};
+// Smoke mode (bench/bench_smoke.h) keeps each shape's structure on a few queues.
+const Shape kBaseline = Shrink(Shape{"kueue-baseline", 5, 6, 1, {"cpu"}, 20, 100, 500},
+                               Shape{"kueue-baseline", 2, 2, 1, {"cpu"}, 20, 100, 20});
+const Shape kLarge =
+    Shrink(Shape{"large", 10, 100, 1, {"cpu"}, 20, 100, 50}, Shape{"large", 2, 4, 1, {"cpu"}, 20, 100, 10});
+const Shape kXl = Shrink(Shape{"xl", 100, 1000, 2, {"cpu", "memory", "nvidia.com/gpu"}, 20, 100, 10},
+                         Shape{"xl", 2, 4, 2, {"cpu", "memory", "nvidia.com/gpu"}, 20, 100, 5});
 
 // Workload classes of Kueue's harness (test/performance/scheduler): per
 // ClusterQueue 350 small, 100 medium and 50 large, i.e. 7:2:1.
@@ -110,9 +115,9 @@ struct WlClass {
   int count;      // per ClusterQueue in the replay
 };
 const WlClass kClasses[3] = {
-    {"small", 1, 200, 50, 100, 350},
-    {"medium", 5, 500, 100, 500, 100},
-    {"large", 20, 1000, 200, 1200, 50},
+    {"small", 1, 200, 50, 100, Shrink(350, 14)},
+    {"medium", 5, 500, 100, 500, Shrink(100, 4)},
+    {"large", 20, 1000, 200, 1200, Shrink(50, 2)},
 };
 int ClassOf(int i) { return i % 10 < 7 ? 0 : (i % 10 < 9 ? 1 : 2); }
 
@@ -390,7 +395,9 @@ void BM_SteadyCycle(benchmark::State& state) {
 // between, as the simulator does) until every prod workload runs. A
 // preemption decision is one preemptor for which victims were chosen.
 
-constexpr int kPreCohorts = 10, kPreQueues = 10, kBorrowedPerRegular = 100, kProdPerQueue = 10;
+const int kPreCohorts = Shrink(10, 2), kPreQueues = Shrink(10, 2);
+// Each cohort's borrowed work fills its prod queues' nominal quota exactly.
+const int kPreNominal = Shrink(100, 10), kBorrowedPerRegular = kPreNominal, kProdPerQueue = kPreNominal / 10;
 const Shape kPre{"preemption-heavy", kPreCohorts, kPreQueues, 1, {"cpu"}, 0, std::nullopt, 0};
 
 std::unique_ptr<Engine> BuildPreemption() {
@@ -400,7 +407,7 @@ std::unique_ptr<Engine> BuildPreemption() {
     c.namespaces.push_back({Ns(co)});
     std::string cohort = "cohort-" + std::to_string(co);
     for (int q = 0; q < kPreQueues; ++q) {
-      c.cluster_queues.push_back(MakeCq(kPre, "prod-" + CqName(co, q), cohort, 100, Amount{0}));
+      c.cluster_queues.push_back(MakeCq(kPre, "prod-" + CqName(co, q), cohort, kPreNominal, Amount{0}));
       c.local_queues.push_back({Ns(co), "prod-" + Lq(q), "prod-" + CqName(co, q)});
       core::ClusterQueueSpec reg = MakeCq(kPre, "reg-" + CqName(co, q), cohort, 0, std::nullopt);
       reg.preemption.reclaim_within_cohort = core::ReclaimWithinCohortPolicy::kNever;
@@ -605,7 +612,7 @@ void BM_BaselineReplay(benchmark::State& state) {
 
 void Register() {
   benchmark::RegisterBenchmark("kueue-baseline/full_schedule", BM_FullCycle, &kBaseline, true, false)
-      ->Iterations(30)
+      ->Iterations(Shrink(30, 1))
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("kueue-baseline/replay", BM_BaselineReplay)
@@ -613,16 +620,16 @@ void Register() {
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("large/full_schedule", BM_FullCycle, &kLarge, true, false)
-      ->Iterations(30)
+      ->Iterations(Shrink(30, 1))
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("large/one_kueue_cycle", BM_FullCycle, &kLarge, false, false)
-      ->Iterations(30)
+      ->Iterations(Shrink(30, 1))
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("large/steady_cycle", BM_SteadyCycle)
       ->Arg(10)
-      ->Iterations(50)
+      ->Iterations(Shrink(50, 1))
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("preemption-heavy", BM_Preemption)
@@ -647,6 +654,7 @@ void Line(const char* target, std::optional<double> value, bool pass, const char
 
 void PrintSummary() {
   const Summary& s = g_summary;
+  if (Smoke()) return;  // targets are for the full shapes
   std::printf("\nTargets (issue 2 item 9; one core; informational):\n");
   Line(">= 1,000,000 admission decisions/s on large", s.large_decisions_per_s,
        s.large_decisions_per_s.value_or(0) >= 1e6, "%.0f decisions/s");

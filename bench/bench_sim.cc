@@ -30,6 +30,7 @@
 #include <map>
 #include <string>
 
+#include "bench_smoke.h"
 #include "sim/auto_queues.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
@@ -37,6 +38,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using artel::bench::Shrink;
+using artel::bench::Smoke;
 using artel::sim::AutoQueues;
 using artel::sim::ReplayResult;
 using artel::sim::Trace;
@@ -71,8 +74,9 @@ const Trace& Synthetic() {
   static const Trace trace = [] {
     std::vector<artel::sim::SyntheticTenant> tenants;
     for (int i = 0; i < 8; ++i) {
-      auto t = artel::sim::ParseSyntheticTenant(
-          "name=team" + std::to_string(i) + ",rate=400/h,jobs=10000,gpus=1*6|2*2|4*1|8*1,duration=exp(40m)");
+      auto t = artel::sim::ParseSyntheticTenant("name=team" + std::to_string(i) +
+                                                ",rate=400/h,jobs=" + std::to_string(Shrink(10000, 100)) +
+                                                ",gpus=1*6|2*2|4*1|8*1,duration=exp(40m)");
       if (!t.ok()) std::abort();
       tenants.push_back(std::move(t).value());
     }
@@ -141,7 +145,9 @@ void BM_ReplaySynthetic(benchmark::State& state) { RunReplay(state, Synthetic(),
 void BM_ReplayDeep(benchmark::State& state) {
   std::string why;
   const Trace* t =
-      Load(SharedTraces() + "/msft_itp/itp_all_clusters.csv", artel::sim::TracePreset::kItp, &why);
+      Smoke() ? nullptr
+              : Load(SharedTraces() + "/msft_itp/itp_all_clusters.csv", artel::sim::TracePreset::kItp, &why);
+  if (Smoke()) why = "smoke mode";
   if (t == nullptr) {
     static bool told = false;
     if (!told) {
@@ -160,32 +166,53 @@ void BM_ReplayDeep(benchmark::State& state) {
   RunReplay(state, *t, state.range(0));
 }
 
-// 0 = default size (p99 of demand); 2490 = Philly's real size; 758 = p95
-// of demand, where thousands of jobs wait.
-BENCHMARK_CAPTURE(BM_ReplayShared, philly, std::string("philly_vc_sia/philly.csv"),
-                  artel::sim::TracePreset::kPhilly)
-    ->Arg(0)
-    ->Arg(2490)
-    ->Arg(758)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_ReplayShared, itp, std::string("msft_itp/itp_all_clusters.csv"),
-                  artel::sim::TracePreset::kItp)
-    ->Arg(0)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+void OneIterationInSmoke(benchmark::internal::Benchmark* b) {
+  if (Smoke()) b->Iterations(1);
+}
+
 // 256 to 4,096 GPUs; the ITP trace's default size is 1,851.
 BENCHMARK(BM_ReplayDeep)
     ->Name("deep")
-    ->Arg(256)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Arg(4096)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (int gpus : {256, 512, 1024, 4096})
+        if (!Smoke() || gpus == 256) b->Arg(gpus);
+    })
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_ReplayExcerpt)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ReplaySynthetic)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->UseRealTime()
+    ->Apply(OneIterationInSmoke);
+BENCHMARK(BM_ReplayExcerpt)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(OneIterationInSmoke);
+BENCHMARK(BM_ReplaySynthetic)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Apply(OneIterationInSmoke);
+
+// 0 = default size (p99 of demand); 2490 = Philly's real size; 758 = p95
+// of demand, where thousands of jobs wait. Not in smoke mode: the full
+// traces take minutes under the sanitizers (the excerpt stands in).
+void RegisterShared() {
+  if (Smoke()) return;
+  benchmark::RegisterBenchmark("BM_ReplayShared/philly", BM_ReplayShared,
+                               std::string("philly_vc_sia/philly.csv"), artel::sim::TracePreset::kPhilly)
+      ->Arg(0)
+      ->Arg(2490)
+      ->Arg(758)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_ReplayShared/itp", BM_ReplayShared,
+                               std::string("msft_itp/itp_all_clusters.csv"), artel::sim::TracePreset::kItp)
+      ->Arg(0)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  RegisterShared();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

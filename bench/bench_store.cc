@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_smoke.h"
 #include "store/store.h"
 
 namespace {
@@ -95,7 +96,13 @@ void BM_DurableAppend(benchmark::State& state) {
     std::filesystem::remove_all(g.dir, ec);
   }
 }
-BENCHMARK(BM_DurableAppend)->Threads(1)->Threads(4)->Threads(16)->Threads(64)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_DurableAppend)
+    ->Threads(1)
+    ->Threads(4)
+    ->Threads(16)
+    ->Threads(64)
+    ->UseRealTime()
+    ->MinTime(artel::bench::Shrink(2.0, 0.05));
 
 }  // namespace
 
