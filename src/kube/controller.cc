@@ -303,6 +303,13 @@ bool Controller::Poll(int64_t now) {
       continue;
     }
     auto it = objs.find(key);
+    // As Kueue's WorkloadPriorityClass reconciler (since v0.16,
+    // pkg/controller/core/workloadpriorityclass_controller.go): a class that
+    // is created, or whose value changes, is written into the spec.priority of
+    // the Workloads that reference it.
+    if (e.kind == Kind::kPriorityClass &&
+        (it == objs.end() || Field(it->second, "value") != Field(e.obj, "value")))
+      wpc_changed_.insert(Str(e.obj, "metadata", "name"));
     // Our own status writes come back as updates: only a change outside
     // status reconfigures (an object's spec, labels of a Namespace).
     if (it != objs.end()) {
@@ -437,8 +444,15 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
   };
   for (InEvent& e : events_) fold(std::move(e.obj), e.deleted);
   events_.clear();
+  if (!wpc_changed_.empty()) PriorityClassesLocked();
   if (!done_.empty()) queue_dirty_ = true;
   for (WriteResult& r : done_) {
+    if (r.type == Write::Type::kPriority) {
+      // The informer brings the changed Workload; a failure waits for the class's next change.
+      if (r.outcome == WriteResult::Outcome::kFailed)
+        log_->Warn("workload priority not updated", {{"workload", r.ns + "/" + r.name}});
+      continue;
+    }
     if (r.type == Write::Type::kQueueStatus) {
       if (r.outcome != WriteResult::Outcome::kOk) {
         queue_status_written_.erase(r.key);
@@ -956,6 +970,49 @@ void Controller::Flush(int64_t now) {
   for (Write& w : staged) Stage(std::move(w));
 }
 
+// The Workloads that reference a WorkloadPriorityClass in wpc_changed_ and
+// whose spec.priority is not its value get it written (a merge patch of the
+// spec, as Kueue's reconciler updates it; the Workload's own event then
+// re-queues it with the new priority).
+void Controller::PriorityClassesLocked() {
+  std::map<std::string, int32_t> values;
+  for (const std::string& name : wpc_changed_) {
+    auto& objs = config_objs_["wpc"];
+    auto it = objs.find("/" + name);  // cluster-scoped: KeyOf is "/name"
+    if (it == objs.end()) continue;
+    const Json& v = Field(it->second, "value");
+    if (v.is_number_integer()) values[name] = v.get<int32_t>();
+  }
+  wpc_changed_.clear();
+  if (values.empty()) return;
+  for (const auto& [key, w] : wls_) {
+    const Json& spec = Field(w.obj, "spec");
+    std::string cls;
+    auto text = [](const Json& o, const char* k) {
+      const Json& v = Field(o, k);
+      return v.is_string() ? v.get<std::string>() : std::string();
+    };
+    if (const Json& ref = Field(spec, "priorityClassRef"); !ref.empty()) {  // v1beta2
+      if (text(ref, "group") == kGroup && text(ref, "kind") == "WorkloadPriorityClass") cls = text(ref, "name");
+    } else if (text(spec, "priorityClassSource") == "kueue.x-k8s.io/workloadpriorityclass") {  // v1beta1
+      cls = text(spec, "priorityClassName");
+    }
+    auto v = values.find(cls);
+    if (cls.empty() || v == values.end()) continue;
+    const Json& cur = Field(spec, "priority");
+    if (cur.is_number_integer() && cur.get<int64_t>() == v->second) continue;
+    Write wr;
+    wr.type = Write::Type::kPriority;
+    wr.key = "prio/" + key;
+    wr.resource = Res(Kind::kWorkload);
+    wr.ns = Str(w.obj, "metadata", "namespace");
+    wr.name = Str(w.obj, "metadata", "name");
+    wr.uid = w.uid;
+    wr.priority = v->second;
+    staged_.push_back(std::move(wr));
+  }
+}
+
 // Admissions, evictions and requeues: the writers' first lane (urgent_keys_).
 bool Controller::Urgent(Write::Type t) {
   return t == Write::Type::kAdmit || t == Write::Type::kEvict || t == Write::Type::kRequeue;
@@ -1077,6 +1134,25 @@ void Controller::DoWrite(Client& client, Write w) {
     return !stopping_;
   };
 
+  if (w.type == Write::Type::kPriority) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      auto r = client.MergePatch(w.resource, w.ns, w.name, Json{{"spec", {{"priority", w.priority}}}});
+      if (r.ok()) {
+        Complete(std::move(res));
+        return;
+      }
+      if (r.error().NotFound()) {
+        res.outcome = WriteResult::Outcome::kGone;
+        Complete(std::move(res));
+        return;
+      }
+      if (!Transient(r.error()) || !wait()) break;
+    }
+    res.outcome = WriteResult::Outcome::kFailed;
+    Complete(std::move(res));
+    return;
+  }
+
   if (w.type == Write::Type::kQueueStatus) {
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto r = client.MergePatch(w.resource, w.resource.namespaced ? w.ns : "", w.name,
@@ -1111,7 +1187,7 @@ void Controller::DoWrite(Client& client, Write w) {
   int conflicts = 0;
   for (;;) {
     if (options_.before_status_write) {
-      static const char* kTypes[] = {"admit", "pending", "evict", "requeue", "queue", "event"};
+      static const char* kTypes[] = {"admit", "pending", "evict", "requeue", "queue", "event", "priority"};
       options_.before_status_write(w.ns, w.name, kTypes[static_cast<int>(w.type)]);
     }
     auto r = client.UpdateStatus(w.resource, w.ns, obj);

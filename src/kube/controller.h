@@ -186,7 +186,8 @@ class Controller : public server::Service, public loop::Backend {
   };
   // A write handed to the writer threads.
   struct Write {
-    enum class Type { kAdmit, kPending, kEvict, kRequeue, kQueueStatus, kEvent };
+    // kPriority: a Workload's spec.priority, after its WorkloadPriorityClass's value changed.
+    enum class Type { kAdmit, kPending, kEvict, kRequeue, kQueueStatus, kEvent, kPriority };
     Type type = Type::kPending;
     std::string key;  // coalescing key: "wl/ns/name", "cq/name", "lq/ns/name"; empty for events
     Resource resource;
@@ -197,6 +198,7 @@ class Controller : public server::Service, public loop::Backend {
     std::optional<core::Eviction> eviction;  // kEvict: recomputed on a conflict
     uint64_t gen = 0;                        // kAdmit: the admission generation
     std::vector<Json> events;                // Events posted once the write landed
+    int32_t priority = 0;                    // kPriority: the new spec.priority
   };
   struct WriteResult {
     Write::Type type;
@@ -249,6 +251,7 @@ class Controller : public server::Service, public loop::Backend {
   void RequeueLocked(core::Engine& engine, const std::string& key, int64_t now);
   void HandleResultLocked(core::Engine& engine, const WriteResult& r, int64_t now);
   void PendingStatusesLocked(core::Engine& engine, int64_t now);
+  void PriorityClassesLocked();
   void QueueStatusesLocked(core::Engine& engine, int64_t now);
   Json WorkloadEvent(const Json& obj, const std::string& type, const std::string& reason,
                      const std::string& message, int64_t now) const;
@@ -280,6 +283,9 @@ class Controller : public server::Service, public loop::Backend {
   std::vector<InEvent> events_;    // drained by Poll
   std::vector<WriteResult> done_;  // drained by Poll
   bool config_dirty_ = false;
+  // WorkloadPriorityClasses created or whose value changed since the last
+  // pass: the Workloads that reference them get the new spec.priority.
+  std::set<std::string> wpc_changed_;
   std::optional<BuiltConfig> built_;  // built by Poll, applied by SyncLocked
   ConfigBuilder
       config_builder_;  // Poll's (loop thread): objects unchanged since the last build are not re-read
