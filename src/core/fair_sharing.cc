@@ -257,6 +257,37 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     if (x.info.admitted_at != y.info.admitted_at) return x.info.admitted_at > y.info.admitted_at;
     return x.info.uid < y.info.uid;
   };
+  // Workloads already being evicted first, across the whole tree: when the
+  // preemptor fits once every one of them that holds a resource it needs has
+  // stopped, it waits for them and takes no new victim. Kueue's descent by
+  // share puts evicted workloads first only within a queue
+  // (pkg/scheduler/preemption/fairsharing/ordering.go), so on a cluster, where
+  // evictions take time, a cycle between the first and the last victim's
+  // stop could pick fresh victims in another queue (docs/semantics.md,
+  // "Deliberate differences"). With instant evictions (the simulator, Kueue's
+  // unit tests) nothing is ever evicting here, so nothing changes.
+  {
+    std::vector<WlId> stopping;
+    for (int32_t ocq : e.root_cqs[t.Root(cq.node)]) {
+      for (WlId id : e.cqs[ocq].admitted) {
+        if (e.wls[id].info.state == WorkloadState::kEvicting && UsesAnyFr(e.wls[id], need))
+          stopping.push_back(id);
+      }
+    }
+    if (!stopping.empty()) {
+      for (WlId id : stopping) t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, -1);
+      const bool enough = fits();
+      for (WlId id : stopping) t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, +1);
+      if (enough) {
+        std::vector<Target> wait;
+        for (WlId id : stopping) {
+          wait.push_back({id, e.wls[id].cq == cqi ? EvictionReason::kInClusterQueue
+                                                  : EvictionReason::kInCohortFairSharing});
+        }
+        return wait;
+      }
+    }
+  }
   bool any = false;
   for (auto& v : per_cq) {
     if (v.empty()) continue;

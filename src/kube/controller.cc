@@ -993,7 +993,8 @@ void Controller::PriorityClassesLocked() {
       return v.is_string() ? v.get<std::string>() : std::string();
     };
     if (const Json& ref = Field(spec, "priorityClassRef"); !ref.empty()) {  // v1beta2
-      if (text(ref, "group") == kGroup && text(ref, "kind") == "WorkloadPriorityClass") cls = text(ref, "name");
+      if (text(ref, "group") == kGroup && text(ref, "kind") == "WorkloadPriorityClass")
+        cls = text(ref, "name");
     } else if (text(spec, "priorityClassSource") == "kueue.x-k8s.io/workloadpriorityclass") {  // v1beta1
       cls = text(spec, "priorityClassName");
     }
