@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -398,11 +399,36 @@ Status LoadArteldConfig(const std::string& path, ArteldConfig* c) {
       if (Status s = ParseKubernetes(path, k, &c->namespace_queues); !s.ok()) return s;
     }
     if (const YAML::Node s = root["scheduler"]) {
-      if (Status st = CheckKeys(path, s, "scheduler", {"fairSharing", "intervalMs", "debounceMs", "tickMs"});
+      if (Status st = CheckKeys(
+              path, s, "scheduler",
+              {"fairSharing", "fairSharingPreemptionStrategies", "intervalMs", "debounceMs", "tickMs"});
           !st.ok()) {
         return st;
       }
       if (s["fairSharing"]) c->daemon.engine.fair_sharing = s["fairSharing"].as<bool>();
+      // Kueue's Configuration fairSharing.preemptionStrategies: tried in order.
+      if (const YAML::Node st = s["fairSharingPreemptionStrategies"]) {
+        const std::string field = "scheduler.fairSharingPreemptionStrategies";
+        if (!st.IsSequence() || st.size() == 0 || st.size() > 2)
+          return At(path, st, field, "must be a list of one or two strategies");
+        std::vector<core::FairSharingStrategy> list;
+        for (size_t i = 0; i < st.size(); ++i) {
+          std::string name = st[i].IsScalar() ? st[i].as<std::string>() : "";
+          core::FairSharingStrategy f;
+          if (name == "LessThanOrEqualToFinalShare") {
+            f = core::FairSharingStrategy::kLessThanOrEqualToFinalShare;
+          } else if (name == "LessThanInitialShare") {
+            f = core::FairSharingStrategy::kLessThanInitialShare;
+          } else {
+            return At(path, st[i], field + "[" + std::to_string(i) + "]",
+                      "expected LessThanOrEqualToFinalShare or LessThanInitialShare, got \"" + name + "\"");
+          }
+          if (std::find(list.begin(), list.end(), f) != list.end())
+            return At(path, st[i], field + "[" + std::to_string(i) + "]", "\"" + name + "\" is listed twice");
+          list.push_back(f);
+        }
+        c->daemon.engine.fair_sharing_strategies = std::move(list);
+      }
       if (s["intervalMs"]) c->daemon.schedule_interval_ms = s["intervalMs"].as<int64_t>();
       if (s["debounceMs"]) c->daemon.debounce_ms = s["debounceMs"].as<int64_t>();
       if (s["tickMs"]) c->daemon.tick_ms = std::max<int64_t>(1, s["tickMs"].as<int64_t>());

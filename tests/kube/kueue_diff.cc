@@ -386,8 +386,8 @@ std::string SkipReason(const sim::Scenario& sc, const RawScenario& raw, const st
     if (std::string r = check_objs(objs); !r.empty()) return r;
   if (sc.options.admission_fair_sharing)
     return "admission fair sharing (usage decays on the controller's clock)";
-  // Both controllers run with Kueue's default strategies (arteld has no
-  // option for others yet; minimalkueue has no fair sharing at all).
+  // Both controllers run with Kueue's default strategies (one arteld
+  // serves every scenario; minimalkueue has no fair sharing at all).
   if (sc.options.fair_sharing &&
       sc.options.fair_sharing_strategies != core::EngineOptions{}.fair_sharing_strategies)
     return "fair-sharing preemption strategies other than Kueue's default (the controller runs with the "

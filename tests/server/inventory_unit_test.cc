@@ -246,5 +246,33 @@ nodePools:
   std::filesystem::remove(path);
 }
 
+// Kueue's fairSharing.preemptionStrategies as scheduler.fairSharingPreemptionStrategies.
+TEST(ConfigTest, FairSharingPreemptionStrategies) {
+  std::string path = WriteTemp(
+      "scheduler:\n  fairSharing: true\n  fairSharingPreemptionStrategies: [LessThanInitialShare]\n");
+  ArteldConfig c;
+  Status s = LoadArteldConfig(path, &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(c.daemon.engine.fair_sharing);
+  EXPECT_EQ(c.daemon.engine.fair_sharing_strategies,
+            std::vector<core::FairSharingStrategy>{core::FairSharingStrategy::kLessThanInitialShare});
+  ArteldConfig d;
+  ASSERT_TRUE(LoadArteldConfig(WriteTemp("scheduler: {fairSharing: true}\n"), &d).ok());
+  EXPECT_EQ(d.daemon.engine.fair_sharing_strategies, core::EngineOptions{}.fair_sharing_strategies);
+  for (const char* bad :
+       {"scheduler: {fairSharingPreemptionStrategies: [Fastest]}\n",
+        "scheduler: {fairSharingPreemptionStrategies: []}\n",
+        "scheduler: {fairSharingPreemptionStrategies: [LessThanInitialShare, LessThanInitialShare]}\n",
+        "scheduler: {fairSharingPreemptionStrategies: LessThanInitialShare}\n"}) {
+    ArteldConfig e;
+    Status st = LoadArteldConfig(WriteTemp(bad), &e);
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_NE(st.ToString().find("scheduler.fairSharingPreemptionStrategies"), std::string::npos)
+        << st.ToString();
+    EXPECT_EQ(e.daemon.engine.fair_sharing_strategies, core::EngineOptions{}.fair_sharing_strategies);
+  }
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace artel::server
