@@ -9,6 +9,9 @@
 
 #include "core/engine_helpers.h"
 #include "core/engine_impl.h"
+#include "core/fair_sharing.h"
+#include "core/flavor_assigner.h"
+#include "core/preemption.h"
 #include "core/resource_names.h"
 
 namespace artel::core {

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "core/engine_impl.h"
+#include "core/flavor_assigner.h"
+#include "core/preemption.h"
 
 namespace artel::core {
 
