@@ -5,6 +5,7 @@
 #include <functional>
 #include <unordered_set>
 
+#include "core/admission_order.h"
 #include "core/engine_helpers.h"
 #include "core/engine_impl.h"
 #include "core/resource_names.h"
@@ -104,6 +105,9 @@ Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources
 
 // ---------------------------------------------------------------------------
 // Engine.
+
+EngineImpl::EngineImpl(EngineOptions o) : opts(std::move(o)), admission_order(MakeAdmissionOrder(opts)) {}
+EngineImpl::~EngineImpl() = default;
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<EngineImpl>(std::move(options))) {}
 Engine::~Engine() = default;

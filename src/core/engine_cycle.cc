@@ -7,9 +7,9 @@
 #include <functional>
 #include <unordered_set>
 
+#include "core/admission_order.h"
 #include "core/engine_helpers.h"
 #include "core/engine_impl.h"
-#include "core/fair_sharing.h"
 #include "core/flavor_assigner.h"
 #include "core/preemption.h"
 #include "core/resource_names.h"
@@ -108,27 +108,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     size_t size() const { return n; }
     Entry& operator[](size_t i) { return v[i]; }
   } entries{all_entries, n};
-  // Classical order: sort small keys, not the entries themselves.
-  std::vector<uint32_t>& order = round_order;
-  order.resize(entries.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (!opts.fair_sharing) {
-    std::sort(order.begin(), order.end(), [&](uint32_t ia, uint32_t ib) {
-      const Entry& a = entries[ia];
-      const Entry& b = entries[ib];
-      // Preemptors whose victims are being evicted go first, so that the
-      // capacity they freed is not taken back by the victims themselves.
-      bool wa = wls[a.wl].waiting_preemption, wb = wls[b.wl].waiting_preemption;
-      if (wa != wb) return wa;
-      if (a.assignment.borrow_level != b.assignment.borrow_level)
-        return a.assignment.borrow_level < b.assignment.borrow_level;
-      const Wl& x = wls[a.wl];
-      const Wl& y = wls[b.wl];
-      if (x.info.priority != y.info.priority) return x.info.priority > y.info.priority;
-      if (x.info.queued_at != y.info.queued_at) return x.info.queued_at < y.info.queued_at;
-      return x.info.uid < y.info.uid;
-    });
-  }
+  admission_order->Begin(*this, all_entries, entries.size());
   bool changed = false;
   auto& temp = round_temp;  // cycle-only usage, rolled back at the end
   temp.clear();
@@ -138,21 +118,9 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   std::vector<char>& done = round_done;
   done.assign(entries.size(), 0);
   for (size_t step = 0; step < entries.size(); ++step) {
-    size_t idx = order[step];
-    if (opts.fair_sharing) {
-      int32_t pick = -1;
-      for (size_t i = 0; i < entries.size(); ++i) {  // waiting preemptors first, as above
-        if (done[i] || !wls[entries[i].wl].waiting_preemption) continue;
-        const Wl& x = wls[entries[i].wl];
-        if (pick < 0 || x.info.priority > wls[entries[pick].wl].info.priority ||
-            (x.info.priority == wls[entries[pick].wl].info.priority &&
-             x.info.uid < wls[entries[pick].wl].info.uid))
-          pick = static_cast<int32_t>(i);
-      }
-      if (pick < 0) pick = FairSharingPickNext(*this, all_entries, done);
-      if (pick < 0) break;
-      idx = static_cast<size_t>(pick);
-    }
+    const int32_t pick = admission_order->Next(*this, all_entries, step, done);
+    if (pick < 0) break;
+    const auto idx = static_cast<size_t>(pick);
     done[idx] = 1;
     Entry& en = entries[idx];
     Wl& w = wls[en.wl];

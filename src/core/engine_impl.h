@@ -353,11 +353,16 @@ struct Entry {
   std::vector<Target> targets;
 };
 
+// The order a cycle tries its entries in (core/admission_order.h).
+class AdmissionOrder;
+
 class EngineImpl {
  public:
-  explicit EngineImpl(EngineOptions o) : opts(std::move(o)) {}
+  explicit EngineImpl(EngineOptions o);  // engine.cc
+  ~EngineImpl();
 
   EngineOptions opts;
+  std::unique_ptr<AdmissionOrder> admission_order;  // made from opts
   Config config;
   Interner resources, flavors_by_name, namespaces;
   std::vector<FlavorRt> flavors;
@@ -553,7 +558,6 @@ class EngineImpl {
 
   // Scratch buffers reused across rounds (no allocation per cycle).
   std::vector<Entry> round_entries;
-  std::vector<uint32_t> round_order;
   std::vector<std::pair<int32_t, FrAmounts>> round_temp;
   uint64_t round_stamp = 0;
   std::vector<WlId> round_victims;                 // this round's victims, in order
