@@ -10,16 +10,16 @@
 
 namespace artel::core {
 
-int32_t EngineImpl::NsId(const std::string& ns) {
+NamespaceId EngineImpl::NsId(const std::string& ns) {
   int32_t id = namespaces.Find(ns);
-  if (id >= 0) return id;
+  if (id >= 0) return NamespaceId(id);
   id = namespaces.Intern(ns);
   NsRt n;
   n.name = ns;
   n.labels["kubernetes.io/metadata.name"] = ns;
   n.usage.assign(resources.size(), 0);
   nss.push_back(std::move(n));
-  return id;
+  return NamespaceId(id);
 }
 
 namespace {
@@ -276,7 +276,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     rt.afs_penalty.resize(resources.size(), 0);
     if (rt.cq >= 0) cqs[rt.cq].lqs.push_back(static_cast<int32_t>(lqs.size()));
     rt.root = rt.cq >= 0 ? tree.Root(cqs[rt.cq].node) : -1;
-    if (lqs_of_ns.size() <= static_cast<size_t>(rt.ns_id)) lqs_of_ns.resize(rt.ns_id + 1);
+    if (lqs_of_ns.size() <= static_cast<size_t>(rt.ns_id.value())) lqs_of_ns.resize(rt.ns_id.value() + 1);
     lqs_of_ns[rt.ns_id].emplace_back(l.name, static_cast<int32_t>(lqs.size()));
     lq_index[key] = static_cast<int32_t>(lqs.size());
     lqs.push_back(std::move(rt));

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/id.h"
 #include "core/placement/placement.h"
 #include "core/quota_tree.h"
 #include "core/resource_names.h"
@@ -55,6 +56,9 @@ inline bool IsSlicingHint(const std::string& name) {
   return name == kGpuMemoryNeed || name == kGpuComputeNeed || name == kHamiGpuMemory ||
          name == kHamiGpuMemoryPercent || name == kHamiGpuCores;
 }
+
+// Namespace ids index EngineImpl::nss (core/id.h).
+using NamespaceId = Id<struct NamespaceTag>;
 
 using WlId = WorkloadId;
 inline constexpr WlId kNoWl = kNoWorkload;
@@ -166,7 +170,7 @@ struct ReasonRef {
 struct Wl {
   WorkloadInfo info;
   std::vector<PodSetReq> pod_sets;
-  int32_t ns = -1;                                   // namespace id
+  NamespaceId ns;                                    // namespace id
   int32_t lq = -1;                                   // LocalQueue index; -1 = unresolved
   int32_t cq = -1;                                   // ClusterQueue index; -1 = unresolved
   FrAmounts usage;                                   // held while Admitted or Evicting
@@ -290,7 +294,7 @@ struct CqRt {
 
 struct LqRt {
   std::string ns, name;
-  int32_t ns_id = -1;
+  NamespaceId ns_id;
   int32_t cq = -1;
   const LocalQueueSpec* spec = nullptr;
   std::set<QueueKey> heap;
@@ -373,9 +377,9 @@ class EngineImpl {
   std::vector<int32_t> cq_of_node;                       // tree node -> cq index, -1 for cohorts
   std::vector<LqRt> lqs;
   std::unordered_map<std::string, int32_t> lq_index;  // "ns/name"
-  std::vector<NsRt> nss;
+  IdVector<NamespaceId, NsRt> nss;
   // Per namespace id: (LocalQueue name, index), to resolve without building keys.
-  std::vector<std::vector<std::pair<std::string, int32_t>>> lqs_of_ns;
+  IdVector<NamespaceId, std::vector<std::pair<std::string, int32_t>>> lqs_of_ns;
   std::unordered_map<std::string, int32_t> priority_classes;
 
   StableVector<Wl> wls;
@@ -453,7 +457,7 @@ class EngineImpl {
 
   // --- helpers shared by the policies (engine.cc) ---
   std::string Key(WlId id) const { return wls[id].info.key; }
-  int32_t NsId(const std::string& ns);
+  NamespaceId NsId(const std::string& ns);
   void AdmitUsage(WlId id);
   void ReleaseUsage(WlId id);
   void Enqueue(WlId id);
@@ -525,7 +529,7 @@ class EngineImpl {
   int32_t GroupOf(const CqRt& cq, int32_t res) const {
     return res >= 0 && static_cast<size_t>(res) < cq.group_of_res.size() ? cq.group_of_res[res] : -1;
   }
-  int32_t FindLq(int32_t ns, const std::string& name) const;
+  int32_t FindLq(NamespaceId ns, const std::string& name) const;
   // Moves parked workloads of `list` back into their queues.
   void UnparkList(std::vector<WlId>* list);
   void Park(WlId id, std::vector<WlId>* list);

@@ -67,8 +67,8 @@ void EngineImpl::Resolve(WlId id) {
   orphans.push_back(id);
 }
 
-int32_t EngineImpl::FindLq(int32_t ns, const std::string& name) const {
-  if (ns < 0 || static_cast<size_t>(ns) >= lqs_of_ns.size()) return -1;
+int32_t EngineImpl::FindLq(NamespaceId ns, const std::string& name) const {
+  if (!lqs_of_ns.contains(ns)) return -1;
   for (const auto& [n, l] : lqs_of_ns[ns]) {
     if (n == name) return l;
   }
