@@ -455,7 +455,7 @@ class EngineImpl {
   const std::vector<std::vector<std::pair<std::string, int32_t>>>* restore_pins = nullptr;
   uint64_t nodes_gen = 1;  // bumped by RebuildCluster; invalidates Wl::node_fit
 
-  // --- helpers shared by the policies (engine.cc) ---
+  // --- helpers shared by the policies (engine_*.cc) ---
   std::string Key(WlId id) const { return wls[id].info.key; }
   NamespaceId NsId(const std::string& ns);
   void AdmitUsage(WlId id);
