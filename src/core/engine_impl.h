@@ -1,9 +1,10 @@
 // EngineImpl: the internal state of an `Engine` (core/engine.h).
 //
 // Internal header: only src/core includes it. The policies (flavor
-// assignment, preemption, fair sharing) are free functions in their own
-// files that read and temporarily modify this state; they restore every
-// simulated change before returning.
+// assignment, preemption, fair sharing) are free functions declared in their
+// own headers (flavor_assigner.h, preemption.h, fair_sharing.h) that read and
+// temporarily modify this state; they restore every simulated change before
+// returning.
 //
 // Thread-safety: none.
 #pragma once
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/id.h"
 #include "core/placement/placement.h"
 #include "core/quota_tree.h"
 #include "core/resource_names.h"
@@ -54,6 +56,9 @@ inline bool IsSlicingHint(const std::string& name) {
   return name == kGpuMemoryNeed || name == kGpuComputeNeed || name == kHamiGpuMemory ||
          name == kHamiGpuMemoryPercent || name == kHamiGpuCores;
 }
+
+// Namespace ids index EngineImpl::nss (core/id.h).
+using NamespaceId = Id<struct NamespaceTag>;
 
 using WlId = WorkloadId;
 inline constexpr WlId kNoWl = kNoWorkload;
@@ -165,7 +170,7 @@ struct ReasonRef {
 struct Wl {
   WorkloadInfo info;
   std::vector<PodSetReq> pod_sets;
-  int32_t ns = -1;                                   // namespace id
+  NamespaceId ns;                                    // namespace id
   int32_t lq = -1;                                   // LocalQueue index; -1 = unresolved
   int32_t cq = -1;                                   // ClusterQueue index; -1 = unresolved
   FrAmounts usage;                                   // held while Admitted or Evicting
@@ -289,7 +294,7 @@ struct CqRt {
 
 struct LqRt {
   std::string ns, name;
-  int32_t ns_id = -1;
+  NamespaceId ns_id;
   int32_t cq = -1;
   const LocalQueueSpec* spec = nullptr;
   std::set<QueueKey> heap;
@@ -352,11 +357,16 @@ struct Entry {
   std::vector<Target> targets;
 };
 
+// The order a cycle tries its entries in (core/admission_order.h).
+class AdmissionOrder;
+
 class EngineImpl {
  public:
-  explicit EngineImpl(EngineOptions o) : opts(std::move(o)) {}
+  explicit EngineImpl(EngineOptions o);  // engine.cc
+  ~EngineImpl();
 
   EngineOptions opts;
+  std::unique_ptr<AdmissionOrder> admission_order;  // made from opts
   Config config;
   Interner resources, flavors_by_name, namespaces;
   std::vector<FlavorRt> flavors;
@@ -367,9 +377,9 @@ class EngineImpl {
   std::vector<int32_t> cq_of_node;                       // tree node -> cq index, -1 for cohorts
   std::vector<LqRt> lqs;
   std::unordered_map<std::string, int32_t> lq_index;  // "ns/name"
-  std::vector<NsRt> nss;
+  IdVector<NamespaceId, NsRt> nss;
   // Per namespace id: (LocalQueue name, index), to resolve without building keys.
-  std::vector<std::vector<std::pair<std::string, int32_t>>> lqs_of_ns;
+  IdVector<NamespaceId, std::vector<std::pair<std::string, int32_t>>> lqs_of_ns;
   std::unordered_map<std::string, int32_t> priority_classes;
 
   StableVector<Wl> wls;
@@ -445,9 +455,9 @@ class EngineImpl {
   const std::vector<std::vector<std::pair<std::string, int32_t>>>* restore_pins = nullptr;
   uint64_t nodes_gen = 1;  // bumped by RebuildCluster; invalidates Wl::node_fit
 
-  // --- helpers shared by the policies (engine.cc) ---
+  // --- helpers shared by the policies (engine_*.cc) ---
   std::string Key(WlId id) const { return wls[id].info.key; }
-  int32_t NsId(const std::string& ns);
+  NamespaceId NsId(const std::string& ns);
   void AdmitUsage(WlId id);
   void ReleaseUsage(WlId id);
   void Enqueue(WlId id);
@@ -519,7 +529,7 @@ class EngineImpl {
   int32_t GroupOf(const CqRt& cq, int32_t res) const {
     return res >= 0 && static_cast<size_t>(res) < cq.group_of_res.size() ? cq.group_of_res[res] : -1;
   }
-  int32_t FindLq(int32_t ns, const std::string& name) const;
+  int32_t FindLq(NamespaceId ns, const std::string& name) const;
   // Moves parked workloads of `list` back into their queues.
   void UnparkList(std::vector<WlId>* list);
   void Park(WlId id, std::vector<WlId>* list);
@@ -552,7 +562,6 @@ class EngineImpl {
 
   // Scratch buffers reused across rounds (no allocation per cycle).
   std::vector<Entry> round_entries;
-  std::vector<uint32_t> round_order;
   std::vector<std::pair<int32_t, FrAmounts>> round_temp;
   uint64_t round_stamp = 0;
   std::vector<WlId> round_victims;                 // this round's victims, in order
@@ -563,91 +572,5 @@ class EngineImpl {
   FrAmounts bound_removed, bound_remaining;        // preemption.cc bound
   std::vector<char> round_done;
 };
-
-// flavor_assigner.cc
-// Assigns flavors to every pod set of `wl` in `cq` with `counts` pods each.
-// When a flavor needs preemption the oracle (preemption.cc) classifies it.
-// Fills `*out`, reusing its buffers.
-// One flavor tried by AssignFlavors, for Engine::Why. Recorded only when
-// asked (a null `tried` costs nothing).
-struct FlavorTried {
-  int32_t pod_set = -1;
-  int32_t flavor = -1;
-  Mode mode = Mode::kNoFit;
-  bool excluded = false;  // taints, labels or topology rule it out: `why`
-  bool ever_fits = true;  // every request <= what the queue can ever get
-  int32_t resource = -1;  // the first resource that does not fit now
-  Amount requested = 0;
-  Amount available = 0;  // unused now, for `resource`
-  Amount potential = 0;  // the most the queue can ever get of `resource`
-  int32_t level = -1;    // the quota-tree node that limits
-  std::string why;
-};
-void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out,
-                   std::vector<FlavorTried>* tried = nullptr);
-// Whole-workload nomination including partial admission.
-void Nominate(EngineImpl& e, WlId wl, int32_t cq, Assignment* out, std::vector<Target>* targets);
-
-// preemption.cc
-// Returns the victims that let `wl` (with usage `request` in `cq`) fit, or
-// an empty vector. Leaves the tree unchanged.
-std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
-// The fill-back step shared by classical and fair-sharing preemption.
-// `removed` are victims whose usage was taken out of the tree, in removal
-// order. When `fitted`, victims are re-added from the second-to-last
-// backwards and kept out only while `fits()` needs them; in every case the
-// tree is restored and the victims still needed are returned (none when
-// !fitted).
-std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
-                                       const std::function<bool()>& fits);
-// Placement-aware preemption (Kueue's TAS preemption, KAI's reclaim): for a
-// workload whose quota fits (assignment `a`, mode kFit) but whose pods do not
-// fit on the nodes, the victims that free a placement, chosen by the same
-// candidate rules as GetTargets (withinClusterQueue, reclaimWithinCohort,
-// borrowWithinCohort) among workloads holding pods on nodes the workload may
-// use, preferring victims inside one node or one domain of its required
-// topology level; empty when none. Leaves the tree and the cluster unchanged.
-// When the quota does not fit either, the same search also requires the quota
-// to fit (Kueue's workloadFits with TAS): the engine uses it when the quota
-// victims alone would not free a placement.
-std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cq, const Assignment& a);
-// Would `wl`'s gang (assignment `a`) place with `victims` gone? True without nodes.
-bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vector<Target>& victims);
-// True if `request` fits in `cq` now.
-bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
-
-// fair_sharing.cc
-// A dominant resource share, kept exact (Kueue's DRS): `ratio` is the largest
-// borrowed * 1000 / lendable over resources, unweighted; the weighted share
-// is ratio / weight, infinite for a weight-0 node that borrows.
-struct Drs {
-  double ratio = 0;
-  double weight = 1;
-  bool borrowing = false;  // uses more than its quota of some flavor-resource
-  bool IsZero() const { return ratio == 0; }
-  bool ZeroWeightBorrows() const { return weight == 0 && borrowing; }
-  double Precise() const {
-    if (ZeroWeightBorrows()) return std::numeric_limits<double>::infinity();
-    if (IsZero()) return 0;
-    return ratio / weight;
-  }
-  // The reported share: Precise() rounded up; INT64_MAX for infinity.
-  int64_t Rounded() const;
-};
-// <0, 0, >0 as a is preferred for admission over b (lower share). Two
-// weight-0 borrowers compare their unweighted ratios; a weight-0 borrower
-// ranks above everything else (Kueue CompareDRS).
-int CompareDrs(const Drs& a, const Drs& b);
-// The share of tree node `n`, with `extra` usage added at cq `cq_for_extra`
-// (or none).
-Drs DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra);
-std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
-// Orders one cycle's entries by the fair-sharing tournament; `entries` are
-// indices into `heads` (one per ClusterQueue).
-// Picks the next entry to process by the fair-sharing tournament over the
-// live tree; `done[i]` marks processed entries, and only the first
-// done.size() entries are live. Returns -1 when none is left.
-int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, const std::vector<char>& done);
-int32_t WlPriority(const EngineImpl& e, WlId id);
 
 }  // namespace artel::core

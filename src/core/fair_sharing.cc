@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 
+#include "core/preemption.h"
+
 namespace artel::core {
 
 namespace {

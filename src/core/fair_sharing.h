@@ -1,5 +1,8 @@
-// Fair sharing (Kueue's fair_sharing.go and fair-sharing preemption),
-// declared in core/engine_impl.h.
+// Fair sharing: dominant resource shares, the admission order of a cycle
+// (the tournament) and fair-sharing preemption. The semantics are Kueue's
+// (the share in pkg/cache/scheduler, the tournament in
+// pkg/scheduler/fair_sharing_iterator.go, preemption in
+// pkg/scheduler/preemption/fairsharing/).
 //
 // Dominant resource share of a node n with a parent:
 //   borrowed(r) = sum over flavors of max(0, usage(n, fr) - subtree(n, fr))
@@ -32,5 +35,59 @@
 //     (InCohortFairSharing). A refused candidate retires its queue for this
 //     strategy; the second strategy retries the refused ones.
 //  3. Stop when the workload fits; fill back as in classical preemption.
+//
+// Tie-breaks: in the tournament, the order above is total (uid last);
+// between the winners of different roots of the forest only priority,
+// queue time and uid count. In preemption, a queue's candidates are ordered
+// as in classical preemption without the admission sequence number (being
+// evicted, other queues first, Admission Fair Sharing usage, lower
+// priority, later admission, uid). Descending for the next target, equal
+// shares go between queues to the one whose next candidate comes first in
+// that order, between cohorts to the name that sorts first, and between a
+// cohort and a queue to the cohort.
+//
+// Thread-safety: none; the functions read and temporarily change an
+// EngineImpl's quota tree, restoring it before they return.
 #pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
 #include "core/engine_impl.h"
+
+namespace artel::core {
+
+// A dominant resource share, kept exact (Kueue's DRS): `ratio` is the largest
+// borrowed * 1000 / lendable over resources, unweighted; the weighted share
+// is ratio / weight, infinite for a weight-0 node that borrows.
+struct Drs {
+  double ratio = 0;
+  double weight = 1;
+  bool borrowing = false;  // uses more than its quota of some flavor-resource
+  bool IsZero() const { return ratio == 0; }
+  bool ZeroWeightBorrows() const { return weight == 0 && borrowing; }
+  double Precise() const {
+    if (ZeroWeightBorrows()) return std::numeric_limits<double>::infinity();
+    if (IsZero()) return 0;
+    return ratio / weight;
+  }
+  // The reported share: Precise() rounded up; INT64_MAX for infinity.
+  int64_t Rounded() const;
+};
+// <0, 0, >0 as a is preferred for admission over b (lower share). Two
+// weight-0 borrowers compare their unweighted ratios; a weight-0 borrower
+// ranks above everything else (Kueue CompareDRS).
+int CompareDrs(const Drs& a, const Drs& b);
+// The share of tree node `n`, with `extra` usage added at cq `cq_for_extra`
+// (or none).
+Drs DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra);
+// Fair-sharing preemption (steps 1-3 above): the victims that let `wl` (with
+// usage `request` in `cq`) fit, or an empty vector. Leaves the tree unchanged.
+std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
+// Picks the next entry to process by the fair-sharing tournament over the
+// live tree; `done[i]` marks processed entries, and only the first
+// done.size() entries are live. Returns -1 when none is left.
+int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, const std::vector<char>& done);
+
+}  // namespace artel::core

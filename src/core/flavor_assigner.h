@@ -1,4 +1,7 @@
-// Flavor assignment (Kueue's flavorassigner), declared in core/engine_impl.h.
+// Flavor assignment: which ResourceFlavor each pod set's resources get in a
+// ClusterQueue, and how (fit, borrow, preempt). The semantics are Kueue's
+// (pkg/scheduler/flavorassigner/flavorassigner.go; partial admission as
+// its podset_reducer.go).
 //
 // Algorithm, for each pod set in order and each resource group its
 // requests touch:
@@ -37,5 +40,46 @@
 // With `tried`, every flavor walked is recorded (with why it was excluded,
 // or what it lacks) for the groups that hold the workload back: Engine::Why
 // turns them into one clause per flavor.
+//
+// Tie-breaks: flavors are walked in the resource group's order and a later
+// flavor replaces the best so far only when strictly better (step 5), so
+// the earlier flavor wins a tie; pod sets are assigned in their order, each
+// seeing the usage of the ones before it. Partial admission (Nominate, as
+// Kueue's podset_reducer.go) tries the full counts first, then
+// binary-searches the smallest total reduction that fits or has preemption
+// targets; the reduction is spread over the pod sets by ReducedCounts.
+//
+// Thread-safety: none; the functions read and temporarily change an
+// EngineImpl, restoring it before they return.
 #pragma once
+
+#include <vector>
+
 #include "core/engine_impl.h"
+
+namespace artel::core {
+
+// One flavor tried by AssignFlavors, for Engine::Why. Recorded only when
+// asked (a null `tried` costs nothing).
+struct FlavorTried {
+  int32_t pod_set = -1;
+  int32_t flavor = -1;
+  Mode mode = Mode::kNoFit;
+  bool excluded = false;  // taints, labels or topology rule it out: `why`
+  bool ever_fits = true;  // every request <= what the queue can ever get
+  int32_t resource = -1;  // the first resource that does not fit now
+  Amount requested = 0;
+  Amount available = 0;  // unused now, for `resource`
+  Amount potential = 0;  // the most the queue can ever get of `resource`
+  int32_t level = -1;    // the quota-tree node that limits
+  std::string why;
+};
+// Assigns flavors to every pod set of `wl` in `cq` with `counts` pods each.
+// When a flavor needs preemption the oracle (preemption.cc) classifies it.
+// Fills `*out`, reusing its buffers.
+void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out,
+                   std::vector<FlavorTried>* tried = nullptr);
+// Whole-workload nomination including partial admission.
+void Nominate(EngineImpl& e, WlId wl, int32_t cq, Assignment* out, std::vector<Target>* targets);
+
+}  // namespace artel::core

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/fair_sharing.h"
+
 namespace artel::core {
 namespace {
 
@@ -39,8 +41,6 @@ bool UsesAny(const Wl& w, const std::vector<int32_t>& frs) {
 }
 
 }  // namespace
-
-int32_t WlPriority(const EngineImpl& e, WlId id) { return e.wls[id].info.priority; }
 
 bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request) {
   int32_t node = e.cqs[cq].node;
@@ -367,7 +367,7 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
 
 namespace {
 
-// Placement-aware preemption (see PlacementTargets in core/engine_impl.h):
+// Placement-aware preemption (see PlacementTargets in core/preemption.h):
 // the quota fits, the nodes do not. Candidates come from ComputeTargets'
 // policy rules, restricted to workloads with a pod on a node the preemptor
 // may use; `Run` finds the victims whose removal lets the gang be placed

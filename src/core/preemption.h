@@ -1,5 +1,8 @@
-// Classical preemption (Kueue's pkg/scheduler/preemption), declared in
-// core/engine_impl.h as `GetTargets`.
+// Classical preemption: which admitted workloads a workload that does not
+// fit evicts (`GetTargets`), and placement-aware preemption when its pods
+// do not fit on the nodes (`PlacementTargets`). The semantics are Kueue's
+// (pkg/scheduler/preemption/preemption.go, the candidate order of
+// pkg/scheduler/preemption/common/ordering.go).
 //
 // Given a workload W that does not fit in ClusterQueue C:
 //  1. Resources needing preemption: the flavor-resources where W's request
@@ -28,5 +31,50 @@
 //     needed.
 // With fair sharing on, `FairSharingTargets` (core/fair_sharing.cc) is used
 // instead. The tree is restored before returning.
+//
+// Tie-breaks: the candidate order of step 4 is total: being evicted first,
+// then other ClusterQueues before the preemptor's own, (with Admission Fair
+// Sharing) the higher LocalQueue usage, the lower priority, the later
+// admission time, the later admission sequence number for equal times
+// (Kueue's later quota reservation), and finally the lower uid.
+//
+// Thread-safety: none; the functions read and temporarily change an
+// EngineImpl (the quota tree, the cluster), restoring it before they
+// return.
 #pragma once
+
+#include <functional>
+#include <vector>
+
 #include "core/engine_impl.h"
+
+namespace artel::core {
+
+// Returns the victims that let `wl` (with usage `request` in `cq`) fit, or
+// an empty vector. Leaves the tree unchanged.
+std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
+// The fill-back step shared by classical and fair-sharing preemption.
+// `removed` are victims whose usage was taken out of the tree, in removal
+// order. When `fitted`, victims are re-added from the second-to-last
+// backwards and kept out only while `fits()` needs them; in every case the
+// tree is restored and the victims still needed are returned (none when
+// !fitted).
+std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
+                                       const std::function<bool()>& fits);
+// Placement-aware preemption (Kueue's TAS preemption, KAI's reclaim): for a
+// workload whose quota fits (assignment `a`, mode kFit) but whose pods do not
+// fit on the nodes, the victims that free a placement, chosen by the same
+// candidate rules as GetTargets (withinClusterQueue, reclaimWithinCohort,
+// borrowWithinCohort) among workloads holding pods on nodes the workload may
+// use, preferring victims inside one node or one domain of its required
+// topology level; empty when none. Leaves the tree and the cluster unchanged.
+// When the quota does not fit either, the same search also requires the quota
+// to fit (Kueue's workloadFits with TAS): the engine uses it when the quota
+// victims alone would not free a placement.
+std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cq, const Assignment& a);
+// Would `wl`'s gang (assignment `a`) place with `victims` gone? True without nodes.
+bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vector<Target>& victims);
+// True if `request` fits in `cq` now.
+bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
+
+}  // namespace artel::core

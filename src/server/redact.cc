@@ -75,7 +75,7 @@ std::string Redactor::PendingMessage(const core::PendingReason& p) const {
   std::string msg = p.message;
   if (all_) return msg;
   if (!p.would_preempt.empty()) {
-    // The core lists the victims in one of these two forms (engine.cc
+    // The core lists the victims in one of these two forms (engine_explain.cc
     // FillMessage and Engine::Why), at the end of its message or before a
     // further clause; rebuild that part from the list itself.
     std::string names;

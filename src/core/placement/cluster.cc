@@ -37,6 +37,7 @@
 
 #include "core/placement/cluster_state.h"
 #include "core/placement/fragmentation.h"
+#include "core/placement/kueue_tas.h"
 #include "core/placement/mig_policy.h"
 #include "core/placement/node_filter.h"
 #include "core/placement/node_scorer.h"
@@ -50,9 +51,12 @@ namespace artel::core::placement {
 using internal::Demand;
 using internal::DomainView;
 using internal::GpuState;
+using internal::KueueTasAssignment;
+using internal::KueueTasRequest;
 using internal::MigInstance;
 using internal::NodeClass;
 using internal::NodeState;
+using internal::Topo;
 
 namespace {
 
@@ -72,16 +76,6 @@ struct Op {
   int32_t cores = 0;
   int64_t mib = 0;
   const std::vector<std::pair<int32_t, Amount>>* res = nullptr;  // kPod
-};
-
-struct Topo {
-  std::string name;
-  std::vector<std::string> levels;
-  std::vector<std::vector<int32_t>> node_domain;                       // [level][node]
-  std::vector<std::vector<int64_t>> domain_pods;                       // [level][domain]
-  std::vector<std::vector<std::string>> domain_label;                  // [level][domain] the level's value
-  std::vector<std::vector<std::vector<int32_t>>> domain_nodes;         // [level][domain]
-  std::vector<std::unordered_map<std::string, int32_t>> domain_index;  // [level] path -> domain
 };
 
 struct Committed {
@@ -1367,30 +1361,10 @@ class ClusterImpl {
 
   // ---------------------------------------------- Kueue TAS (BestFit)
   //
-  // Kueue's topology assignment for one pod set (pkg/cache/scheduler/
-  // tas_flavor_snapshot.go, the BestFit profile), used for one-group gangs
-  // that ask for all their pods under a required or preferred level or
-  // slices, so that such workloads land where Kueue would put them:
-  //  - counts: a lowest-level domain holds the pods that fit on its nodes; a
-  //    parent the sum of its children; at the slice level a domain holds
-  //    count / sliceSize slices, above it the sum of its children's slices;
-  //  - domains are ordered by slices descending, pods ascending, then by
-  //    their label values;
-  //  - at the requested level the tightest domain that holds every slice is
-  //    chosen; without one, a required level fails and a preferred one moves
-  //    a level up; at the top level the largest domains are taken in turn and
-  //    the last one is the tightest that holds the rest;
-  //  - then level by level down, the same "largest first, tightest last"
-  //    rule spreads the count over the children (pooled above the slice
-  //    level, per parent from the slice level down, pod by pod).
-  // The pods of each lowest-level domain are then placed on its nodes by
-  // the usual node placement. Returns false (nothing placed) if Kueue's
+  // Kueue's topology assignment for one pod set (kueue_tas.h), used for
+  // one-group gangs that ask for all their pods under a required or
+  // preferred level or slices. Returns false (nothing placed) if Kueue's
   // algorithm finds no assignment or a node rejects a pod.
-  struct KDom {
-    int64_t pods = 0, slices = 0;
-    std::vector<int32_t> children;  // domains of the next level
-  };
-
   bool KueueTasApplies(const Ctx& c) const {
     if (c.topo == nullptr || c.demands.size() != 1 || c.req->score != ScorePolicy::kBinpack) return false;
     if (c.required >= 0 && c.preferred >= 0) return false;  // KAI's required + preferred: not a Kueue request
@@ -1404,140 +1378,24 @@ class ClusterImpl {
     const Topo& t = *c.topo;
     const auto L = static_cast<int32_t>(t.levels.size());
     const Demand& d = c.demands[0];
-    const int64_t count = c.req->groups[0].count;
-    const int64_t size = c.slice >= 0 ? c.req->constraint.slice_size : 1;
-    const int32_t S = c.slice >= 0 ? c.slice : L - 1;
-    const bool required = c.required >= 0;
-    const bool unconstrained = c.required < 0 && c.preferred < 0;  // slices only
-    const int32_t R = required ? c.required : (c.preferred >= 0 ? c.preferred : 0);
-    if (R > S) return false;
-    std::vector<std::vector<KDom>> lv(L);
-    for (int32_t l = 0; l < L; ++l) lv[l].resize(t.domain_label[l].size());
+    KueueTasRequest k;
+    k.count = c.req->groups[0].count;
+    k.slice_size = c.slice >= 0 ? c.req->constraint.slice_size : 1;
+    k.slice_level = c.slice >= 0 ? c.slice : L - 1;
+    k.required = c.required >= 0;
+    k.unconstrained = c.required < 0 && c.preferred < 0;  // slices only
+    k.level = k.required ? c.required : (c.preferred >= 0 ? c.preferred : 0);
+    if (k.level > k.slice_level) return false;
+    std::vector<int64_t> leaf_pods(t.domain_label[L - 1].size(), 0);
     for (int32_t node : all_nodes_) {
       int32_t dom = t.node_domain[L - 1][node];
       if (dom < 0 || !Eligible(c, 0, node) || !QuickFits(nodes_[node], d)) continue;
       // Not capped at the count: Kueue ranks domains by all they could hold.
-      lv[L - 1][dom].pods += capacity_->Fit(nodes_[node], d, false, std::numeric_limits<int32_t>::max());
+      leaf_pods[dom] += capacity_->Fit(nodes_[node], d, false, std::numeric_limits<int32_t>::max());
     }
-    for (int32_t l = 0; l + 1 < L; ++l) {
-      std::vector<char> linked(lv[l + 1].size(), 0);
-      for (int32_t node : all_nodes_) {
-        int32_t p = t.node_domain[l][node], ch = t.node_domain[l + 1][node];
-        if (p < 0 || ch < 0 || linked[ch]) continue;
-        linked[ch] = 1;
-        lv[l][p].children.push_back(ch);
-      }
-    }
-    for (int32_t l = L - 1; l >= 0; --l) {
-      for (KDom& k : lv[l]) {
-        if (l < L - 1) {
-          k.pods = 0;
-          for (int32_t ch : k.children) k.pods += lv[l + 1][ch].pods;
-        }
-        if (l == S) {
-          k.slices = k.pods / size;
-        } else if (l < S) {
-          k.slices = 0;
-          for (int32_t ch : k.children) k.slices += lv[l + 1][ch].slices;
-        }
-      }
-    }
-    // A domain's label values from the widest level down, for ties.
-    auto path = [&](int32_t l, int32_t dom) {
-      std::string out;
-      int32_t node = t.domain_nodes[l][dom].front();
-      for (int32_t i = 0; i <= l; ++i) {
-        out += node_labels_[node].at(t.levels[i]);
-        out += '\x1f';
-      }
-      return out;
-    };
-    auto sorted = [&](int32_t l, std::vector<int32_t> doms) {
-      std::vector<std::string> keys(lv[l].size());
-      for (int32_t dom : doms) keys[dom] = path(l, dom);
-      std::sort(doms.begin(), doms.end(), [&](int32_t a, int32_t b) {
-        const KDom& x = lv[l][a];
-        const KDom& y = lv[l][b];
-        if (x.slices != y.slices) return x.slices > y.slices;
-        if (x.pods != y.pods) return x.pods < y.pods;
-        return keys[a] < keys[b];
-      });
-      return doms;
-    };
-    // The tightest of doms[from..] that holds `need` (the first on ties), or doms[from].
-    auto best_fit = [&](int32_t l, const std::vector<int32_t>& doms, size_t from, int64_t need, bool slices) {
-      auto st = [&](int32_t dom) { return slices ? lv[l][dom].slices : lv[l][dom].pods; };
-      size_t best = from;
-      for (size_t i = from; i < doms.size(); ++i) {
-        if (st(doms[i]) >= need && st(doms[i]) < st(doms[best])) best = i;
-      }
-      return doms[best];
-    };
-    using Assigned = std::vector<std::pair<int32_t, int64_t>>;  // (domain, pods)
-    // Spreads `n` pods (in slices of `sz` when `slices`) over `doms` (sorted).
-    auto spread = [&](int32_t l, const std::vector<int32_t>& doms, int64_t n, int64_t sz, bool slices,
-                      Assigned* out) {
-      int64_t rem = slices ? n / sz : n;
-      if (rem == 0) return true;
-      for (size_t i = 0; i < doms.size(); ++i) {
-        int64_t st = slices ? lv[l][doms[i]].slices : lv[l][doms[i]].pods;
-        if (st >= rem) {
-          out->emplace_back(best_fit(l, doms, i, rem, slices), slices ? rem * sz : rem);
-          return true;
-        }
-        if (st > 0) out->emplace_back(doms[i], slices ? st * sz : st);
-        rem -= st;
-      }
-      return false;
-    };
-    const int64_t slice_count = count / size;
-    // Phase 1: the level and domains that hold every slice.
-    int32_t level = R;
-    std::vector<int32_t> fit;
-    while (true) {
-      std::vector<int32_t> all(lv[level].size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
-      std::vector<int32_t> doms = sorted(level, std::move(all));
-      if (doms.empty()) return false;
-      if (lv[level][doms[0]].slices >= slice_count) {
-        fit.push_back(best_fit(level, doms, 0, slice_count, true));
-        break;
-      }
-      if (required) return false;
-      if (level > 0 && !unconstrained) {
-        --level;
-        continue;
-      }
-      int64_t rem = slice_count;
-      for (size_t i = 0; rem > 0 && i < doms.size(); ++i) {
-        int32_t dom = doms[i];
-        if (lv[level][dom].slices >= rem) dom = best_fit(level, doms, i, rem, true);
-        fit.push_back(dom);
-        rem -= lv[level][dom].slices;
-      }
-      if (rem > 0) return false;
-      break;
-    }
-    Assigned cur;
-    if (!spread(level, fit, count, size, true, &cur)) return false;
-    // Phase 2: down to the lowest level.
-    for (; level < std::min(L - 1, S); ++level) {
-      std::vector<int32_t> kids;
-      for (const auto& [dom, n] : cur) {
-        for (int32_t ch : lv[level][dom].children) kids.push_back(ch);
-      }
-      Assigned next;
-      if (!spread(level + 1, sorted(level + 1, std::move(kids)), count, size, true, &next)) return false;
-      cur = std::move(next);
-    }
-    for (; level < L - 1; ++level) {
-      Assigned next;
-      for (const auto& [dom, n] : cur) {
-        if (!spread(level + 1, sorted(level + 1, lv[level][dom].children), n, 1, false, &next)) return false;
-      }
-      cur = std::move(next);
-    }
-    for (const auto& [dom, n] : cur) {
+    std::optional<KueueTasAssignment> cur = AssignKueueTas(t, all_nodes_, node_labels_, leaf_pods, k);
+    if (!cur) return false;
+    for (const auto& [dom, n] : *cur) {
       if (PlaceGroup(c, 0, t.domain_nodes[L - 1][dom], static_cast<int32_t>(n)) != n) return false;
     }
     return MinsMet(c);

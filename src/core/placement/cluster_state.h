@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -101,6 +102,18 @@ struct Demand {
 struct DomainView {
   const std::vector<std::vector<int32_t>>* node_domain = nullptr;  // [level][node], -1 = none
   const std::vector<std::vector<int64_t>>* pods = nullptr;         // [level][domain]
+};
+
+// A topology's levels and domains: which domain of each level every node is
+// in, and the nodes and placed pods of every domain.
+struct Topo {
+  std::string name;
+  std::vector<std::string> levels;
+  std::vector<std::vector<int32_t>> node_domain;                       // [level][node]
+  std::vector<std::vector<int64_t>> domain_pods;                       // [level][domain]
+  std::vector<std::vector<std::string>> domain_label;                  // [level][domain] the level's value
+  std::vector<std::vector<std::vector<int32_t>>> domain_nodes;         // [level][domain]
+  std::vector<std::unordered_map<std::string, int32_t>> domain_index;  // [level] path -> domain
 };
 
 }  // namespace artel::core::placement::internal

@@ -1,0 +1,439 @@
+// The scheduling cycle: EngineImpl::RunRound (nominate heads, order them,
+// admit, preempt, reserve) and the StrictFIFO reasons. Moved from
+// engine.cc.
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <unordered_set>
+
+#include "core/admission_order.h"
+#include "core/engine_helpers.h"
+#include "core/engine_impl.h"
+#include "core/flavor_assigner.h"
+#include "core/preemption.h"
+#include "core/resource_names.h"
+
+namespace artel::core {
+
+namespace {
+
+using K = PendingReason::Kind;
+
+bool ResourceQuotaAllows(const EngineImpl& e, const Wl& w, std::string* why) {
+  const NsRt& n = e.nss[w.ns];
+  for (const auto& [res, hard] : n.hard) {
+    Amount want = 0;
+    for (const auto& [r, a] : w.ns_usage) {
+      if (r == res) want = a;
+    }
+    if (want == 0) continue;
+    if (n.usage[res] + want > hard) {
+      *why = "namespace " + n.name + " ResourceQuota caps requests." + e.resources.Name(res) + " at " +
+             FormatQuantity(hard) + "; " + FormatQuantity(n.usage[res]) + " in use, workload needs " +
+             FormatQuantity(want);
+      return false;
+    }
+  }
+  return true;
+}
+
+void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
+  w.info.admission.clear();
+  w.ns_usage.clear();
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    PodSetAssignment psa;
+    psa.name = w.info.spec.pod_sets[i].name;
+    psa.count = a.pod_sets[i].count;
+    for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
+    ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.ImplicitGpuRes(e.cqs[w.cq], w.pod_sets[i]),
+                  [&](int32_t res, Amount per_pod) {
+                    Amount total = per_pod * psa.count;
+                    psa.resource_usage[e.resources.Name(res)] = total;
+                    bool merged = false;
+                    for (auto& [r, v] : w.ns_usage) {
+                      if (r == res) {
+                        v += total;
+                        merged = true;
+                      }
+                    }
+                    if (!merged) w.ns_usage.emplace_back(res, total);
+                  });
+    w.info.admission.push_back(std::move(psa));
+  }
+}
+
+}  // namespace
+
+bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
+  if (fresh_snapshot) RebuildUsage();
+  // Reservations whose workload left the queue are gone; what they held
+  // back may be used again.
+  for (size_t i = 0; i < reservations.size();) {
+    const Wl& rw = wls[reservations[i].wl];
+    if (rw.forgotten || rw.info.state != WorkloadState::kPending || rw.cq != reservations[i].cq) {
+      DropReservation(i);
+    } else {
+      ++i;
+    }
+  }
+  // Entries are reused across rounds (their buffers keep their capacity);
+  // `n` of them are live in this round.
+  std::vector<Entry>& all_entries = round_entries;
+  size_t n = 0;
+  // Queues none of whose workloads can be admitted are parked at once.
+  const int64_t bulk = BulkPark();
+  result->decisions += bulk;
+  for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
+    if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
+    WlId h = Head(c);
+    if (h == kNoWl) continue;
+    wls[h].reason_stamp = bulk_counter;
+    wls[h].reason_stale = false;
+    if (all_entries.size() <= n) all_entries.emplace_back();
+    Entry& en = all_entries[n++];
+    en.wl = h;
+    en.cq = c;
+    protect_min = -1;
+    protect_delay = false;
+    Nominate(*this, h, c, &en.assignment, &en.targets);
+    wls[h].protected_until = protect_min;
+    wls[h].delay_held = protect_delay;
+    if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
+  }
+  if (n == 0) return bulk > 0;
+  struct Live {
+    std::vector<Entry>& v;
+    size_t n;
+    size_t size() const { return n; }
+    Entry& operator[](size_t i) { return v[i]; }
+  } entries{all_entries, n};
+  admission_order->Begin(*this, all_entries, entries.size());
+  bool changed = false;
+  auto& temp = round_temp;  // cycle-only usage, rolled back at the end
+  temp.clear();
+  const uint64_t stamp = ++round_stamp;  // marks this round's victims in Wl::victim_stamp
+  round_victims.clear();
+  auto is_victim = [&](WlId id) { return wls[id].victim_stamp == stamp; };
+  std::vector<char>& done = round_done;
+  done.assign(entries.size(), 0);
+  for (size_t step = 0; step < entries.size(); ++step) {
+    const int32_t pick = admission_order->Next(*this, all_entries, step, done);
+    if (pick < 0) break;
+    const auto idx = static_cast<size_t>(pick);
+    done[idx] = 1;
+    Entry& en = entries[idx];
+    Wl& w = wls[en.wl];
+    CqRt& cq = cqs[en.cq];
+    Assignment& a = en.assignment;
+    result->decisions++;
+    if (a.mode == Mode::kFit) {
+      if (!FitsNow(*this, en.cq, a.usage)) {
+        // Another entry of this cycle took the capacity; retry next cycle.
+        w.info.pending = Reason(K::kReservedByOther, "");
+        w.info.pending.cluster_queue = cq.name;
+        w.msg_dirty = true;
+        // Its victims are gone; it no longer holds the head of its queue.
+        w.waiting_preemption = false;
+        if (cq.sticky == en.wl) cq.sticky = kNoWl;
+        result->decisions--;
+        continue;
+      }
+      // Conservative backfill (docs/semantics.md §11): no admission that
+      // would delay a reservation; a waiting preemptor is not held back.
+      if (!reservations.empty() && !w.waiting_preemption) {
+        if (const Reservation* r = DelayedReservation(en.wl, en.cq, a, now)) {
+          std::optional<Time> rest = RemainingEstimate(w, en.cq);
+          w.info.pending = Reason(
+              K::kBlockedByReservation,
+              w.info.key + " in ClusterQueue " + cq.name + ": fits, but would delay the reservation of " +
+                  wls[r->wl].info.key + " (ClusterQueue " + cqs[r->cq].name + "), which starts in " +
+                  FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
+                  (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
+                        : "it has no runtime estimate (maximum runtime or queue default)") +
+                  (r->nodes ? " and it needs quota or room on the nodes the reservation holds"
+                            : " and it needs quota the reservation holds"));
+          w.info.pending.cluster_queue = cq.name;
+          if (cq.sticky == en.wl) cq.sticky = kNoWl;
+          if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
+            SoftPark(en.wl, tree.Root(cq.node));
+            changed = true;
+          }
+          continue;
+        }
+      }
+      BuildAdmission(*this, w, a);
+      std::string why;
+      if (!ResourceQuotaAllows(*this, w, &why)) {
+        w.info.admission.clear();
+        w.info.pending = Reason(K::kResourceQuotaExceeded, w.info.key + ": " + why);
+        w.info.pending.cluster_queue = cq.name;
+        Park(en.wl, &nss[w.ns].parked);
+        if (cq.sticky == en.wl) cq.sticky = kNoWl;
+        changed = true;
+        continue;
+      }
+      if (Placed(a)) {
+        placement::PlaceResult pr = PlaceWorkload(en.wl, a);
+        if (pr.ok()) {
+          // Fewer pods than assigned were placed (minCount / minMember):
+          // admit only those, and hold only their quota.
+          bool shrunk = false;
+          for (size_t i = 0; i < a.pod_sets.size() && i < pr.placement.placed.size(); ++i) {
+            if (pr.placement.placed[i] < a.pod_sets[i].count) {
+              a.pod_sets[i].count = pr.placement.placed[i];
+              shrunk = true;
+            }
+          }
+          if (shrunk) {
+            FrAmounts usage;
+            for (size_t i = 0; i < a.pod_sets.size(); ++i) {
+              ForEachPerPod(w.pod_sets[i], cq.pods_res, ImplicitGpuRes(cq, w.pod_sets[i]),
+                            [&](int32_t res, Amount per_pod) {
+                              int32_t f = -1;
+                              for (const auto& [r, fl] : a.pod_sets[i].flavors) {
+                                if (r == res) f = fl;
+                              }
+                              if (f < 0) return;
+                              int32_t fr = tree.FindFr(f, res);
+                              if (fr < 0) return;
+                              bool merged = false;
+                              for (auto& [x, v] : usage) {
+                                if (x == fr) {
+                                  v += per_pod * a.pod_sets[i].count;
+                                  merged = true;
+                                }
+                              }
+                              if (!merged) usage.emplace_back(fr, per_pod * a.pod_sets[i].count);
+                            });
+            }
+            std::sort(usage.begin(), usage.end());
+            a.usage = std::move(usage);
+            BuildAdmission(*this, w, a);
+          }
+        }
+        if (!pr.ok() && pr.outcome == placement::PlaceOutcome::kUnschedulable) {
+          // Placement-aware preemption: victims that free the nodes are
+          // evicted as in quota preemption (the branch below).
+          en.targets = PlacementTargets(*this, en.wl, en.cq, a);
+          if (!en.targets.empty()) {
+            w.info.admission.clear();
+            a.mode = Mode::kPreempt;
+          }
+        }
+        if (!pr.ok() && a.mode == Mode::kFit) {
+          w.info.admission.clear();
+          w.info.pending =
+              Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
+                     w.info.key + ": quota fits in ClusterQueue " + cq.name +
+                         " but the pods do not fit on the nodes: " + pr.reason);
+          w.info.pending.cluster_queue = cq.name;
+          if (w.protected_until > now) {
+            w.info.pending.message.clear();  // FillMessage adds when the protection ends
+            w.info.pending.message = w.info.key + ": quota fits in ClusterQueue " + cq.name +
+                                     " but the pods do not fit on the nodes: " + pr.reason;
+            PendingReason tmp;
+            tmp.kind = K::kUnschedulable;
+            tmp.cluster_queue = cq.name;
+            FillMessage(*this, w, &tmp);
+            size_t cut = tmp.message.find("; ");
+            if (cut != std::string::npos) w.info.pending.message += tmp.message.substr(cut);
+          }
+          // Reservations with nodes (docs/semantics.md §11): the quota
+          // fits, the nodes do not; it reserves where the holders' ends
+          // make room.
+          w.beyond_window = -1;
+          if (any_reservation_config && pr.outcome == placement::PlaceOutcome::kUnschedulable) {
+            if (Reserve(en.wl, en.cq, now)) {
+              for (const Reservation& res : reservations) {
+                if (res.wl == en.wl) w.info.pending.message += ReservationText(*this, res);
+              }
+            } else {
+              w.info.pending.message += BeyondWindowText(*this, w);
+            }
+          }
+          Park(en.wl, &parked_placement);
+          if (cq.sticky == en.wl) cq.sticky = kNoWl;
+          w.waiting_preemption = false;
+          changed = true;
+          continue;
+        }
+      }
+      if (a.mode == Mode::kFit) {
+        // Admit.
+        w.usage = a.usage;
+        Dequeue(en.wl);
+        w.info.state = WorkloadState::kAdmitted;
+        w.info.pending = PendingReason{};
+        w.info.admitted_at = now;
+        w.admit_seq = next_admit_seq++;
+        w.info.admission_seq = w.admit_seq;
+        w.waiting_preemption = false;
+        AdmitUsage(en.wl);
+        ArmExpiry(en.wl);
+        if (!reservations.empty()) {
+          for (size_t i = 0; i < reservations.size(); ++i) {
+            if (reservations[i].wl != en.wl) continue;
+            DropReservation(i);
+            break;
+          }
+        }
+        if (opts.admission_fair_sharing && w.lq >= 0) {
+          double alpha = 1.0;
+          if (opts.afs.usage_half_life > 0)
+            alpha = 1.0 - std::pow(0.5, static_cast<double>(opts.afs.usage_sampling_interval) /
+                                            static_cast<double>(opts.afs.usage_half_life));
+          for (const auto& [res, amt] : w.ns_usage)
+            lqs[w.lq].afs_penalty[res] += alpha * static_cast<double>(amt) / 1000.0;
+        }
+        if (cq.sticky == en.wl) cq.sticky = kNoWl;
+        pending_count--;
+        admitted_count++;
+        result->admitted.push_back(w.info.key);
+        result->admitted_ids.push_back(en.wl);
+        changed = true;
+        continue;
+      }
+    }
+    if ((a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) && !en.targets.empty()) {
+      // With nodes, quota victims that would not free a placement give way
+      // to victims that free both quota and nodes, when there are such.
+      if (Placed(a) && !en.targets[0].nodes && !PlacesWithout(*this, en.wl, a, en.targets)) {
+        std::vector<Target> both = PlacementTargets(*this, en.wl, en.cq, a);
+        if (!both.empty()) en.targets = std::move(both);
+      }
+      bool overlap = false;
+      for (const Target& t : en.targets) overlap = overlap || is_victim(t.id);
+      if (overlap) {
+        result->decisions--;
+        continue;  // skipped; retried next cycle
+      }
+      // A wasted preemption is skipped (Kueue scheduler.go, `fits`): the
+      // preemptor must fit once this round's victims and its own targets are
+      // gone, given what earlier preemptors of the round reserved.
+      {
+        auto remove = [&](WlId v, int sign) { tree.AddUsage(cqs[wls[v].cq].node, wls[v].usage, sign); };
+        for (WlId v : round_victims) remove(v, -1);
+        for (const Target& t : en.targets) remove(t.id, -1);
+        const bool fits = FitsNow(*this, en.cq, a.usage);
+        for (const Target& t : en.targets) remove(t.id, +1);
+        for (WlId v : round_victims) remove(v, +1);
+        if (!fits) {
+          result->decisions--;
+          continue;  // skipped; retried next cycle
+        }
+      }
+      std::vector<std::string> names;
+      for (const Target& t : en.targets) {
+        names.push_back(wls[t.id].info.key);
+        if (wls[t.id].info.state == WorkloadState::kAdmitted) {
+          std::string msg = "preempted by " + w.info.key + " (ClusterQueue " + cq.name + ") to " +
+                            (t.reason == EvictionReason::kInClusterQueue ? "admit a higher-priority workload"
+                             : t.reason == EvictionReason::kInCohortFairSharing ? "restore the fair share"
+                                                                                : "reclaim quota");
+          if (t.nodes) msg += " (its pods need this workload's nodes)";
+          Evict(t.id, t.reason, en.wl, now, &result->evictions,
+                msg + " [" + EvictionReasonName(t.reason) + "]");
+          changed = true;
+        }
+        wls[t.id].victim_stamp = stamp;
+        round_victims.push_back(t.id);
+      }
+      tree.AddUsage(cq.node, a.usage, +1);
+      overlay_gen = ++overlay_counter;
+      temp.emplace_back(cq.node, a.usage);
+      w.waiting_preemption = true;
+      cq.sticky = en.wl;
+      w.info.pending = PendingReason{};
+      w.info.pending.kind = K::kWaitingForEvictions;
+      w.info.pending.cluster_queue = cq.name;
+      w.info.pending.would_preempt = std::move(names);
+      w.pending_ref = a.ref;
+      w.ref_dirty = true;
+      w.msg_dirty = true;
+      continue;
+    }
+    // Inadmissible this cycle.
+    bool preempt_mode = a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
+    // Reservations (docs/semantics.md §11): a head short of quota that
+    // qualifies holds back what frees up first (with nodes, where its pods
+    // are then placed). Computed before this cycle holds back part of its
+    // request below.
+    w.beyond_window = -1;
+    if (any_reservation_config &&
+        (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
+      Reserve(en.wl, en.cq, now);
+    if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
+      FrAmounts reserve;
+      const auto& node = tree.node(cq.node);
+      // Kueue scheduler.go quotaResourcesToReserve: what the queue may still
+      // take without borrowing; when the assignment borrows, up to its
+      // borrowing limit (all of the request without a limit).
+      for (const auto& [fr, amt] : a.usage) {
+        Amount r;
+        if (a.borrow_level > 0) {
+          r = node.borrowing_limit[fr] == kNoLimit
+                  ? amt
+                  : std::min(amt, node.nominal[fr] + node.borrowing_limit[fr] - node.usage[fr]);
+        } else {
+          r = std::min(amt, node.nominal[fr] - node.usage[fr]);
+        }
+        if (r > 0) reserve.emplace_back(fr, r);
+      }
+      if (!reserve.empty()) {
+        tree.AddUsage(cq.node, reserve, +1);
+        overlay_gen = ++overlay_counter;
+        temp.emplace_back(cq.node, std::move(reserve));
+      }
+    }
+    // Only the kind is set now; names and the message are built on read.
+    K kind = a.kind;
+    if (preempt_mode) kind = K::kPreemptionNoCandidates;
+    if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
+    if (kind == K::kNoFlavor || kind == K::kInfeasible) {
+      w.info.pending = PendingReason{};
+      w.info.pending.kind = kind;
+      w.info.pending.cluster_queue = cq.name;
+      w.info.pending.message = w.info.key + " in ClusterQueue " + cq.name + ": " + a.message;
+    } else {
+      w.info.pending.kind = kind;
+      w.info.pending.message.clear();
+      w.info.pending.would_preempt.clear();
+    }
+    w.pending_ref = a.ref;
+    w.ref_dirty = true;
+    w.msg_dirty = true;
+    w.waiting_preemption = false;
+    if (cq.sticky == en.wl) cq.sticky = kNoWl;
+    if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
+      SoftPark(en.wl, tree.Root(cq.node));
+      changed = true;
+    }
+  }
+  // The cycle-only usage is gone: the tree is back to the committed state.
+  for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
+  overlay_gen = 0;
+  return changed || bulk > 0;
+}
+
+void EngineImpl::SetStrictFifoReasons() {
+  for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
+    CqRt& cq = cqs[c];
+    if (cq.spec->queueing_strategy != QueueingStrategy::kStrictFIFO || cq.held) continue;
+    WlId h = Head(c);
+    if (h == kNoWl) continue;
+    const PendingReason::Kind hk = wls[h].info.pending.kind;
+    if (hk == K::kNotYetTried || hk == K::kNone) continue;
+    for (int32_t l : cq.lqs) {
+      for (const QueueKey& k : lqs[l].heap) {
+        if (k.id == h) continue;
+        PendingReason& r = wls[k.id].info.pending;
+        r = Reason(K::kBlockedByStrictFIFO, wls[k.id].info.key + ": behind the StrictFIFO head " +
+                                                wls[h].info.key + " of ClusterQueue " + cq.name);
+        r.cluster_queue = cq.name;
+      }
+    }
+  }
+}
+
+}  // namespace artel::core

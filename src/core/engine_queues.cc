@@ -1,0 +1,447 @@
+// The engine's queues: resolving a workload to its LocalQueue and
+// ClusterQueue, the per-ClusterQueue heaps, parking (one by one and in
+// bulk), admission fair sharing's usage samples, and the head a cycle
+// nominates. Moved from engine.cc.
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/engine_helpers.h"
+#include "core/engine_impl.h"
+
+namespace artel::core {
+
+namespace {
+
+using K = PendingReason::Kind;
+
+}  // namespace
+
+PendingReason Reason(K kind, std::string message) {
+  PendingReason r;
+  r.kind = kind;
+  r.message = std::move(message);
+  return r;
+}
+
+void EngineImpl::Resolve(WlId id) {
+  Wl& w = wls[id];
+  w.parked = false;
+  w.lq = FindLq(w.ns, w.info.spec.queue);
+  w.cq = w.lq >= 0 ? lqs[w.lq].cq : -1;
+  w.info.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+  w.info.max_runtime = MaxRuntime(w, w.cq);
+  if (!w.info.spec.active) {
+    w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
+  } else if (w.lq < 0) {
+    w.info.pending = Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue +
+                                                       " does not exist in namespace " + w.info.spec.ns);
+  } else if (w.cq < 0) {
+    w.info.pending =
+        Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue + " of LocalQueue " +
+                                            w.info.spec.queue + " does not exist");
+  } else if (!cqs[w.cq].spec->namespace_selector ||
+             !cqs[w.cq].spec->namespace_selector->Matches(nss[w.ns].labels)) {
+    w.info.pending =
+        Reason(K::kNamespaceNotAllowed, "namespace " + w.info.spec.ns +
+                                            " is not selected by the namespaceSelector of ClusterQueue " +
+                                            cqs[w.cq].name);
+  } else if (lqs[w.lq].spec->stop_policy != StopPolicy::kNone) {
+    w.info.pending = Reason(K::kStopped, "LocalQueue " + w.info.spec.queue + " is stopped (stopPolicy)");
+  } else {
+    if (cqs[w.cq].held) {
+      w.info.pending = Reason(K::kStopped, "ClusterQueue " + cqs[w.cq].name + " is stopped (stopPolicy)");
+    } else if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kLocalQueueMissing ||
+               w.info.pending.kind == K::kClusterQueueMissing ||
+               w.info.pending.kind == K::kNamespaceNotAllowed || w.info.pending.kind == K::kStopped ||
+               w.info.pending.kind == K::kInactive) {
+      w.info.pending = PendingReason{};
+      w.info.pending.kind = K::kNotYetTried;  // message built on read
+      w.msg_dirty = true;
+      w.requeued = false;
+    }
+    w.info.pending.cluster_queue = cqs[w.cq].name;
+    Enqueue(id);
+    return;
+  }
+  orphans.push_back(id);
+}
+
+int32_t EngineImpl::FindLq(NamespaceId ns, const std::string& name) const {
+  if (!lqs_of_ns.contains(ns)) return -1;
+  for (const auto& [n, l] : lqs_of_ns[ns]) {
+    if (n == name) return l;
+  }
+  return -1;
+}
+
+void EngineImpl::Enqueue(WlId id) {
+  Wl& w = wls[id];
+  if (w.in_heap || w.lq < 0) return;
+  LqRt& lq = lqs[w.lq];
+  QueueKey key{-w.info.priority, w.info.queued_at, w.info.uid, id};
+  key.enq_seq = ++enqueue_counter;
+  w.enq_seq = key.enq_seq;
+  auto it = lq.heap.insert(key).first;
+  w.heap_it = it;
+  // The least it can be admitted with, per resource (BulkPark's bound).
+  w.min_req.clear();
+  if (lq.cq >= 0) {
+    CqRt& cq = cqs[lq.cq];
+    for (const PodSetReq& ps : w.pod_sets) {
+      ForEachPerPod(ps, cq.pods_res, ImplicitGpuRes(cq, ps), [&](int32_t res, Amount per_pod) {
+        if (per_pod <= 0) return;
+        const Amount a = per_pod * std::max<int32_t>(ps.min_count, 0);
+        for (auto& [r, v] : w.min_req) {
+          if (r == res) {
+            v += a;
+            return;
+          }
+        }
+        w.min_req.emplace_back(res, a);
+      });
+    }
+    for (const auto& [res, a] : w.min_req) {
+      if (cq.min_req.size() <= static_cast<size_t>(res)) cq.min_req.resize(static_cast<size_t>(res) + 1);
+      cq.min_req[res].insert(a);
+    }
+  }
+  // An active entry before the skip point becomes the new skip point.
+  if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
+  w.in_heap = true;
+  w.soft_parked = false;
+  if (lq.cq >= 0) cqs[lq.cq].queued++;
+  queued_count++;
+}
+
+void EngineImpl::Dequeue(WlId id) {
+  Wl& w = wls[id];
+  if (!w.in_heap) return;
+  LqRt& lq = lqs[w.lq];
+  const bool parked = SoftParked(w);
+  auto it = w.heap_it;
+  if (lq.skip_valid && lq.skip == it) ++lq.skip;
+  lq.heap.erase(it);
+  w.in_heap = false;
+  if (lq.cq >= 0) {
+    CqRt& cq = cqs[lq.cq];
+    for (const auto& [res, a] : w.min_req) cq.min_req[res].erase(cq.min_req[res].find(a));
+  }
+  w.min_req.clear();
+  if (parked) {
+    root_parked[lq.root]--;  // parked on its own or in bulk: its ClusterQueue's root
+    parked_total--;
+    if (lq.cq >= 0) cqs[lq.cq].parked_n--;
+  }
+  w.soft_parked = false;
+  if (lq.cq >= 0) cqs[lq.cq].queued--;
+  queued_count--;
+}
+
+void EngineImpl::Park(WlId id, std::vector<WlId>* list) {
+  Wl& w = wls[id];
+  Dequeue(id);
+  w.parked = true;
+  w.listed = true;
+  list->push_back(id);
+}
+
+void EngineImpl::UnparkList(std::vector<WlId>* list) {
+  if (list->empty()) return;
+  std::vector<WlId> taken;
+  taken.swap(*list);
+  for (WlId id : taken) {
+    Wl& w = wls[id];
+    w.listed = false;
+    if (!w.parked || w.info.state != WorkloadState::kPending) continue;
+    w.parked = false;
+    Enqueue(id);
+  }
+  // Keep the buffer: the next park reuses its capacity.
+  taken.clear();
+  if (list->empty()) list->swap(taken);
+}
+
+void EngineImpl::SoftPark(WlId id, int32_t root) {
+  Wl& w = wls[id];
+  w.soft_parked = true;
+  w.park_root = root;
+  w.park_epoch = root_epoch[root];
+  w.heap_it->park_epoch = w.park_epoch;
+  root_parked[root]++;
+  CqRt& cq = cqs[lqs[w.lq].cq];
+  if (cq.parked_epoch != w.park_epoch) {
+    cq.parked_epoch = w.park_epoch;
+    cq.parked_n = 0;
+  }
+  cq.parked_n++;
+  parked_total++;
+}
+
+void EngineImpl::Unpark(int32_t root) {
+  if (root < 0 || root >= static_cast<int32_t>(root_epoch.size())) return;
+  parked_total -= root_parked[root];
+  root_parked[root] = 0;
+  root_epoch[root] = ++epoch_counter;
+}
+
+const QueueKey* EngineImpl::FirstActive(int32_t l) {
+  LqRt& q = lqs[l];
+  if (q.heap.empty()) return nullptr;
+  if (q.root < 0) return &*q.heap.begin();  // no ClusterQueue: nothing parks in place
+  const uint64_t ep = root_epoch[q.root];
+  if (!q.skip_valid || q.skip_epoch != ep) {
+    q.skip = q.heap.begin();
+    q.skip_epoch = ep;
+    q.skip_valid = true;
+  }
+  // Entries parked in bulk: those below the ClusterQueue's bulk_seq.
+  const CqRt& cq = cqs[q.cq];
+  const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;
+  while (q.skip != q.heap.end() && (q.skip->park_epoch == ep || q.skip->enq_seq < bulk_below)) ++q.skip;
+  return q.skip == q.heap.end() ? nullptr : &*q.skip;
+}
+
+// Parking in bulk (docs/semantics.md §3, step 5). A release
+// in a cohort tree requeues every workload parked in it, and each is then a
+// head in turn, one cycle per workload, until all have been tried: the cost
+// of an event grew with the depth of the queue. Where it is exact, the
+// queued workloads that cannot be admitted are parked here instead, without
+// examining them, in O(1) each ClusterQueue:
+//  - the bound: a workload can be admitted only if, for every resource it
+//    requests, the least it can be admitted with (all pod sets at their
+//    minimum count) is at most what its ClusterQueue could get of that
+//    resource over all its flavors: what is available now with borrowing,
+//    or, by reclaiming within the cohort, its quota minus its usage (a
+//    reclaiming preemptor must fit without borrowing). When the smallest
+//    such request queued in the ClusterQueue exceeds that, none of its
+//    workloads can be admitted or preempt. Usage only grows within a
+//    `Schedule` call (evictions hold their quota until they complete), so
+//    the answer holds for every later cycle until the next release, which
+//    bumps the tree's epoch and ends the bulk park.
+//  - where it is exact: classical preemption with withinClusterQueue and
+//    borrowWithinCohort Never and reclaimWithinCohort Never or Any, in a
+//    ClusterQueue that is a root or a direct child of its root cohort,
+//    BestEffortFIFO, no sticky head; no fair sharing, Admission Fair
+//    Sharing, nodes, reservations or runtime protections anywhere. A head
+//    that fails then changes nothing but its own reason (with
+//    reclaimWithinCohort Never it holds back part of its request for the
+//    rest of the cycle, which only matters to heads of its tree, so such a
+//    queue is parked in bulk only when every queue of its tree is), and the
+//    cycles that would have tried them one by one change the same nothing
+//    in the same order: the admissions and evictions are those of the
+//    one-by-one cycles (the property tests compare them).
+//  - what differs: the pending reason of a workload parked in bulk is built
+//    when it is read, from the state then (ReasonStale, Materialize), and
+//    `CycleResult::rounds` counts fewer cycles; `decisions` still counts one
+//    decision per workload parked.
+Amount EngineImpl::BulkCap(int32_t c, int32_t res) const {
+  const CqRt& cq = cqs[c];
+  const int32_t g = GroupOf(cq, res);
+  if (g < 0) return std::numeric_limits<Amount>::max();
+  const auto& node = tree.node(cq.node);
+  const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
+  Amount cap = 0;
+  for (int32_t f : cq.groups[g].flavors) {
+    const int32_t fr = tree.FindFr(f, res);
+    if (fr < 0) continue;
+    Amount a = tree.Available(cq.node, fr);
+    if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
+    cap += std::max<Amount>(a, 0);
+  }
+  return cap;
+}
+
+bool EngineImpl::AllQueuedFail(int32_t c) const {
+  const CqRt& cq = cqs[c];
+  for (size_t res = 0; res < cq.min_req.size(); ++res) {
+    const auto& set = cq.min_req[res];
+    // Some queued workload does not request it (or none is queued).
+    if (set.empty() || static_cast<int32_t>(set.size()) < cq.queued) continue;
+    if (*set.begin() > BulkCap(c, static_cast<int32_t>(res))) return true;
+  }
+  return false;
+}
+
+int64_t EngineImpl::BulkPark() {
+  if (!opts.bulk_park || opts.fair_sharing || opts.admission_fair_sharing || cluster ||
+      any_reservation_config || any_protection || !reservations.empty() ||
+      static_cast<int64_t>(queued_count) == parked_total)
+    return 0;
+  int64_t total = 0;
+  for (int32_t root = 0; root < static_cast<int32_t>(root_cqs.size()); ++root) {
+    const std::vector<int32_t>& members = root_cqs[root];
+    if (members.empty()) continue;
+    // Whether the tree qualifies, some active queue fails, every one does.
+    bool shape_ok = true;
+    bool all_fail = true;
+    bool any = false;
+    for (int32_t c : members) {
+      CqRt& cq = cqs[c];
+      if (cq.held || ActiveQueued(cq) == 0) continue;
+      const PreemptionSpec& pol = cq.spec->preemption;
+      const int32_t parent = tree.node(cq.node).parent;
+      const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
+                         cq.sticky == kNoWl && pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
+                         pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
+                         (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
+                          pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
+                         (parent < 0 || parent == root);
+      if (!shape) {  // a tree of another shape: left to the cycles
+        shape_ok = false;
+        break;
+      }
+      if (AllQueuedFail(c)) {
+        any = true;
+      } else {
+        all_fail = false;
+      }
+    }
+    if (!shape_ok) continue;
+    const uint64_t ep = root_epoch[root];
+    const uint64_t stamp = any ? ++bulk_counter : 0;
+    for (int32_t c : members) {
+      if (!any) break;
+      CqRt& cq = cqs[c];
+      if (cq.held || ActiveQueued(cq) == 0) continue;
+      // A failing head holds back quota for its cycle unless it may reclaim.
+      if (!all_fail && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) continue;
+      if (!AllQueuedFail(c)) continue;
+      const int32_t n = ActiveQueued(cq);
+      if (cq.parked_epoch != ep) {
+        cq.parked_epoch = ep;
+        cq.parked_n = 0;
+      }
+      cq.parked_n = cq.queued;
+      root_parked[root] += n;
+      parked_total += n;
+      cq.bulk_epoch = ep;
+      cq.bulk_seq = enqueue_counter + 1;
+      cq.bulk_stamp = stamp;
+      // Nothing before the end is active now; an entry queued later resets
+      // the skip point (Enqueue).
+      for (int32_t l : cq.lqs) {
+        LqRt& q = lqs[l];
+        q.skip = q.heap.end();
+        q.skip_epoch = ep;
+        q.skip_valid = true;
+      }
+      total += n;
+    }
+    // One active ClusterQueue left in the tree: its heads meet no head of
+    // another queue of the tree in any cycle, so the leading heads that
+    // cannot fit are parked one by one here, each without an examination.
+    // (Queues of other trees share nothing with it but ResourceQuota, which
+    // moving its later heads to earlier cycles could make them compete for.)
+    if (any_resource_quota) continue;
+    int32_t only = -1;
+    for (int32_t c : members) {
+      if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;
+      if (only >= 0) {
+        only = -2;
+        break;
+      }
+      only = c;
+    }
+    if (only < 0) continue;
+    CqRt& cq = cqs[only];
+    if (cq.sticky != kNoWl) continue;
+    std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
+    caps.clear();
+    for (;;) {
+      const WlId h = Head(only);
+      if (h == kNoWl) break;
+      Wl& w = wls[h];
+      bool fails = false;
+      for (const auto& [res, a] : w.min_req) {
+        Amount cap = -1;
+        for (const auto& [r, v] : caps) {
+          if (r == res) cap = v;
+        }
+        if (cap < 0) {
+          cap = BulkCap(only, res);
+          caps.emplace_back(res, cap);
+        }
+        if (a > cap) {
+          fails = true;
+          break;
+        }
+      }
+      if (!fails) break;
+      SoftPark(h, root);
+      w.reason_stale = true;
+      ++total;
+    }
+  }
+  return total;
+}
+
+bool EngineImpl::ReasonStale(WlId id) const {
+  const Wl& w = wls[id];
+  if (!w.in_heap || w.lq < 0 || lqs[w.lq].cq < 0 || w.info.state != WorkloadState::kPending) return false;
+  const CqRt& cq = cqs[lqs[w.lq].cq];
+  return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp);
+}
+
+double EngineImpl::AfsUsage(int32_t lq) const {
+  const LqRt& l = lqs[lq];
+  double total = 0;
+  for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
+    double weight = 1.0;
+    auto it = opts.afs.resource_weights.find(resources.Name(static_cast<int32_t>(r)));
+    if (it != opts.afs.resource_weights.end()) weight = static_cast<double>(it->second) / 1000.0;
+    total += weight * (l.afs_consumed[r] + l.afs_penalty[r]);
+  }
+  double lw = static_cast<double>(l.spec->fair_weight) / 1000.0;
+  if (lw <= 0) return total > 0 ? 1e300 : 0;
+  return total / lw;
+}
+
+void EngineImpl::AfsSample(Time now) {
+  const Time interval = std::max<Time>(1, opts.afs.usage_sampling_interval);
+  for (LqRt& l : lqs) {
+    if (!l.afs_sampled) {
+      l.afs_sampled = true;
+      l.afs_last_sample = now;
+      continue;
+    }
+    Time elapsed = now - l.afs_last_sample;
+    if (elapsed < interval) continue;
+    double alpha = 1.0;
+    if (opts.afs.usage_half_life > 0)
+      alpha =
+          1.0 - std::pow(0.5, static_cast<double>(elapsed) / static_cast<double>(opts.afs.usage_half_life));
+    for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
+      l.afs_consumed[r] =
+          (1 - alpha) * l.afs_consumed[r] + alpha * static_cast<double>(l.current_usage[r]) / 1000.0;
+      l.afs_penalty[r] = 0;
+    }
+    l.afs_last_sample = now;
+  }
+}
+
+WlId EngineImpl::Head(int32_t cqi) {
+  CqRt& cq = cqs[cqi];
+  if (cq.sticky != kNoWl) {
+    const Wl& s = wls[cq.sticky];
+    if (s.in_heap && s.cq == cqi && s.info.state == WorkloadState::kPending) return cq.sticky;
+    cq.sticky = kNoWl;
+  }
+  WlId best = kNoWl;
+  double best_afs = 0;
+  QueueKey best_key{};
+  for (int32_t l : cq.lqs) {
+    const QueueKey* first = FirstActive(l);
+    if (first == nullptr) continue;
+    const QueueKey& k = *first;
+    double afs = opts.admission_fair_sharing ? AfsUsage(l) : 0.0;
+    if (best == kNoWl || afs < best_afs || (afs == best_afs && k < best_key)) {
+      best = k.id;
+      best_afs = afs;
+      best_key = k;
+    }
+  }
+  return best;
+}
+
+}  // namespace artel::core

@@ -1,0 +1,95 @@
+// The engine's usage: charging and releasing an admitted workload's quota
+// and placement, rebuilding usage from scratch, and eviction. Moved from
+// engine.cc.
+
+#include "core/engine_impl.h"
+
+namespace artel::core {
+
+void EngineImpl::AdmitUsage(WlId id) {
+  ++state_gen;
+  Wl& w = wls[id];
+  tree.AddUsage(cqs[w.cq].node, w.usage, +1);
+  CqRt& cq = cqs[w.cq];
+  w.admitted_pos = static_cast<int32_t>(cq.admitted.size());
+  cq.admitted.push_back(id);
+  for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] += a;
+  if (w.lq >= 0) {
+    for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
+  }
+}
+
+void EngineImpl::ReleasePlacement(WlId id) {
+  Wl& w = wls[id];
+  if (cluster && w.has_placement) (void)cluster->Release(w.info.key);
+  w.has_placement = false;
+  w.placement.reset();
+  w.info.placements.clear();
+  // Node capacity freed anywhere may let a waiting gang fit.
+  UnparkList(&parked_placement);
+}
+
+void EngineImpl::ReleaseUsage(WlId id) {
+  ++state_gen;
+  ReleasePlacement(id);
+  Wl& w = wls[id];
+  if (w.cq >= 0) {
+    tree.AddUsage(cqs[w.cq].node, w.usage, -1);
+    CqRt& cq = cqs[w.cq];
+    if (w.admitted_pos >= 0 && w.admitted_pos < static_cast<int32_t>(cq.admitted.size()) &&
+        cq.admitted[w.admitted_pos] == id) {
+      WlId last = cq.admitted.back();
+      cq.admitted[w.admitted_pos] = last;
+      wls[last].admitted_pos = w.admitted_pos;
+      cq.admitted.pop_back();
+    }
+    Unpark(tree.Root(cq.node));
+  }
+  w.admitted_pos = -1;
+  for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] -= a;
+  if (w.lq >= 0) {
+    for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] -= a;
+  }
+  // A release in the namespace may unblock ResourceQuota-parked workloads.
+  UnparkList(&nss[w.ns].parked);
+}
+
+void EngineImpl::RebuildUsage() {
+  ++state_gen;
+  for (size_t n = 0; n < tree.num_nodes(); ++n) {
+    auto& node = tree.mutable_node(static_cast<int32_t>(n));
+    std::fill(node.usage.begin(), node.usage.end(), 0);
+  }
+  for (const CqRt& cq : cqs) {
+    for (WlId id : cq.admitted) tree.AddUsage(cq.node, wls[id].usage, +1);
+  }
+}
+
+void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now, std::vector<Eviction>* out,
+                       const std::string& msg) {
+  ++state_gen;
+  Wl& w = wls[id];
+  // The time it ran counts against its maximum runtime when it comes back
+  // (Kueue accumulates it at eviction).
+  if (w.info.state == WorkloadState::kAdmitted && w.info.admitted_at >= 0 && now > w.info.admitted_at)
+    w.info.used_time += now - w.info.admitted_at;
+  DisarmExpiry(id);
+  w.info.state = WorkloadState::kEvicting;
+  w.info.evictions++;
+  Eviction ev;
+  ev.victim = w.info.key;
+  ev.victim_id = id;
+  ev.victim_cluster_queue = w.info.cluster_queue;
+  ev.reason = reason;
+  if (preemptor != kNoWl) {
+    ev.preemptor_id = preemptor;
+    ev.preemptor = wls[preemptor].info.key;
+    ev.preemptor_cluster_queue = wls[preemptor].info.cluster_queue;
+  }
+  ev.message = msg;
+  ev.at = now;
+  w.info.last_eviction = std::make_shared<const Eviction>(ev);
+  out->push_back(std::move(ev));
+}
+
+}  // namespace artel::core
