@@ -1135,32 +1135,24 @@ void Controller::DoWrite(Client& client, Write w) {
     return !stopping_;
   };
 
-  if (w.type == Write::Type::kPriority) {
+  // A merge patch, retried on transient errors: a Workload's spec.priority
+  // (kPriority) or a queue's status (kQueueStatus).
+  if (w.type == Write::Type::kPriority || w.type == Write::Type::kQueueStatus) {
+    const bool prio = w.type == Write::Type::kPriority;
     for (int attempt = 0; attempt < 5; ++attempt) {
-      auto r = client.MergePatch(w.resource, w.ns, w.name, Json{{"spec", {{"priority", w.priority}}}});
+      auto r = prio ? client.MergePatch(w.resource, w.ns, w.name, Json{{"spec", {{"priority", w.priority}}}})
+                    : client.MergePatch(w.resource, w.resource.namespaced ? w.ns : "", w.name,
+                                        Json{{"status", w.status}}, true);
       if (r.ok()) {
+        if (!prio) {
+          std::lock_guard<std::mutex> l(stats_mu_);
+          stats_.queue_status_writes++;
+        }
         Complete(std::move(res));
         return;
       }
-      if (r.error().NotFound()) {
+      if (prio && r.error().NotFound()) {
         res.outcome = WriteResult::Outcome::kGone;
-        Complete(std::move(res));
-        return;
-      }
-      if (!Transient(r.error()) || !wait()) break;
-    }
-    res.outcome = WriteResult::Outcome::kFailed;
-    Complete(std::move(res));
-    return;
-  }
-
-  if (w.type == Write::Type::kQueueStatus) {
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      auto r = client.MergePatch(w.resource, w.resource.namespaced ? w.ns : "", w.name,
-                                 Json{{"status", w.status}}, true);
-      if (r.ok()) {
-        std::lock_guard<std::mutex> l(stats_mu_);
-        stats_.queue_status_writes++;
         Complete(std::move(res));
         return;
       }
