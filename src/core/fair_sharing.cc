@@ -282,6 +282,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
       for (WlId id : stopping) t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, +1);
       if (enough) {
         std::vector<Target> wait;
+        wait.reserve(stopping.size());
         for (WlId id : stopping) {
           wait.push_back({id, e.wls[id].cq == cqi ? EvictionReason::kInClusterQueue
                                                   : EvictionReason::kInCohortFairSharing});
