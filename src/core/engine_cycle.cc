@@ -386,23 +386,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         temp.emplace_back(cq.node, std::move(reserve));
       }
     }
-    // Only the kind is set now; names and the message are built on read.
-    K kind = a.kind;
-    if (preempt_mode) kind = K::kPreemptionNoCandidates;
-    if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
-    if (kind == K::kNoFlavor || kind == K::kInfeasible) {
-      w.info.pending = PendingReason{};
-      w.info.pending.kind = kind;
-      w.info.pending.cluster_queue = cq.name;
-      w.info.pending.message = w.info.key + " in ClusterQueue " + cq.name + ": " + a.message;
-    } else {
-      w.info.pending.kind = kind;
-      w.info.pending.message.clear();
-      w.info.pending.would_preempt.clear();
-    }
-    w.pending_ref = a.ref;
-    w.ref_dirty = true;
-    w.msg_dirty = true;
+    SetInadmissibleReason(w, a, cq.name);
     w.waiting_preemption = false;
     if (cq.sticky == en.wl) cq.sticky = kNoWl;
     if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {

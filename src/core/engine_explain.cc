@@ -113,6 +113,27 @@ void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   r->message = std::move(m);
 }
 
+void SetInadmissibleReason(Wl& w, const Assignment& a, const std::string& cq_name) {
+  using K = PendingReason::Kind;
+  K kind = a.kind;
+  if (a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim)
+    kind = K::kPreemptionNoCandidates;
+  if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
+  if (kind == K::kNoFlavor || kind == K::kInfeasible) {
+    w.info.pending = PendingReason{};
+    w.info.pending.kind = kind;
+    w.info.pending.cluster_queue = cq_name;
+    w.info.pending.message = w.info.key + " in ClusterQueue " + cq_name + ": " + a.message;
+  } else {
+    w.info.pending.kind = kind;
+    w.info.pending.message.clear();
+    w.info.pending.would_preempt.clear();
+  }
+  w.pending_ref = a.ref;
+  w.ref_dirty = true;
+  w.msg_dirty = true;
+}
+
 void EngineImpl::Materialize(WlId id) {
   Wl& w = wls[id];
   if (ReasonStale(id)) {
@@ -129,26 +150,7 @@ void EngineImpl::Materialize(WlId id) {
     Nominate(*this, id, c, &a, &targets);
     protect_min = saved_min;
     protect_delay = saved_delay;
-    if (a.mode != Mode::kFit && targets.empty()) {
-      const bool preempt_mode =
-          a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim;
-      K kind = a.kind;
-      if (preempt_mode) kind = K::kPreemptionNoCandidates;
-      if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
-      if (kind == K::kNoFlavor || kind == K::kInfeasible) {
-        w.info.pending = PendingReason{};
-        w.info.pending.kind = kind;
-        w.info.pending.cluster_queue = cq.name;
-        w.info.pending.message = w.info.key + " in ClusterQueue " + cq.name + ": " + a.message;
-      } else {
-        w.info.pending.kind = kind;
-        w.info.pending.message.clear();
-        w.info.pending.would_preempt.clear();
-      }
-      w.pending_ref = a.ref;
-      w.ref_dirty = true;
-      w.msg_dirty = true;
-    }
+    if (a.mode != Mode::kFit && targets.empty()) SetInadmissibleReason(w, a, cq.name);
   }
   // Only the kinds RunRound sets from an assignment carry a ReasonRef; any
   // other kind was written whole since.

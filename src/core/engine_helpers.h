@@ -31,5 +31,10 @@ std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& 
 std::string BeyondWindowText(const EngineImpl& e, const Wl& w);
 // Fills r->message from its kind and fields, unless it already has one.
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r);
+// The pending reason of a workload the cycle found inadmissible with
+// assignment `a` in ClusterQueue `cq_name`: only the kind is set (names and
+// the message are built on read), except for no-flavor and infeasible
+// reasons, whose message is the assignment's own.
+void SetInadmissibleReason(Wl& w, const Assignment& a, const std::string& cq_name);
 
 }  // namespace artel::core
