@@ -8,6 +8,8 @@
 #include "core/admission_order.h"
 #include "core/engine_helpers.h"
 #include "core/engine_impl.h"
+#include "core/flavor_assigner.h"
+#include "core/preemption_policy.h"
 #include "core/resource_names.h"
 
 namespace artel::core {
@@ -106,7 +108,11 @@ Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources
 // ---------------------------------------------------------------------------
 // Engine.
 
-EngineImpl::EngineImpl(EngineOptions o) : opts(std::move(o)), admission_order(MakeAdmissionOrder(opts)) {}
+EngineImpl::EngineImpl(EngineOptions o)
+    : opts(std::move(o)),
+      admission_order(MakeAdmissionOrder(opts)),
+      flavor_assigner(MakeFlavorAssigner(opts)),
+      preemption(MakePreemptionPolicy(opts)) {}
 EngineImpl::~EngineImpl() = default;
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<EngineImpl>(std::move(options))) {}
@@ -457,7 +463,7 @@ CycleResult Engine::Schedule(Time now) {
     for (WlId id : std::vector<WlId>(cq.admitted)) {
       Wl& w = e.wls[id];
       if (w.info.state != WorkloadState::kAdmitted) continue;
-      bool lq_drain = w.lq >= 0 && e.lqs[w.lq].spec->stop_policy == StopPolicy::kHoldAndDrain;
+      bool lq_drain = w.lq.valid() && e.lqs[w.lq].spec->stop_policy == StopPolicy::kHoldAndDrain;
       if (cq_drain || lq_drain) {
         e.Evict(id, cq_drain ? EvictionReason::kClusterQueueStopped : EvictionReason::kLocalQueueStopped,
                 kNoWl, now, &result.evictions,

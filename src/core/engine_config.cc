@@ -152,8 +152,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   config = c;
   for (const auto& f : config.flavors) flavors_by_name.Intern(f.name);
   flavors.assign(flavors_by_name.size(), FlavorRt{});
-  for (size_t i = 0; i < flavors_by_name.size(); ++i)
-    flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
+  for (FlavorId f : flavors.ids()) flavors[f].name = flavors_by_name.Name(f);
   for (const auto& f : config.flavors) flavors[flavors_by_name.Find(f.name)].spec = &f;
 
   tree = QuotaTree();
@@ -178,7 +177,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   auto apply_groups = [&](int32_t node, const std::vector<ResourceGroupSpec>& groups) {
     for (const auto& g : groups) {
       for (const auto& fq : g.flavors) {
-        int32_t f = flavors_by_name.Find(fq.flavor);
+        FlavorId f = flavors_by_name.Find(fq.flavor);
         for (const auto& rq : fq.resources) {
           int32_t res = resources.Intern(rq.name);
           int32_t fr = tree.InternFr(f, res);
@@ -213,16 +212,15 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         if (r == kGpuResource) rt.gpu_res = res;
       }
       for (const auto& fq : g.flavors) {
-        const int32_t f = flavors_by_name.Find(fq.flavor);
+        const FlavorId f = flavors_by_name.Find(fq.flavor);
         grt.flavors.push_back(f);
-        const ResourceFlavorSpec* fs = f < 0 ? nullptr : flavors[f].spec;
+        const ResourceFlavorSpec* fs = f.valid() ? flavors[f].spec : nullptr;
         rt.all_tas = rt.all_tas && fs != nullptr && !fs->topology_name.empty();
       }
       rt.groups.push_back(std::move(grt));
     }
     rt.held = q.stop_policy != StopPolicy::kNone;
-    cq_index[q.name] = static_cast<int32_t>(cqs.size());
-    cqs.push_back(std::move(rt));
+    cq_index[q.name] = cqs.push_back(std::move(rt));
   }
   // Flavor-resources held by admitted workloads must exist in the tree.
   for (Wl& w : wls) {
@@ -235,22 +233,23 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   if (flavors.size() < flavors_by_name.size()) {
     size_t old = flavors.size();
     flavors.resize(flavors_by_name.size());
-    for (size_t i = old; i < flavors.size(); ++i)
-      flavors[i].name = flavors_by_name.Name(static_cast<int32_t>(i));
+    for (FlavorId f : flavors.ids()) {
+      if (static_cast<size_t>(f.value()) >= old) flavors[f].name = flavors_by_name.Name(f);
+    }
   }
   tree.Finalize();
   for (CqRt& q : cqs) q.root = tree.Root(q.node);
-  cq_of_node.assign(tree.num_nodes(), -1);
-  for (size_t i = 0; i < cqs.size(); ++i) cq_of_node[cqs[i].node] = static_cast<int32_t>(i);
+  cq_of_node.assign(tree.num_nodes(), CqId());
+  for (CqId c : cqs.ids()) cq_of_node[cqs[c].node] = c;
   root_cqs.assign(tree.num_nodes(), {});
-  for (size_t i = 0; i < cqs.size(); ++i) root_cqs[tree.Root(cqs[i].node)].push_back(static_cast<int32_t>(i));
+  for (CqId c : cqs.ids()) root_cqs[tree.Root(cqs[c].node)].push_back(c);
   root_epoch.assign(tree.num_nodes(), 0);
   for (auto& ep : root_epoch) ep = ++epoch_counter;
   root_parked.assign(tree.num_nodes(), 0);
 
   // Local queues.
-  std::vector<LqRt> old_lqs = std::move(lqs);
-  std::unordered_map<std::string, int32_t> old_lq_index = std::move(lq_index);
+  IdVector<LqId, LqRt> old_lqs = std::move(lqs);
+  std::unordered_map<std::string, LqId> old_lq_index = std::move(lq_index);
   lqs.clear();
   lq_index.clear();
   lqs_of_ns.clear();
@@ -261,7 +260,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     rt.ns_id = NsId(l.ns);
     rt.spec = &l;
     auto it = cq_index.find(l.cluster_queue);
-    rt.cq = it == cq_index.end() ? -1 : it->second;
+    rt.cq = it == cq_index.end() ? CqId() : it->second;
     std::string key = l.ns + "/" + l.name;
     auto old = old_lq_index.find(key);
     if (old != old_lq_index.end()) {  // keep Admission Fair Sharing history
@@ -274,11 +273,12 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     rt.current_usage.assign(resources.size(), 0);
     rt.afs_consumed.resize(resources.size(), 0);
     rt.afs_penalty.resize(resources.size(), 0);
-    if (rt.cq >= 0) cqs[rt.cq].lqs.push_back(static_cast<int32_t>(lqs.size()));
-    rt.root = rt.cq >= 0 ? tree.Root(cqs[rt.cq].node) : -1;
+    const LqId id(static_cast<int32_t>(lqs.size()));
+    if (rt.cq.valid()) cqs[rt.cq].lqs.push_back(id);
+    rt.root = rt.cq.valid() ? tree.Root(cqs[rt.cq].node) : -1;
     if (lqs_of_ns.size() <= static_cast<size_t>(rt.ns_id.value())) lqs_of_ns.resize(rt.ns_id.value() + 1);
-    lqs_of_ns[rt.ns_id].emplace_back(l.name, static_cast<int32_t>(lqs.size()));
-    lq_index[key] = static_cast<int32_t>(lqs.size());
+    lqs_of_ns[rt.ns_id].emplace_back(l.name, id);
+    lq_index[key] = id;
     lqs.push_back(std::move(rt));
   }
   // Namespaces and ResourceQuotas.
@@ -318,7 +318,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   any_drain = false;
   for (CqRt& cq : cqs) {
     cq.drain_possible = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
-    for (int32_t l : cq.lqs)
+    for (LqId l : cq.lqs)
       cq.drain_possible = cq.drain_possible || lqs[l].spec->stop_policy == StopPolicy::kHoldAndDrain;
     any_drain = any_drain || cq.drain_possible;
   }
@@ -360,7 +360,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     if (w.info.state == WorkloadState::kAdmitted || w.info.state == WorkloadState::kEvicting) {
       // Keep the admission under the ClusterQueue that admitted it.
       auto cit = cq_index.find(w.info.cluster_queue);
-      w.cq = cit == cq_index.end() ? -1 : cit->second;
+      w.cq = cit == cq_index.end() ? CqId() : cit->second;
       w.usage.clear();
       for (const auto& ps : w.info.admission) {
         for (const auto& [res, flv] : ps.flavors) {
@@ -377,13 +377,13 @@ Status EngineImpl::ApplyConfig(const Config& c) {
         }
       }
       std::sort(w.usage.begin(), w.usage.end());
-      if (w.cq >= 0) {
+      if (w.cq.valid()) {
         tree.AddUsage(cqs[w.cq].node, w.usage, +1);
         w.admitted_pos = static_cast<int32_t>(cqs[w.cq].admitted.size());
         cqs[w.cq].admitted.push_back(id);
       }
       for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] += a;
-      if (w.lq >= 0) {
+      if (w.lq.valid()) {
         for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
       }
       ArmExpiry(id);  // the ClusterQueue's default or ceiling may have changed

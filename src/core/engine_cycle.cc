@@ -84,7 +84,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   // Queues none of whose workloads can be admitted are parked at once.
   const int64_t bulk = BulkPark();
   result->decisions += bulk;
-  for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
+  for (CqId c : cqs.ids()) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
     WlId h = Head(c);
     if (h == kNoWl) continue;
@@ -96,7 +96,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     en.cq = c;
     protect_min = -1;
     protect_delay = false;
-    Nominate(*this, h, c, &en.assignment, &en.targets);
+    flavor_assigner->Nominate(*this, h, c, &en.assignment, &en.targets);
     wls[h].protected_until = protect_min;
     wls[h].delay_held = protect_delay;
     if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
@@ -190,11 +190,11 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
             for (size_t i = 0; i < a.pod_sets.size(); ++i) {
               ForEachPerPod(w.pod_sets[i], cq.pods_res, ImplicitGpuRes(cq, w.pod_sets[i]),
                             [&](int32_t res, Amount per_pod) {
-                              int32_t f = -1;
+                              FlavorId f;
                               for (const auto& [r, fl] : a.pod_sets[i].flavors) {
                                 if (r == res) f = fl;
                               }
-                              if (f < 0) return;
+                              if (!f.valid()) return;
                               int32_t fr = tree.FindFr(f, res);
                               if (fr < 0) return;
                               bool merged = false;
@@ -278,7 +278,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
             break;
           }
         }
-        if (opts.admission_fair_sharing && w.lq >= 0) {
+        if (opts.admission_fair_sharing && w.lq.valid()) {
           double alpha = 1.0;
           if (opts.afs.usage_half_life > 0)
             alpha = 1.0 - std::pow(0.5, static_cast<double>(opts.afs.usage_sampling_interval) /
@@ -401,14 +401,14 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
 }
 
 void EngineImpl::SetStrictFifoReasons() {
-  for (int32_t c = 0; c < static_cast<int32_t>(cqs.size()); ++c) {
+  for (CqId c : cqs.ids()) {
     CqRt& cq = cqs[c];
     if (cq.spec->queueing_strategy != QueueingStrategy::kStrictFIFO || cq.held) continue;
     WlId h = Head(c);
     if (h == kNoWl) continue;
     const PendingReason::Kind hk = wls[h].info.pending.kind;
     if (hk == K::kNotYetTried || hk == K::kNone) continue;
-    for (int32_t l : cq.lqs) {
+    for (LqId l : cq.lqs) {
       for (const QueueKey& k : lqs[l].heap) {
         if (k.id == h) continue;
         PendingReason& r = wls[k.id].info.pending;

@@ -55,7 +55,7 @@ std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& 
 // Why a workload that qualifies has no reservation: its start lies beyond
 // its ClusterQueue's backfill window.
 std::string BeyondWindowText(const EngineImpl& e, const Wl& w) {
-  if (w.beyond_window <= e.now || w.cq < 0 || !e.cqs[w.cq].spec->backfill_window) return "";
+  if (w.beyond_window <= e.now || !w.cq.valid() || !e.cqs[w.cq].spec->backfill_window) return "";
   const Time window = *e.cqs[w.cq].spec->backfill_window;
   return std::string("; not reserved: its quota ") + (e.cluster ? "and room on the nodes are" : "is") +
          " expected to be free only in " + FormatSpan(w.beyond_window - e.now) +
@@ -141,13 +141,13 @@ void EngineImpl::Materialize(WlId id) {
     // would have given it, from the state now.
     w.reason_stamp = bulk_counter;
     w.reason_stale = false;
-    const int32_t c = lqs[w.lq].cq;
+    const CqId c = lqs[w.lq].cq;
     const CqRt& cq = cqs[c];
     const Time saved_min = protect_min;
     const bool saved_delay = protect_delay;
     Assignment a;
     std::vector<Target> targets;
-    Nominate(*this, id, c, &a, &targets);
+    flavor_assigner->Nominate(*this, id, c, &a, &targets);
     protect_min = saved_min;
     protect_delay = saved_delay;
     if (a.mode != Mode::kFit && targets.empty()) SetInadmissibleReason(w, a, cq.name);
@@ -163,11 +163,11 @@ void EngineImpl::Materialize(WlId id) {
     w.ref_dirty = false;
     const ReasonRef& ref = w.pending_ref;
     PendingReason& r = w.info.pending;
-    r.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+    r.cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
     r.pod_set = ref.pod_set >= 0 && static_cast<size_t>(ref.pod_set) < w.info.spec.pod_sets.size()
                     ? w.info.spec.pod_sets[ref.pod_set].name
                     : "";
-    r.flavor = ref.flavor >= 0 ? flavors_by_name.Name(ref.flavor) : "";
+    r.flavor = ref.flavor.valid() ? flavors_by_name.Name(ref.flavor) : "";
     r.resource = ref.resource >= 0 ? resources.Name(ref.resource) : "";
     r.level =
         ref.level >= 0 && static_cast<size_t>(ref.level) < tree.num_nodes() ? tree.node(ref.level).name : "";
@@ -254,7 +254,7 @@ int64_t Engine::DominantResourceShare(const std::string& name) const {
     if (ci != e.cohort_node.end()) node = ci->second;
   }
   if (node < 0) return 0;
-  int64_t s = DominantShare(e, node, -1, nullptr).Rounded();
+  int64_t s = DominantShare(e, node, CqId(), nullptr).Rounded();
   return s == std::numeric_limits<int64_t>::max() ? -1 : s;
 }
 
@@ -332,7 +332,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   PendingReason r = w.info.pending;
   if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates && r.kind != K::kNoFlavor &&
        r.kind != K::kInfeasible) ||
-      w.cq < 0)
+      !w.cq.valid())
     return r;
   // Every flavor tried, as the last cycle tried them (now).
   bool any_may_fit = false;
@@ -341,7 +341,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
     std::vector<int32_t> counts;
     for (const PodSetReq& ps : w.pod_sets) counts.push_back(ps.count);
     Assignment scratch;
-    AssignFlavors(e, *id, w.cq, counts, &scratch, &tried);
+    e.flavor_assigner->Assign(e, *id, w.cq, counts, &scratch, &tried);
     for (const FlavorTried& t : tried) {
       r.flavors.push_back(Attempt(e, w, t));
       any_may_fit = any_may_fit || r.flavors.back().outcome != FlavorAttempt::Outcome::kNeverFits;
@@ -387,7 +387,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
     return done();
   }
   std::vector<WlId> cands;
-  for (int32_t q : e.root_cqs[t.Root(node)]) {
+  for (CqId q : e.root_cqs[t.Root(node)]) {
     for (WlId v : e.cqs[q].admitted) {
       for (const auto& [f, a] : e.wls[v].usage) {
         if (f == fr && a > 0) cands.push_back(v);
@@ -443,7 +443,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
       size_t waiting = 0;
       for (WlId x = 0; x < e.wls.size(); ++x) {
         const Wl& o = e.wls[x];
-        if (x != *id && !o.forgotten && o.waiting_preemption && o.cq >= 0 &&
+        if (x != *id && !o.forgotten && o.waiting_preemption && o.cq.valid() &&
             o.info.state == WorkloadState::kPending && t.Root(e.cqs[o.cq].node) == t.Root(node)) {
           ++waiting;
         }

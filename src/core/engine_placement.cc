@@ -60,7 +60,7 @@ void EngineImpl::BindFlavorsToNodes() {
   flavor_nodes.assign(flavors.size(), {});
   flavor_nodes_why.assign(flavors.size(), "");
   if (!cluster || !opts.placement_matches_labels) return;
-  for (size_t f = 0; f < flavors.size(); ++f) {
+  for (FlavorId f : flavors.ids()) {
     const ResourceFlavorSpec* fs = flavors[f].spec;
     int32_t labelled = 0;
     for (const placement::NodeSpec& n : node_specs) {
@@ -126,7 +126,7 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
     // (partial admission by the nodes, not only by quota).
     pg->min_count = std::min(w.pod_sets[i].min_count, pg->count);
     // The admitted flavors' node labels and tolerations constrain the pods.
-    std::vector<int32_t> seen;
+    std::vector<FlavorId> seen;
     for (const auto& [res, f] : a.pod_sets[i].flavors) {
       (void)res;
       if (std::find(seen.begin(), seen.end(), f) != seen.end()) continue;
@@ -250,11 +250,10 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
   return ok;
 }
 
-bool EngineImpl::FlavorPlaced(int32_t f) const {
+bool EngineImpl::FlavorPlaced(FlavorId f) const {
   if (!cluster) return false;
   if (!opts.place_topology_flavors_only) return true;
-  const ResourceFlavorSpec* fs =
-      f >= 0 && static_cast<size_t>(f) < flavors.size() ? flavors[f].spec : nullptr;
+  const ResourceFlavorSpec* fs = flavors.contains(f) ? flavors[f].spec : nullptr;
   return fs != nullptr && !fs->topology_name.empty();
 }
 

@@ -28,15 +28,15 @@ void EngineImpl::Resolve(WlId id) {
   Wl& w = wls[id];
   w.parked = false;
   w.lq = FindLq(w.ns, w.info.spec.queue);
-  w.cq = w.lq >= 0 ? lqs[w.lq].cq : -1;
-  w.info.cluster_queue = w.cq >= 0 ? cqs[w.cq].name : "";
+  w.cq = w.lq.valid() ? lqs[w.lq].cq : CqId();
+  w.info.cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
   w.info.max_runtime = MaxRuntime(w, w.cq);
   if (!w.info.spec.active) {
     w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
-  } else if (w.lq < 0) {
+  } else if (!w.lq.valid()) {
     w.info.pending = Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue +
                                                        " does not exist in namespace " + w.info.spec.ns);
-  } else if (w.cq < 0) {
+  } else if (!w.cq.valid()) {
     w.info.pending =
         Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue + " of LocalQueue " +
                                             w.info.spec.queue + " does not exist");
@@ -67,17 +67,17 @@ void EngineImpl::Resolve(WlId id) {
   orphans.push_back(id);
 }
 
-int32_t EngineImpl::FindLq(NamespaceId ns, const std::string& name) const {
-  if (!lqs_of_ns.contains(ns)) return -1;
+LqId EngineImpl::FindLq(NamespaceId ns, const std::string& name) const {
+  if (!lqs_of_ns.contains(ns)) return {};
   for (const auto& [n, l] : lqs_of_ns[ns]) {
     if (n == name) return l;
   }
-  return -1;
+  return {};
 }
 
 void EngineImpl::Enqueue(WlId id) {
   Wl& w = wls[id];
-  if (w.in_heap || w.lq < 0) return;
+  if (w.in_heap || !w.lq.valid()) return;
   LqRt& lq = lqs[w.lq];
   QueueKey key{-w.info.priority, w.info.queued_at, w.info.uid, id};
   key.enq_seq = ++enqueue_counter;
@@ -86,7 +86,7 @@ void EngineImpl::Enqueue(WlId id) {
   w.heap_it = it;
   // The least it can be admitted with, per resource (BulkPark's bound).
   w.min_req.clear();
-  if (lq.cq >= 0) {
+  if (lq.cq.valid()) {
     CqRt& cq = cqs[lq.cq];
     for (const PodSetReq& ps : w.pod_sets) {
       ForEachPerPod(ps, cq.pods_res, ImplicitGpuRes(cq, ps), [&](int32_t res, Amount per_pod) {
@@ -110,7 +110,7 @@ void EngineImpl::Enqueue(WlId id) {
   if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
   w.in_heap = true;
   w.soft_parked = false;
-  if (lq.cq >= 0) cqs[lq.cq].queued++;
+  if (lq.cq.valid()) cqs[lq.cq].queued++;
   queued_count++;
 }
 
@@ -123,7 +123,7 @@ void EngineImpl::Dequeue(WlId id) {
   if (lq.skip_valid && lq.skip == it) ++lq.skip;
   lq.heap.erase(it);
   w.in_heap = false;
-  if (lq.cq >= 0) {
+  if (lq.cq.valid()) {
     CqRt& cq = cqs[lq.cq];
     for (const auto& [res, a] : w.min_req) cq.min_req[res].erase(cq.min_req[res].find(a));
   }
@@ -131,10 +131,10 @@ void EngineImpl::Dequeue(WlId id) {
   if (parked) {
     root_parked[lq.root]--;  // parked on its own or in bulk: its ClusterQueue's root
     parked_total--;
-    if (lq.cq >= 0) cqs[lq.cq].parked_n--;
+    if (lq.cq.valid()) cqs[lq.cq].parked_n--;
   }
   w.soft_parked = false;
-  if (lq.cq >= 0) cqs[lq.cq].queued--;
+  if (lq.cq.valid()) cqs[lq.cq].queued--;
   queued_count--;
 }
 
@@ -185,7 +185,7 @@ void EngineImpl::Unpark(int32_t root) {
   root_epoch[root] = ++epoch_counter;
 }
 
-const QueueKey* EngineImpl::FirstActive(int32_t l) {
+const QueueKey* EngineImpl::FirstActive(LqId l) {
   LqRt& q = lqs[l];
   if (q.heap.empty()) return nullptr;
   if (q.root < 0) return &*q.heap.begin();  // no ClusterQueue: nothing parks in place
@@ -235,14 +235,14 @@ const QueueKey* EngineImpl::FirstActive(int32_t l) {
 //    when it is read, from the state then (ReasonStale, Materialize), and
 //    `CycleResult::rounds` counts fewer cycles; `decisions` still counts one
 //    decision per workload parked.
-Amount EngineImpl::BulkCap(int32_t c, int32_t res) const {
+Amount EngineImpl::BulkCap(CqId c, int32_t res) const {
   const CqRt& cq = cqs[c];
   const int32_t g = GroupOf(cq, res);
   if (g < 0) return std::numeric_limits<Amount>::max();
   const auto& node = tree.node(cq.node);
   const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
   Amount cap = 0;
-  for (int32_t f : cq.groups[g].flavors) {
+  for (FlavorId f : cq.groups[g].flavors) {
     const int32_t fr = tree.FindFr(f, res);
     if (fr < 0) continue;
     Amount a = tree.Available(cq.node, fr);
@@ -252,7 +252,7 @@ Amount EngineImpl::BulkCap(int32_t c, int32_t res) const {
   return cap;
 }
 
-bool EngineImpl::AllQueuedFail(int32_t c) const {
+bool EngineImpl::AllQueuedFail(CqId c) const {
   const CqRt& cq = cqs[c];
   for (size_t res = 0; res < cq.min_req.size(); ++res) {
     const auto& set = cq.min_req[res];
@@ -270,13 +270,13 @@ int64_t EngineImpl::BulkPark() {
     return 0;
   int64_t total = 0;
   for (int32_t root = 0; root < static_cast<int32_t>(root_cqs.size()); ++root) {
-    const std::vector<int32_t>& members = root_cqs[root];
+    const std::vector<CqId>& members = root_cqs[root];
     if (members.empty()) continue;
     // Whether the tree qualifies, some active queue fails, every one does.
     bool shape_ok = true;
     bool all_fail = true;
     bool any = false;
-    for (int32_t c : members) {
+    for (CqId c : members) {
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
       const PreemptionSpec& pol = cq.spec->preemption;
@@ -300,7 +300,7 @@ int64_t EngineImpl::BulkPark() {
     if (!shape_ok) continue;
     const uint64_t ep = root_epoch[root];
     const uint64_t stamp = any ? ++bulk_counter : 0;
-    for (int32_t c : members) {
+    for (CqId c : members) {
       if (!any) break;
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
@@ -320,7 +320,7 @@ int64_t EngineImpl::BulkPark() {
       cq.bulk_stamp = stamp;
       // Nothing before the end is active now; an entry queued later resets
       // the skip point (Enqueue).
-      for (int32_t l : cq.lqs) {
+      for (LqId l : cq.lqs) {
         LqRt& q = lqs[l];
         q.skip = q.heap.end();
         q.skip_epoch = ep;
@@ -334,16 +334,17 @@ int64_t EngineImpl::BulkPark() {
     // (Queues of other trees share nothing with it but ResourceQuota, which
     // moving its later heads to earlier cycles could make them compete for.)
     if (any_resource_quota) continue;
-    int32_t only = -1;
-    for (int32_t c : members) {
+    CqId only;  // the one active queue; invalid when none or several
+    bool several = false;
+    for (CqId c : members) {
       if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;
-      if (only >= 0) {
-        only = -2;
+      if (only.valid()) {
+        several = true;
         break;
       }
       only = c;
     }
-    if (only < 0) continue;
+    if (several || !only.valid()) continue;
     CqRt& cq = cqs[only];
     if (cq.sticky != kNoWl) continue;
     std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
@@ -378,12 +379,13 @@ int64_t EngineImpl::BulkPark() {
 
 bool EngineImpl::ReasonStale(WlId id) const {
   const Wl& w = wls[id];
-  if (!w.in_heap || w.lq < 0 || lqs[w.lq].cq < 0 || w.info.state != WorkloadState::kPending) return false;
+  if (!w.in_heap || !w.lq.valid() || !lqs[w.lq].cq.valid() || w.info.state != WorkloadState::kPending)
+    return false;
   const CqRt& cq = cqs[lqs[w.lq].cq];
   return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp);
 }
 
-double EngineImpl::AfsUsage(int32_t lq) const {
+double EngineImpl::AfsUsage(LqId lq) const {
   const LqRt& l = lqs[lq];
   double total = 0;
   for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
@@ -420,7 +422,7 @@ void EngineImpl::AfsSample(Time now) {
   }
 }
 
-WlId EngineImpl::Head(int32_t cqi) {
+WlId EngineImpl::Head(CqId cqi) {
   CqRt& cq = cqs[cqi];
   if (cq.sticky != kNoWl) {
     const Wl& s = wls[cq.sticky];
@@ -430,7 +432,7 @@ WlId EngineImpl::Head(int32_t cqi) {
   WlId best = kNoWl;
   double best_afs = 0;
   QueueKey best_key{};
-  for (int32_t l : cq.lqs) {
+  for (LqId l : cq.lqs) {
     const QueueKey* first = FirstActive(l);
     if (first == nullptr) continue;
     const QueueKey& k = *first;

@@ -73,8 +73,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
         bad = InvalidArgument("pod set " + ps.name + ": no flavor for resource " + rn);
         return;
       }
-      int32_t f = e.flavors_by_name.Find(fit->second);
-      int32_t fr = f < 0 ? -1 : e.tree.FindFr(f, res_name);
+      FlavorId f = e.flavors_by_name.Find(fit->second);
+      int32_t fr = f.valid() ? e.tree.FindFr(f, res_name) : -1;
       if (fr < 0) {
         bad = NotFound("flavor " + fit->second + " has no quota for " + rn + " any more");
         return;
@@ -105,8 +105,9 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     PodSetAssign psa;
     psa.count = ps.count;
     for (const auto& [res, flv] : ps.flavors) {
-      int32_t r = e.resources.Find(res), f = e.flavors_by_name.Find(flv);
-      if (r >= 0 && f >= 0) psa.flavors.emplace_back(r, f);
+      int32_t r = e.resources.Find(res);
+      FlavorId f = e.flavors_by_name.Find(flv);
+      if (r >= 0 && f.valid()) psa.flavors.emplace_back(r, f);
     }
     std::sort(psa.flavors.begin(), psa.flavors.end());
     a.pod_sets.push_back(std::move(psa));

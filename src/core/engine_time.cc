@@ -10,9 +10,9 @@
 
 namespace artel::core {
 
-std::optional<Time> EngineImpl::MaxRuntime(const Wl& w, int32_t cq) const {
+std::optional<Time> EngineImpl::MaxRuntime(const Wl& w, CqId cq) const {
   std::optional<Time> m = w.info.spec.max_runtime;
-  if (cq < 0) return m;
+  if (!cq.valid()) return m;
   const ClusterQueueSpec& s = *cqs[cq].spec;
   if (!m) m = s.default_max_runtime;
   if (s.max_runtime_ceiling && (!m || *m > *s.max_runtime_ceiling)) m = s.max_runtime_ceiling;
@@ -49,7 +49,7 @@ void EngineImpl::ExpireRuntimes(Time now, std::vector<Eviction>* out) {
 bool EngineImpl::Protected(WlId victim, EvictionReason reason) {
   if (!any_protection) return false;
   const Wl& v = wls[victim];
-  if (v.info.state != WorkloadState::kAdmitted || v.cq < 0 || v.info.admitted_at < 0) return false;
+  if (v.info.state != WorkloadState::kAdmitted || !v.cq.valid() || v.info.admitted_at < 0) return false;
   const bool reclaim = reason == EvictionReason::kInCohortReclamation;
   std::optional<Time> limit;
   if (v.info.spec.priority_class) {
@@ -67,7 +67,7 @@ bool EngineImpl::Protected(WlId victim, EvictionReason reason) {
 bool EngineImpl::DelayHeld(WlId wl) {
   if (!any_protection) return false;
   const Wl& w = wls[wl];
-  if (w.cq < 0 || !cqs[w.cq].spec->preemption_delay) return false;
+  if (!w.cq.valid() || !cqs[w.cq].spec->preemption_delay) return false;
   Time end = w.info.queued_at + *cqs[w.cq].spec->preemption_delay;
   if (end <= now) return false;
   if (protect_min < 0 || end < protect_min) protect_min = end;
@@ -75,14 +75,14 @@ bool EngineImpl::DelayHeld(WlId wl) {
   return true;
 }
 
-std::optional<Time> EngineImpl::RemainingEstimate(const Wl& w, int32_t cq) const {
+std::optional<Time> EngineImpl::RemainingEstimate(const Wl& w, CqId cq) const {
   std::optional<Time> est = MaxRuntime(w, cq);
-  if (!est && cq >= 0) est = cqs[cq].spec->default_runtime_estimate;
+  if (!est && cq.valid()) est = cqs[cq].spec->default_runtime_estimate;
   if (!est) return std::nullopt;
   return std::max<Time>(0, *est - w.info.used_time);
 }
 
-bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
+bool EngineImpl::Reserve(WlId wl, CqId cq, Time now) {
   const Wl& w = wls[wl];
   const ClusterQueueSpec& spec = *cqs[cq].spec;
   const bool waited = spec.reserve_after && now - w.info.queued_at >= *spec.reserve_after;
@@ -112,11 +112,11 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
     if (!rest) return;
     ends.emplace_back(v.info.admitted_at + *rest, id);
   };
-  for (int32_t c : root_cqs[root]) {
+  for (CqId c : root_cqs[root]) {
     for (WlId id : cqs[c].admitted) add_end(id);
   }
   if (cluster) {
-    for (size_t c = 0; c < cqs.size(); ++c) {
+    for (CqId c : cqs.ids()) {
       if (cqs[c].root == root) continue;
       for (WlId id : cqs[c].admitted) {
         if (wls[id].has_placement) add_end(id);
@@ -150,7 +150,7 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
     if (sim && v.has_placement) (void)sim->Release(v.info.key);
     r.holders.push_back(ends[removed].second);
     Assignment a;
-    AssignFlavors(*this, wl, cq, full, &a);
+    flavor_assigner->Assign(*this, wl, cq, full, &a, nullptr);
     if (a.mode != Mode::kFit) continue;
     if (sim && Placed(a)) {
       placement::GangRequest g;
@@ -202,7 +202,7 @@ bool EngineImpl::Reserve(WlId wl, int32_t cq, Time now) {
   return true;
 }
 
-const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t cq, const Assignment& a,
+const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, CqId cq, const Assignment& a,
                                                               Time now) {
   if (reservations.empty()) return nullptr;
   const int32_t root = tree.Root(cqs[cq].node);
@@ -221,7 +221,7 @@ const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, int32_t c
     // Backfill that leaves the reserved quota (and nodes) free at the start.
     auto holding = [this](WlId h) {
       const WorkloadState st = wls[h].info.state;
-      return !wls[h].forgotten && wls[h].cq >= 0 &&
+      return !wls[h].forgotten && wls[h].cq.valid() &&
              (st == WorkloadState::kAdmitted || st == WorkloadState::kEvicting);
     };
     bool fits = true;
@@ -261,7 +261,7 @@ void EngineImpl::DropReservation(size_t i) {
   reservations.erase(reservations.begin() + static_cast<std::ptrdiff_t>(i));
   if (nodes) {
     // Its nodes held back workloads of every tree.
-    for (size_t c = 0; c < cqs.size(); ++c) {
+    for (CqId c : cqs.ids()) {
       if (cqs[c].root >= 0) Unpark(cqs[c].root);
     }
   }

@@ -14,7 +14,7 @@ void EngineImpl::AdmitUsage(WlId id) {
   w.admitted_pos = static_cast<int32_t>(cq.admitted.size());
   cq.admitted.push_back(id);
   for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] += a;
-  if (w.lq >= 0) {
+  if (w.lq.valid()) {
     for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
   }
 }
@@ -33,7 +33,7 @@ void EngineImpl::ReleaseUsage(WlId id) {
   ++state_gen;
   ReleasePlacement(id);
   Wl& w = wls[id];
-  if (w.cq >= 0) {
+  if (w.cq.valid()) {
     tree.AddUsage(cqs[w.cq].node, w.usage, -1);
     CqRt& cq = cqs[w.cq];
     if (w.admitted_pos >= 0 && w.admitted_pos < static_cast<int32_t>(cq.admitted.size()) &&
@@ -47,7 +47,7 @@ void EngineImpl::ReleaseUsage(WlId id) {
   }
   w.admitted_pos = -1;
   for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] -= a;
-  if (w.lq >= 0) {
+  if (w.lq.valid()) {
     for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] -= a;
   }
   // A release in the namespace may unblock ResourceQuota-parked workloads.

@@ -60,8 +60,8 @@ int64_t Drs::Rounded() const {
   return static_cast<int64_t>(std::ceil(p));
 }
 
-Drs DominantShare(EngineImpl& e, int32_t n, int32_t cq_for_extra, const FrAmounts* extra) {
-  if (extra == nullptr || cq_for_extra < 0) return ShareOf(e, n);
+Drs DominantShare(EngineImpl& e, int32_t n, CqId cq_for_extra, const FrAmounts* extra) {
+  if (extra == nullptr || !cq_for_extra.valid()) return ShareOf(e, n);
   e.tree.AddUsage(e.cqs[cq_for_extra].node, *extra, +1);
   Drs s = ShareOf(e, n);
   e.tree.AddUsage(e.cqs[cq_for_extra].node, *extra, -1);
@@ -162,7 +162,7 @@ namespace {
 
 struct FsCand {
   WlId id;
-  int32_t cq;
+  CqId cq;
 };
 
 bool UsesAnyFr(const Wl& w, const std::vector<int32_t>& frs) {
@@ -180,7 +180,7 @@ int32_t ChildBelow(const QuotaTree& t, int32_t n, int32_t ancestor) {
 
 }  // namespace
 
-std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request) {
+std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request) {
   QuotaTree& t = e.tree;
   const CqRt& cq = e.cqs[cqi];
   const Wl& w = e.wls[wl];
@@ -198,7 +198,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     return true;
   };
   // Candidates, grouped by queue, each group in candidate order.
-  std::vector<std::vector<WlId>> per_cq(e.cqs.size());
+  IdVector<CqId, std::vector<WlId>> per_cq(e.cqs.size());
   if (pol.within_cluster_queue != WithinClusterQueuePolicy::kNever) {
     bool same_prio = pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerOrNewerEqualPriority;
     for (WlId id : cq.admitted) {
@@ -221,7 +221,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
         if (t.node(cq.node).usage[fr] + a > t.node(cq.node).nominal[fr]) reclaims = false;
       }
     }
-    for (int32_t ocq : e.root_cqs[t.Root(cq.node)]) {
+    for (CqId ocq : e.root_cqs[t.Root(cq.node)]) {
       if (ocq == cqi) continue;
       const CqRt& other = e.cqs[ocq];
       bool borrowing = false;
@@ -251,7 +251,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     if (ex != ey) return ex;
     bool ox = x.cq != cqi, oy = y.cq != cqi;
     if (ox != oy) return ox;
-    if (e.opts.admission_fair_sharing && x.lq >= 0 && y.lq >= 0 && x.lq != y.lq) {
+    if (e.opts.admission_fair_sharing && x.lq.valid() && y.lq.valid() && x.lq != y.lq) {
       double ax = e.AfsUsage(x.lq), ay = e.AfsUsage(y.lq);
       if (ax != ay) return ax > ay;
     }
@@ -270,7 +270,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
   // unit tests) nothing is ever evicting here, so nothing changes.
   {
     std::vector<WlId> stopping;
-    for (int32_t ocq : e.root_cqs[t.Root(cq.node)]) {
+    for (CqId ocq : e.root_cqs[t.Root(cq.node)]) {
       for (WlId id : e.cqs[ocq].admitted) {
         if (e.wls[id].info.state == WorkloadState::kEvicting && UsesAnyFr(e.wls[id], need))
           stopping.push_back(id);
@@ -318,31 +318,32 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
   for (int32_t n = t.node(cq.node).parent; n >= 0; n = t.node(n).parent) on_path.push_back(n);
   auto is_on_path = [&](int32_t n) { return std::find(on_path.begin(), on_path.end(), n) != on_path.end(); };
   // Shares at the children of the lowest common ancestor.
-  auto shares = [&](int32_t ocq, Drs* preemptor_new, int32_t* target_child) {
+  auto shares = [&](CqId ocq, Drs* preemptor_new, int32_t* target_child) {
     int32_t lca = t.Lca(cq.node, e.cqs[ocq].node);
     *preemptor_new = ShareOf(e, ChildBelow(t, cq.node, lca));
     *target_child = ChildBelow(t, e.cqs[ocq].node, lca);
   };
   bool done = false;
-  std::vector<char> pruned_cq(e.cqs.size(), 0);
+  IdVector<CqId, char> pruned_cq(e.cqs.size(), 0);
   std::vector<char> pruned_node(t.num_nodes(), 0);
   // Next target queue: descend from the root into the child with the
   // highest share (Kueue fairsharing/ordering.go). Ties between queues go to
   // the queue whose first candidate comes first in candidate order; between
   // cohorts, to the name that sorts first; a cohort wins a tie with a queue.
-  std::function<int32_t(int32_t)> next_target = [&](int32_t cohort) -> int32_t {
-    int32_t best_cq = -1, best_cohort = -1;
+  std::function<CqId(int32_t)> next_target = [&](int32_t cohort) -> CqId {
+    CqId best_cq;
+    int32_t best_cohort = -1;
     Drs best_cq_share, best_cohort_share;
     for (int32_t child : t.node(cohort).children) {
       if (t.node(child).is_cohort) continue;
-      int32_t q = e.cq_of_node[child];
+      CqId q = e.cq_of_node[child];
       if (pruned_cq[q]) continue;
       Drs s = ShareOf(e, child);
       if ((s.IsZero() && q != cqi) || per_cq[q].empty()) {
         pruned_cq[q] = 1;
         continue;
       }
-      int c = best_cq < 0 ? 1 : CompareDrs(s, best_cq_share);
+      int c = !best_cq.valid() ? 1 : CompareDrs(s, best_cq_share);
       if (c > 0 || (c == 0 && cand_less(per_cq[q].back(), per_cq[best_cq].back()))) {
         best_cq_share = s;
         best_cq = q;
@@ -361,11 +362,11 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
         best_cohort = child;
       }
     }
-    if (best_cq < 0 && best_cohort < 0) {
+    if (!best_cq.valid() && best_cohort < 0) {
       pruned_node[cohort] = 1;
-      return -1;
+      return CqId();
     }
-    if (best_cohort >= 0 && (best_cq < 0 || CompareDrs(best_cohort_share, best_cq_share) >= 0))
+    if (best_cohort >= 0 && (!best_cq.valid() || CompareDrs(best_cohort_share, best_cq_share) >= 0))
       return next_target(best_cohort);
     return best_cq;
   };
@@ -389,8 +390,8 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     }
     int32_t root = t.Root(cq.node);
     while (!done && !pruned_node[root]) {
-      int32_t q = next_target(root);
-      if (q < 0) continue;
+      CqId q = next_target(root);
+      if (!q.valid()) continue;
       if (q == cqi) {
         WlId id = per_cq[q].back();
         per_cq[q].pop_back();
@@ -446,12 +447,12 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, int32_t cqi, cons
     // at most one per queue.
     for (auto& v : per_cq) v.clear();
     for (auto it = retry.rbegin(); it != retry.rend(); ++it) per_cq[e.wls[*it].cq].push_back(*it);
-    std::fill(pruned_cq.begin(), pruned_cq.end(), 0);
+    std::fill(pruned_cq.begin(), pruned_cq.end(), char{0});
     std::fill(pruned_node.begin(), pruned_node.end(), 0);
     int32_t root = t.Root(cq.node);
     while (!done && !pruned_node[root]) {
-      int32_t q = next_target(root);
-      if (q < 0) continue;
+      CqId q = next_target(root);
+      if (!q.valid()) continue;
       Drs preemptor_new;
       int32_t target_child;
       shares(q, &preemptor_new, &target_child);

@@ -4,6 +4,7 @@
 
 #include "core/placement/placement.h"
 #include "core/preemption.h"
+#include "core/preemption_policy.h"
 
 namespace artel::core {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 struct FlavorTry {
   Mode mode = Mode::kNoFit;
   int32_t level = 0;
-  int32_t flavor = -1;
+  FlavorId flavor;
 };
 
 bool Better(const FlavorTry& a, const FlavorTry& b, FungibilityPreference pref) {
@@ -137,7 +138,7 @@ bool TasExcludes(const EngineImpl& e, const CqRt& cq, const ResourceFlavorSpec* 
 // configuration or nodes change (EngineImpl::BindFlavorsToNodes); the answer
 // per pod set and flavor is kept on the workload until the next change.
 // Sets `why`.
-bool NodesExclude(EngineImpl& e, WlId id, size_t i, int32_t f, std::string* why) {
+bool NodesExclude(EngineImpl& e, WlId id, size_t i, FlavorId f, std::string* why) {
   if (!e.cluster || !e.opts.placement_matches_labels || !e.FlavorPlaced(f)) return false;
   Wl& w = e.wls[id];
   const size_t nf = e.flavors.size();
@@ -146,14 +147,14 @@ bool NodesExclude(EngineImpl& e, WlId id, size_t i, int32_t f, std::string* why)
     w.node_fit.assign(w.pod_sets.size() * nf, -1);
     w.node_why.clear();
   }
-  const size_t slot = i * nf + static_cast<size_t>(f);
+  const size_t slot = i * nf + static_cast<size_t>(f.value());
   if (w.node_fit[slot] < 0) {
     std::string bad;
     bool fits = true;
-    if (static_cast<size_t>(f) < e.flavor_nodes.size() && e.flavor_nodes[f].empty()) {
+    if (e.flavor_nodes.contains(f) && e.flavor_nodes[f].empty()) {
       fits = false;
       bad = e.flavor_nodes_why[f];
-    } else if (static_cast<size_t>(f) < e.flavor_nodes.size()) {
+    } else if (e.flavor_nodes.contains(f)) {
       auto pg = placement::PodGroupFromSpec(w.info.spec.pod_sets[i]);
       if (pg.ok()) {  // else placement reports the error
         const ResourceFlavorSpec* fs = e.flavors[f].spec;
@@ -184,7 +185,7 @@ bool NodesExclude(EngineImpl& e, WlId id, size_t i, int32_t f, std::string* why)
 }
 
 bool CanPreemptWhileBorrowing(const EngineImpl& e, const CqRt& cq) {
-  return e.opts.fair_sharing || cq.spec->preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  return e.preemption->MayPreemptWhileBorrowing(*cq.spec);
 }
 
 // The quota-tree node that limits `val` most: the first node on the path
@@ -218,10 +219,8 @@ Amount Get(const FrAmounts& acc, int32_t fr) {
   return 0;
 }
 
-}  // namespace
-
-void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_t>& counts, Assignment* out,
-                   std::vector<FlavorTried>* tried) {
+void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& counts, Assignment* out,
+                 std::vector<FlavorTried>* tried = nullptr) {
   const Wl& w = e.wls[id];
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& tree = e.tree;
@@ -301,7 +300,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
       std::string excluded;
       bool node_excluded = false;  // some flavor's nodes can never hold a pod
       const size_t tried_from = tried != nullptr ? tried->size() : 0;
-      auto note_excluded = [&](int32_t f, const std::string& why) {
+      auto note_excluded = [&](FlavorId f, const std::string& why) {
         if (!excluded.empty()) excluded += "; ";
         excluded += "flavor " + e.flavors[f].name + ": " + why;
         if (tried == nullptr) return;
@@ -312,7 +311,7 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
         ft.why = why;
         tried->push_back(std::move(ft));
       };
-      for (int32_t f : cq.groups[g].flavors) {
+      for (FlavorId f : cq.groups[g].flavors) {
         const ResourceFlavorSpec* fspec = e.flavors[f].spec;
         if (fspec != nullptr && (!fspec->node_taints.empty() || !fspec->node_labels.empty())) {
           std::string why;
@@ -448,15 +447,15 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
             have_reason = true;
           }
         }
-        if (best.flavor < 0 || Better(t, best, fung.preference)) best = t;
+        if (!best.flavor.valid() || Better(t, best, fung.preference)) best = t;
         if (!ShouldTryNext(t, fung)) break;
       }
-      if (tried != nullptr && best.flavor >= 0 && best.mode == Mode::kFit) {
+      if (tried != nullptr && best.flavor.valid() && best.mode == Mode::kFit) {
         tried->resize(tried_from);  // this group does not hold the workload back
       }
-      if (best.flavor < 0 || best.mode == Mode::kNoFit) {
+      if (!best.flavor.valid() || best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
-        if (best.flavor < 0) {
+        if (!best.flavor.valid()) {
           // Excluded by the nodes: the pods can never fit on these nodes.
           a.kind = node_excluded ? PendingReason::Kind::kInfeasible : PendingReason::Kind::kNoFlavor;
           a.ref = ReasonRef{};
@@ -487,8 +486,6 @@ void AssignFlavors(EngineImpl& e, WlId id, int32_t cqi, const std::vector<int32_
   std::sort(acc.begin(), acc.end());
 }
 
-namespace {
-
 std::vector<int32_t> ReducedCounts(const Wl& w, int64_t x, int64_t total) {
   std::vector<int32_t> counts;
   counts.reserve(w.pod_sets.size());
@@ -499,7 +496,7 @@ std::vector<int32_t> ReducedCounts(const Wl& w, int64_t x, int64_t total) {
   return counts;
 }
 
-bool Usable(EngineImpl& e, WlId id, int32_t cq, Assignment& a, std::vector<Target>* targets) {
+bool Usable(EngineImpl& e, WlId id, CqId cq, Assignment& a, std::vector<Target>* targets) {
   if (a.mode == Mode::kFit) return true;
   if (a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) {
     *targets = GetTargets(e, id, cq, a.usage);
@@ -509,9 +506,7 @@ bool Usable(EngineImpl& e, WlId id, int32_t cq, Assignment& a, std::vector<Targe
   return false;
 }
 
-}  // namespace
-
-void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<Target>* targets) {
+void KueueNominate(EngineImpl& e, WlId id, CqId cq, Assignment* out, std::vector<Target>* targets) {
   const Wl& w = e.wls[id];
   targets->clear();
   std::vector<int32_t>& full = e.nominate_counts;
@@ -522,7 +517,7 @@ void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<T
     total_delta += ps.count - ps.min_count;
   }
   Assignment& a = *out;
-  AssignFlavors(e, id, cq, full, &a);
+  KueueAssign(e, id, cq, full, &a);
   if (Usable(e, id, cq, a, targets)) return;
   if (total_delta == 0 || a.kind == PendingReason::Kind::kNoFlavor ||
       a.kind == PendingReason::Kind::kInfeasible)
@@ -537,7 +532,7 @@ void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<T
     int64_t mid = lo + (hi - lo) / 2;
     std::vector<Target> t;
     Assignment b;
-    AssignFlavors(e, id, cq, ReducedCounts(w, mid, total_delta), &b);
+    KueueAssign(e, id, cq, ReducedCounts(w, mid, total_delta), &b);
     if (Usable(e, id, cq, b, &t)) {
       found = std::move(b);
       found_targets = std::move(t);
@@ -550,6 +545,25 @@ void Nominate(EngineImpl& e, WlId id, int32_t cq, Assignment* out, std::vector<T
     *targets = std::move(found_targets);
     a = std::move(*found);
   }
+}
+
+class KueueFlavorAssigner final : public FlavorAssigner {
+ public:
+  const char* name() const override { return "kueue"; }
+  void Assign(EngineImpl& e, WlId wl, CqId cq, const std::vector<int32_t>& counts, Assignment* out,
+              std::vector<FlavorTried>* tried) const override {
+    KueueAssign(e, wl, cq, counts, out, tried);
+  }
+  void Nominate(EngineImpl& e, WlId wl, CqId cq, Assignment* out,
+                std::vector<Target>* targets) const override {
+    KueueNominate(e, wl, cq, out, targets);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FlavorAssigner> MakeFlavorAssigner(const EngineOptions& /*options*/) {
+  return std::make_unique<KueueFlavorAssigner>();
 }
 
 }  // namespace artel::core

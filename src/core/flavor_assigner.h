@@ -53,6 +53,7 @@
 // EngineImpl, restoring it before they return.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "core/engine_impl.h"
@@ -63,7 +64,7 @@ namespace artel::core {
 // asked (a null `tried` costs nothing).
 struct FlavorTried {
   int32_t pod_set = -1;
-  int32_t flavor = -1;
+  FlavorId flavor;
   Mode mode = Mode::kNoFit;
   bool excluded = false;  // taints, labels or topology rule it out: `why`
   bool ever_fits = true;  // every request <= what the queue can ever get
@@ -74,12 +75,29 @@ struct FlavorTried {
   int32_t level = -1;    // the quota-tree node that limits
   std::string why;
 };
-// Assigns flavors to every pod set of `wl` in `cq` with `counts` pods each.
-// When a flavor needs preemption the oracle (preemption.cc) classifies it.
-// Fills `*out`, reusing its buffers.
-void AssignFlavors(EngineImpl& e, WlId wl, int32_t cq, const std::vector<int32_t>& counts, Assignment* out,
-                   std::vector<FlavorTried>* tried = nullptr);
-// Whole-workload nomination including partial admission.
-void Nominate(EngineImpl& e, WlId wl, int32_t cq, Assignment* out, std::vector<Target>* targets);
+// A flavor-assignment policy. One per engine, made once by
+// MakeFlavorAssigner from its EngineOptions and kept in
+// EngineImpl::flavor_assigner; the cycle, `artel why` and reservations ask
+// it. The one policy today is Kueue's, the algorithm above.
+class FlavorAssigner {
+ public:
+  virtual ~FlavorAssigner() = default;
+  // The policy's name for logs and tests ("kueue").
+  virtual const char* name() const = 0;
+  // Assigns flavors to every pod set of `wl` in `cq` with `counts` pods
+  // each. When a flavor needs preemption the engine's PreemptionPolicy
+  // classifies it (preemption_policy.h). Fills `*out`, reusing its
+  // buffers; with `tried`, records every flavor walked.
+  virtual void Assign(EngineImpl& e, WlId wl, CqId cq, const std::vector<int32_t>& counts, Assignment* out,
+                      std::vector<FlavorTried>* tried) const = 0;
+  // Whole-workload nomination including partial admission: the assignment
+  // of the full counts, or of the smallest reduction that fits or has
+  // preemption targets, with those targets.
+  virtual void Nominate(EngineImpl& e, WlId wl, CqId cq, Assignment* out,
+                        std::vector<Target>* targets) const = 0;
+};
+
+// Kueue's flavor assigner (the algorithm above); no option changes it yet.
+std::unique_ptr<FlavorAssigner> MakeFlavorAssigner(const EngineOptions& options);
 
 }  // namespace artel::core

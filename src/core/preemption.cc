@@ -4,13 +4,14 @@
 #include <limits>
 
 #include "core/fair_sharing.h"
+#include "core/preemption_policy.h"
 
 namespace artel::core {
 namespace {
 
 struct Cand {
   WlId id;
-  int32_t cq;
+  CqId cq;
   EvictionReason reason;
   bool evicting;
   bool own;
@@ -42,7 +43,7 @@ bool UsesAny(const Wl& w, const std::vector<int32_t>& frs) {
 
 }  // namespace
 
-bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request) {
+bool FitsNow(const EngineImpl& e, CqId cq, const FrAmounts& request) {
   int32_t node = e.cqs[cq].node;
   for (const auto& [fr, a] : request) {
     if (a > e.tree.Available(node, fr)) return false;
@@ -85,7 +86,7 @@ enum class Variant { kWithinCq, kHierarchicalReclaim, kReclaimWithoutBorrowing, 
 struct Ctx {
   EngineImpl& e;
   WlId wl;
-  int32_t cq;
+  CqId cq;
   int32_t node;
   const FrAmounts& request;
   std::vector<int32_t> need;
@@ -210,7 +211,7 @@ bool PriorityTooHigh(const Wl& w, const Wl& v, bool same_queue, const Preemption
 
 namespace {
 class PlacementSearch;
-std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request,
+std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request,
                                    PlacementSearch* nodes = nullptr);
 
 // A necessary condition for any preemption to succeed: the request fits
@@ -314,13 +315,17 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
 }
 }  // namespace
 
+std::vector<Target> ClassicalTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request) {
+  return ComputeTargets(e, wl, cq, request);
+}
+
 // Preemption answers depend on the workload only through its priority, its
 // queue time and uid (LowerOrNewerEqualPriority) and its request, and on the
 // state only through usage, evictions and configuration: while
 // `state_gen` is unchanged the answer is memoised per ClusterQueue. This
 // keeps heads that keep failing, and preemptors waiting for their victims,
 // from repeating the same search in every cycle of one `Schedule` call.
-std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request) {
+std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request) {
   CqRt& cq = e.cqs[cqi];
   const Wl& w = e.wls[wl];
   const bool memoise = !e.opts.admission_fair_sharing;
@@ -347,8 +352,7 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmou
   // of the same nomination.
   const Time outer = e.protect_min;
   e.protect_min = -1;
-  std::vector<Target> targets =
-      e.opts.fair_sharing ? FairSharingTargets(e, wl, cqi, request) : ComputeTargets(e, wl, cqi, request);
+  std::vector<Target> targets = e.preemption->Targets(e, wl, cqi, request);
   const Time mine = e.protect_min;
   e.protect_min = outer;
   note_protection(mine);
@@ -543,7 +547,7 @@ class PlacementSearch {
   int budget_ = kMaxPlacements;
 };
 
-std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const FrAmounts& request,
+std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request,
                                    PlacementSearch* nodes) {
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& t = e.tree;
@@ -558,9 +562,9 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
   if (nodes == nullptr && e.opts.prune_preemption_search && !MayFitWithoutAllCandidates(c, pol)) return {};
   const Wl& w = e.wls[wl];
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
-  auto make = [&](WlId id, int32_t vcq, EvictionReason reason) {
+  auto make = [&](WlId id, CqId vcq, EvictionReason reason) {
     const Wl& v = e.wls[id];
-    double afs = e.opts.admission_fair_sharing && v.lq >= 0 ? e.AfsUsage(v.lq) : 0.0;
+    double afs = e.opts.admission_fair_sharing && v.lq.valid() ? e.AfsUsage(v.lq) : 0.0;
     return Cand{id,          vcq,       reason,          v.info.state == WorkloadState::kEvicting,
                 vcq == cqi,  afs,       v.info.priority, v.info.admitted_at,
                 v.admit_seq, v.info.uid};
@@ -579,7 +583,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
   // quota of its queue or of a cohort below the common ancestor.
   // Under fair sharing, placement preemption stays within the queue (the
   // cohort's victims are chosen by FairSharingTargets on quota only).
-  const bool cohort = !(nodes != nullptr && e.opts.fair_sharing);
+  const bool cohort = nodes == nullptr || e.preemption->PlacementVictimsInCohort();
   if (cohort && t.node(cq.node).parent >= 0 &&
       pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
     bool advantage = true;
@@ -607,7 +611,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, int32_t cqi, const Fr
           for (int32_t child : t.node(n).children) stack.push_back(child);
           continue;
         }
-        int32_t ocq = e.cq_of_node[n];
+        CqId ocq = e.cq_of_node[n];
         for (WlId id : e.cqs[ocq].admitted) {
           const Wl& v = e.wls[id];
           if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
@@ -685,7 +689,7 @@ bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vecto
   return sim.Place(gang).ok();
 }
 
-std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cqi, const Assignment& a) {
+std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, CqId cqi, const Assignment& a) {
   if (!e.Placed(a)) return {};
   const PreemptionSpec& pol = e.cqs[cqi].spec->preemption;
   if (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&

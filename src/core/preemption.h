@@ -29,8 +29,9 @@
 //     below the common ancestor still exceed their quota); then fill back
 //     from the second-to-last victim backwards, keeping out only those still
 //     needed.
-// With fair sharing on, `FairSharingTargets` (core/fair_sharing.cc) is used
-// instead. The tree is restored before returning.
+// This is the classical policy of core/preemption_policy.h; with fair
+// sharing on, the engine's policy runs `FairSharingTargets`
+// (core/fair_sharing.h) instead. The tree is restored before returning.
 //
 // Tie-breaks: the candidate order of step 4 is total: being evicted first,
 // then other ClusterQueues before the preemptor's own, (with Admission Fair
@@ -51,8 +52,14 @@
 namespace artel::core {
 
 // Returns the victims that let `wl` (with usage `request` in `cq`) fit, or
-// an empty vector. Leaves the tree unchanged.
-std::vector<Target> GetTargets(EngineImpl& e, WlId wl, int32_t cq, const FrAmounts& request);
+// an empty vector, by the engine's PreemptionPolicy (EngineImpl::preemption),
+// memoised per ClusterQueue while the engine's state is unchanged; nothing
+// while `wl` waits out its preemption delay. Leaves the tree unchanged.
+std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request);
+// Classical preemption, steps 1-6 above, not memoised (the classical
+// PreemptionPolicy). Leaves the tree unchanged.
+std::vector<Target> ClassicalTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request);
+
 // The fill-back step shared by classical and fair-sharing preemption.
 // `removed` are victims whose usage was taken out of the tree, in removal
 // order. When `fitted`, victims are re-added from the second-to-last
@@ -71,10 +78,10 @@ std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>&
 // When the quota does not fit either, the same search also requires the quota
 // to fit (Kueue's workloadFits with TAS): the engine uses it when the quota
 // victims alone would not free a placement.
-std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, int32_t cq, const Assignment& a);
+std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, CqId cq, const Assignment& a);
 // Would `wl`'s gang (assignment `a`) place with `victims` gone? True without nodes.
 bool PlacesWithout(EngineImpl& e, WlId wl, const Assignment& a, const std::vector<Target>& victims);
 // True if `request` fits in `cq` now.
-bool FitsNow(const EngineImpl& e, int32_t cq, const FrAmounts& request);
+bool FitsNow(const EngineImpl& e, CqId cq, const FrAmounts& request);
 
 }  // namespace artel::core

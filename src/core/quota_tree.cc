@@ -18,21 +18,22 @@ void QuotaTree::SetParent(int32_t node, int32_t parent) {
   nodes_[parent].children.push_back(node);
 }
 
-int32_t QuotaTree::InternFr(int32_t flavor, int32_t resource) {
+int32_t QuotaTree::InternFr(FlavorId flavor, int32_t resource) {
   int32_t found = FindFr(flavor, resource);
   if (found >= 0) return found;
   int32_t id = static_cast<int32_t>(fr_keys_.size());
   fr_keys_.emplace_back(flavor, resource);
-  if (fr_table_.size() <= static_cast<size_t>(flavor)) fr_table_.resize(flavor + 1);
-  std::vector<int32_t>& row = fr_table_[flavor];
+  const size_t f = static_cast<size_t>(flavor.value());
+  if (fr_table_.size() <= f) fr_table_.resize(f + 1);
+  std::vector<int32_t>& row = fr_table_[f];
   if (row.size() <= static_cast<size_t>(resource)) row.resize(resource + 1, -1);
   row[resource] = id;
   return id;
 }
 
-int32_t QuotaTree::FindFr(int32_t flavor, int32_t resource) const {
-  if (flavor < 0 || resource < 0 || static_cast<size_t>(flavor) >= fr_table_.size()) return -1;
-  const std::vector<int32_t>& row = fr_table_[flavor];
+int32_t QuotaTree::FindFr(FlavorId flavor, int32_t resource) const {
+  if (!flavor.valid() || resource < 0 || static_cast<size_t>(flavor.value()) >= fr_table_.size()) return -1;
+  const std::vector<int32_t>& row = fr_table_[static_cast<size_t>(flavor.value())];
   return static_cast<size_t>(resource) < row.size() ? row[resource] : -1;
 }
 

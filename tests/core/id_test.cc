@@ -1,6 +1,7 @@
 // Unit tests for `artel::core::Id` and `IdVector` (src/core/id.h): ids of
 // different index spaces do not mix, a plain integer is not an id, and an
-// IdVector hands out consecutive ids and knows which ones it holds.
+// IdVector hands out consecutive ids, lists them, and knows which ones it
+// holds; `BasicInterner` (src/core/interner.h) hands out typed ids.
 #include "core/id.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,9 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
+
+#include "core/interner.h"
 
 namespace artel::core {
 namespace {
@@ -28,6 +32,12 @@ static_assert(Indexable<IdVector<AId, int>, AId>);
 static_assert(!Indexable<IdVector<AId, int>, BId>);
 static_assert(!Indexable<IdVector<AId, int>, int32_t>);
 static_assert(sizeof(AId) == sizeof(int32_t));
+// The engine's spaces are distinct types.
+static_assert(!std::is_same_v<CqId, LqId>);
+static_assert(!std::is_convertible_v<CqId, LqId>);
+static_assert(!std::is_convertible_v<FlavorId, CqId>);
+static_assert(!std::is_convertible_v<NamespaceId, LqId>);
+static_assert(!Indexable<IdVector<CqId, int>, LqId>);
 
 TEST(IdTest, DefaultIsInvalidAndValuesCompare) {
   EXPECT_FALSE(AId().valid());
@@ -66,6 +76,41 @@ TEST(IdVectorTest, ContainsOnlyItsOwnValidIds) {
   EXPECT_TRUE(v.contains(AId(2)));
   v.clear();
   EXPECT_FALSE(v.contains(AId(0)));
+}
+
+TEST(IdVectorTest, IdsListsEveryIdInOrder) {
+  IdVector<AId, int> v(3, 5);
+  std::vector<AId> ids;
+  int sum = 0;
+  for (AId id : v.ids()) {
+    ids.push_back(id);
+    sum += v[id];
+  }
+  EXPECT_EQ(ids, (std::vector<AId>{AId(0), AId(1), AId(2)}));
+  EXPECT_EQ(sum, 15);
+  v.assign(1, 2);
+  ids.clear();
+  for (AId id : v.ids()) ids.push_back(id);
+  EXPECT_EQ(ids, std::vector<AId>{AId(0)});
+  EXPECT_EQ(v[AId(0)], 2);
+  IdVector<AId, int> empty;
+  EXPECT_EQ(empty.ids().begin(), empty.ids().end());
+}
+
+TEST(InternerTest, TypedIdsAndInvalidForUnknown) {
+  BasicInterner<AId> names;
+  const AId a = names.Intern("a");
+  const AId b = names.Intern("b");
+  EXPECT_EQ(a, AId(0));
+  EXPECT_EQ(b, AId(1));
+  EXPECT_EQ(names.Intern("a"), a);
+  EXPECT_EQ(names.Find("b"), b);
+  EXPECT_FALSE(names.Find("c").valid());
+  EXPECT_EQ(names.Name(b), "b");
+  EXPECT_EQ(names.size(), 2u);
+  Interner plain;
+  EXPECT_EQ(plain.Intern("x"), 0);
+  EXPECT_EQ(plain.Find("y"), -1);
 }
 
 }  // namespace

@@ -1,0 +1,110 @@
+// The engine's per-queue state: flavors and resource groups, ClusterQueues
+// (CqRt), LocalQueues (LqRt) and namespaces (NsRt), built by ApplyConfig
+// (engine_config.cc) and kept up to date by the queue and usage code
+// (engine_queues.cc, engine_usage.cc). Internal to src/core, part of
+// EngineImpl (engine_impl.h).
+//
+// Thread-safety: none.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/assignment.h"
+#include "core/workload_state.h"
+
+namespace artel::core {
+
+struct FlavorRt {
+  std::string name;
+  const ResourceFlavorSpec* spec = nullptr;
+};
+
+struct GroupRt {
+  std::vector<int32_t> resources;  // resource ids
+  std::vector<FlavorId> flavors;   // in order
+};
+
+// A memoised preemption answer, valid while `EngineImpl::state_gen` is
+// unchanged (no usage, eviction or configuration change since).
+struct TargetMemo {
+  uint64_t gen = 0;
+  uint64_t overlay = 0;
+  int32_t priority = 0;
+  Time queued_at = 0;
+  uint64_t uid = 0;
+  FrAmounts request;
+  std::vector<Target> targets;
+  Time protect_min = -1;  // EngineImpl::protect_min the search left
+};
+
+struct CqRt {
+  std::string name;
+  int32_t node = -1;  // QuotaTree node
+  const ClusterQueueSpec* spec = nullptr;
+  std::vector<GroupRt> groups;
+  std::vector<int32_t> group_of_res;  // resource id -> group index, -1 = none (may be shorter)
+  // The id of `pods` when a resource group covers it: each pod set then
+  // requests one `pods` per pod (Kueue's FlavorAssigner.Assign).
+  int32_t pods_res = -1;
+  // The id of nvidia.com/gpu when a group covers it: where GPU slices are
+  // charged (EngineImpl::ImplicitGpuRes).
+  int32_t gpu_res = -1;
+  // Every flavor of every resource group has a topology (Kueue: a pod set
+  // without a topology request is then placed with an implied one).
+  bool all_tas = false;
+  bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
+  std::vector<LqId> lqs;
+  int32_t queued = 0;    // workloads in the heaps of its LocalQueues
+  int32_t root = -1;     // quota-tree root
+  int32_t parked_n = 0;  // of those, parked in place under epoch parked_epoch
+  uint64_t parked_epoch = 0;
+  std::vector<WlId> admitted;  // Admitted and Evicting
+  WlId sticky = kNoWl;
+  bool held = false;             // Hold or HoldAndDrain
+  std::vector<TargetMemo> memo;  // small ring, see GetTargets
+  size_t memo_next = 0;
+  // Parking in bulk (EngineImpl::BulkPark): while bulk_epoch is the root's
+  // epoch, every heap entry with enq_seq < bulk_seq is parked in place.
+  uint64_t bulk_epoch = 0;
+  uint64_t bulk_seq = 0;
+  uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
+  // Per resource id: the least amount each queued workload can be admitted
+  // with (Wl::min_req); a queued workload missing from a set requests none.
+  std::vector<std::multiset<Amount>> min_req;
+};
+
+struct LqRt {
+  std::string ns, name;
+  NamespaceId ns_id;
+  CqId cq;
+  const LocalQueueSpec* spec = nullptr;
+  std::set<QueueKey> heap;
+  int32_t root = -1;  // quota-tree root of its ClusterQueue; -1 without one
+  // Every entry before `skip` is soft-parked under epoch `skip_epoch`; valid
+  // while that is the root's epoch (see EngineImpl::FirstActive).
+  std::set<QueueKey>::iterator skip;
+  uint64_t skip_epoch = 0;
+  bool skip_valid = false;
+  // Admission Fair Sharing state, per resource id.
+  std::vector<double> afs_consumed;
+  std::vector<double> afs_penalty;
+  Time afs_last_sample = 0;
+  bool afs_sampled = false;
+  std::vector<Amount> current_usage;  // per resource id: admitted usage now
+};
+
+struct NsRt {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<std::pair<int32_t, Amount>> hard;  // ResourceQuota caps per resource id (summed min)
+  std::vector<Amount> usage;                     // per resource id
+  std::vector<WlId> parked;                      // blocked by ResourceQuota
+};
+
+}  // namespace artel::core

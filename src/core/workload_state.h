@@ -1,0 +1,153 @@
+// The engine's per-workload state (Wl) and what a queue keys it by
+// (QueueKey): internal to src/core, part of EngineImpl (engine_impl.h).
+// A Wl is made by Submit (engine_queues.cc), resolved to its LocalQueue and
+// ClusterQueue, queued in its LocalQueue's heap, admitted (usage held in the
+// quota tree), evicted and requeued, finished, and finally forgotten, its
+// slot reused.
+//
+// Thread-safety: none.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/id.h"
+#include "core/placement/placement.h"
+#include "core/quota_tree.h"
+#include "core/resource_names.h"
+
+namespace artel::core {
+
+// Requests that describe how to slice a GPU rather than an amount of quota:
+// placement reads them; quota ignores them unless a resource group covers them.
+inline bool IsSlicingHint(const std::string& name) {
+  return name == kGpuMemoryNeed || name == kGpuComputeNeed || name == kHamiGpuMemory ||
+         name == kHamiGpuMemoryPercent || name == kHamiGpuCores;
+}
+
+using WlId = WorkloadId;
+inline constexpr WlId kNoWl = kNoWorkload;
+
+struct PodSetReq {
+  int32_t count = 1;
+  int32_t min_count = 1;
+  // GPU quota a pod takes through slicing hints alone (KAI gpu-fraction,
+  // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
+  // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
+  Amount implicit_gpu = 0;
+  std::vector<int32_t> hint_res;                    // slicing-hint resources it requests (> 0), ids
+  std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
+};
+
+// Calls fn(resource id, amount per pod) for each request of a pod set, plus
+// one `pods` per pod when `pods_res` >= 0 (the queue covers `pods`; an
+// explicit `pods` request is replaced, as Kueue does), plus the implicit GPU
+// charge as `gpu_res` when `gpu_res` >= 0.
+template <typename F>
+void ForEachPerPod(const PodSetReq& ps, int32_t pods_res, int32_t gpu_res, F&& fn) {
+  for (const auto& [res, per_pod] : ps.per_pod) {
+    if (res != pods_res) fn(res, per_pod);
+  }
+  if (pods_res >= 0) fn(pods_res, Amount{1000});
+  if (gpu_res >= 0 && ps.implicit_gpu > 0) fn(gpu_res, ps.implicit_gpu);
+}
+
+// Ordering key inside a LocalQueue: priority descending, queue time, uid.
+struct QueueKey {
+  int32_t neg_priority;
+  Time queued_at;
+  uint64_t uid;
+  WlId id;
+  // Not part of the order: the root epoch the workload is parked in place
+  // under (0 = not parked); mirrors Wl::park_epoch so that scanning a heap
+  // does not touch the workloads.
+  mutable uint64_t park_epoch = 0;
+  // Not part of the order: EngineImpl::enqueue_counter when it entered the
+  // heap; entries below CqRt::bulk_seq are parked in bulk (see BulkPark).
+  uint64_t enq_seq = 0;
+  bool operator<(const QueueKey& o) const {
+    if (neg_priority != o.neg_priority) return neg_priority < o.neg_priority;
+    if (queued_at != o.queued_at) return queued_at < o.queued_at;
+    return uid < o.uid;
+  }
+};
+
+// The most limiting spot of a failed flavor assignment, as ids. The names in
+// `PendingReason` are built from it only when someone reads the reason.
+struct ReasonRef {
+  int32_t pod_set = -1;  // index into the workload's pod sets
+  FlavorId flavor;
+  int32_t resource = -1;  // resource id; >= 0 when set
+  int32_t level = -1;     // quota-tree node that blocks
+  Amount requested = 0;
+  Amount available = 0;
+  Amount missing = 0;
+  bool set() const { return resource >= 0; }
+};
+
+struct Wl {
+  WorkloadInfo info;
+  std::vector<PodSetReq> pod_sets;
+  NamespaceId ns;                                    // namespace id
+  LqId lq;                                           // LocalQueue; invalid = unresolved
+  CqId cq;                                           // ClusterQueue; invalid = unresolved
+  FrAmounts usage;                                   // held while Admitted or Evicting
+  std::vector<std::pair<int32_t, Amount>> ns_usage;  // per resource, for ResourceQuota
+  bool in_heap = false;
+  bool parked = false;
+  bool listed = false;  // in a parked list (NsRt::parked, parked_placement)
+  // Parked in place (BestEffortFIFO, inadmissible until its cohort tree
+  // changes): stays in its LocalQueue's heap but is not a head while
+  // park_epoch == EngineImpl::root_epoch[park_root]. Releasing quota in the
+  // tree bumps the epoch, which unparks every such workload at once.
+  bool soft_parked = false;
+  int32_t park_root = -1;
+  uint64_t park_epoch = 0;
+  std::set<QueueKey>::iterator heap_it;  // valid while in_heap
+  uint64_t enq_seq = 0;                  // QueueKey::enq_seq of its heap entry
+  // EngineImpl::bulk_counter when a cycle last examined it (its pending
+  // reason is from then); older than CqRt::bulk_stamp while parked in bulk.
+  uint64_t reason_stamp = 0;
+  // While in a heap: (resource id, the least it can be admitted with), per
+  // resource it requests in its ClusterQueue (CqRt::min_req).
+  std::vector<std::pair<int32_t, Amount>> min_req;
+  bool reason_stale = false;  // parked by BulkPark's head skip without an examination
+  bool forgotten = false;     // slot free for reuse (Engine::Forget)
+  bool requeued = false;      // NotYetTried after an eviction (message wording)
+  uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
+  bool waiting_preemption = false;
+  bool msg_dirty = false;  // pending.message is built on read (Materialize)
+  bool ref_dirty = false;  // pending's names and amounts come from `pending_ref` on read
+  ReasonRef pending_ref;
+  uint64_t admit_seq = 0;
+  int32_t admitted_pos = -1;  // index in CqRt::admitted
+  bool has_placement = false;
+  std::unique_ptr<placement::Placement>
+      placement;  // with has_placement; committed in EngineImpl::cluster under info.key
+  Time run_started = 0;
+  // While Admitted with a maximum runtime: when it runs out (the key of its
+  // entry in EngineImpl::expiries); -1 otherwise.
+  Time expiry = -1;
+  // When the last nomination skipped preemption candidates protected by a
+  // minimum runtime (or was itself held by its preemption delay): the
+  // earliest time that changes; -1 when nothing was skipped.
+  Time protected_until = -1;
+  bool delay_held = false;  // protected_until is its own preemption delay
+  // The start its reservation would have had when that lay beyond its
+  // ClusterQueue's backfill window (so it has none); -1 otherwise.
+  Time beyond_window = -1;
+  // Static node feasibility per (pod set, flavor id), index pod_set *
+  // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
+  // 0 = none (`node_why` says why), -1 = not known yet. Valid while
+  // node_fit_gen == EngineImpl::nodes_gen (flavor_assigner.cc NodesExclude).
+  uint64_t node_fit_gen = 0;
+  std::vector<int8_t> node_fit;
+  std::vector<std::string> node_why;
+};
+
+}  // namespace artel::core
