@@ -25,7 +25,7 @@ enum class Mode : int8_t { kNoFit = 0, kNoCandidates = 1, kPreempt = 2, kReclaim
 
 struct PodSetAssign {
   int32_t count = 0;
-  std::vector<std::pair<int32_t, FlavorId>> flavors;  // (resource id, flavor)
+  std::vector<std::pair<ResourceId, FlavorId>> flavors;  // (resource, flavor)
 };
 
 // The outcome of flavor assignment for one workload.
@@ -46,7 +46,7 @@ struct Assignment {
 // One request of a pod set, with the resource group that covers it.
 struct GroupReq {
   int32_t group;
-  int32_t resource;
+  ResourceId resource;
   Amount total;
 };
 

@@ -77,7 +77,7 @@ using K = PendingReason::Kind;
 //   artel.dev/gpu-memory with artel.dev/gpu-compute C: C rounded up to
 //     sevenths; without gpu-compute: one GPU.
 // So a team without GPU quota gets no GPU through a slice.
-Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const Interner& resources) {
+Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const BasicInterner<ResourceId>& resources) {
   bool hinted = ps.gpu_share.any();
   for (const auto& [res, amt] : r.per_pod) {
     if (amt == 0) continue;

@@ -179,7 +179,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       for (const auto& fq : g.flavors) {
         FlavorId f = flavors_by_name.Find(fq.flavor);
         for (const auto& rq : fq.resources) {
-          int32_t res = resources.Intern(rq.name);
+          ResourceId res = resources.Intern(rq.name);
           int32_t fr = tree.InternFr(f, res);
           tree.SetQuota(node, fr, rq.nominal, rq.borrowing_limit.value_or(kNoLimit),
                         rq.lending_limit.value_or(kNoLimit));
@@ -204,9 +204,9 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     for (const auto& g : q.resource_groups) {
       GroupRt grt;
       for (const auto& r : g.covered_resources) {
-        int32_t res = resources.Intern(r);
+        ResourceId res = resources.Intern(r);
         grt.resources.push_back(res);
-        if (rt.group_of_res.size() <= static_cast<size_t>(res)) rt.group_of_res.resize(res + 1, -1);
+        if (!rt.group_of_res.contains(res)) rt.group_of_res.resize(static_cast<size_t>(res.value()) + 1, -1);
         rt.group_of_res[res] = static_cast<int32_t>(rt.groups.size());
         if (r == "pods") rt.pods_res = res;
         if (r == kGpuResource) rt.gpu_res = res;
@@ -297,7 +297,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     for (const auto& [key, amount] : rq.hard) {
       std::string r = RqResource(key);
       if (r.empty()) continue;
-      int32_t res = resources.Intern(r);
+      ResourceId res = resources.Intern(r);
       bool found = false;
       for (auto& [hr, ha] : n.hard) {
         if (hr == res) {

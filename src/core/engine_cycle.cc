@@ -47,7 +47,7 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
     psa.count = a.pod_sets[i].count;
     for (const auto& [res, f] : a.pod_sets[i].flavors) psa.flavors[e.resources.Name(res)] = e.flavors[f].name;
     ForEachPerPod(w.pod_sets[i], e.cqs[w.cq].pods_res, e.ImplicitGpuRes(e.cqs[w.cq], w.pod_sets[i]),
-                  [&](int32_t res, Amount per_pod) {
+                  [&](ResourceId res, Amount per_pod) {
                     Amount total = per_pod * psa.count;
                     psa.resource_usage[e.resources.Name(res)] = total;
                     bool merged = false;
@@ -189,7 +189,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
             FrAmounts usage;
             for (size_t i = 0; i < a.pod_sets.size(); ++i) {
               ForEachPerPod(w.pod_sets[i], cq.pods_res, ImplicitGpuRes(cq, w.pod_sets[i]),
-                            [&](int32_t res, Amount per_pod) {
+                            [&](ResourceId res, Amount per_pod) {
                               FlavorId f;
                               for (const auto& [r, fl] : a.pod_sets[i].flavors) {
                                 if (r == res) f = fl;

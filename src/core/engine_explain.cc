@@ -168,7 +168,7 @@ void EngineImpl::Materialize(WlId id) {
                     ? w.info.spec.pod_sets[ref.pod_set].name
                     : "";
     r.flavor = ref.flavor.valid() ? flavors_by_name.Name(ref.flavor) : "";
-    r.resource = ref.resource >= 0 ? resources.Name(ref.resource) : "";
+    r.resource = ref.resource.valid() ? resources.Name(ref.resource) : "";
     r.level =
         ref.level >= 0 && static_cast<size_t>(ref.level) < tree.num_nodes() ? tree.node(ref.level).name : "";
     r.requested = ref.requested;
@@ -275,7 +275,7 @@ FlavorAttempt Attempt(const EngineImpl& e, const Wl& w, const FlavorTried& t) {
     a.message = head + ": not usable: " + t.why;
     return a;
   }
-  if (t.mode == Mode::kFit || t.mode == Mode::kPreempt || t.mode == Mode::kReclaim || t.resource < 0) {
+  if (t.mode == Mode::kFit || t.mode == Mode::kPreempt || t.mode == Mode::kReclaim || !t.resource.valid()) {
     a.outcome = t.mode == Mode::kFit ? O::kFits : O::kFitsByPreempting;
     a.message =
         head + (t.mode == Mode::kFit ? ": fits" : ": fits after preempting what the queue's policy allows");

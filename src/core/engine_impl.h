@@ -55,7 +55,8 @@ class EngineImpl {
   std::unique_ptr<FlavorAssigner> flavor_assigner;
   std::unique_ptr<PreemptionPolicy> preemption;
   Config config;
-  Interner resources, namespaces;
+  BasicInterner<ResourceId> resources;
+  Interner namespaces;
   BasicInterner<FlavorId> flavors_by_name;
   IdVector<FlavorId, FlavorRt> flavors;
   QuotaTree tree;
@@ -81,11 +82,11 @@ class EngineImpl {
   std::vector<int64_t> root_parked;         // per tree node: soft-parked workloads under the current epoch
   int64_t parked_total = 0;                 // sum of root_parked
   uint64_t epoch_counter = 0;
-  uint64_t enqueue_counter = 0;                       // QueueKey::enq_seq
-  uint64_t bulk_counter = 0;                          // CqRt::bulk_stamp, Wl::reason_stamp
-  bool any_resource_quota = false;                    // the configuration has ResourceQuotas
-  std::vector<std::pair<int32_t, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
-  std::vector<WlId> orphans;                          // unresolved queue / namespace / inactive
+  uint64_t enqueue_counter = 0;                          // QueueKey::enq_seq
+  uint64_t bulk_counter = 0;                             // CqRt::bulk_stamp, Wl::reason_stamp
+  bool any_resource_quota = false;                       // the configuration has ResourceQuotas
+  std::vector<std::pair<ResourceId, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
+  std::vector<WlId> orphans;                             // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
   uint64_t state_gen = 1;  // bumped on every committed change that can alter preemption answers
@@ -166,7 +167,7 @@ class EngineImpl {
   // preempt for in the current state, nor in any tighter one.
   bool AllQueuedFail(CqId c) const;
   // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
-  Amount BulkCap(CqId c, int32_t res) const;
+  Amount BulkCap(CqId c, ResourceId res) const;
   // True when the pending reason of `id` predates a bulk park that covered it.
   bool ReasonStale(WlId id) const;
   void SoftPark(WlId id, int32_t root);
@@ -205,17 +206,17 @@ class EngineImpl {
   void FillPlacementInfo(WlId id);
   void SetStrictFifoReasons();
   // Where pod set `ps` pays for its GPU slices in `cq`: nvidia.com/gpu's id,
-  // or -1 when it asks for none or the queue covers a slicing resource the
+  // or none when it asks for none or the queue covers a slicing resource the
   // pod set requests (then that resource is its quota).
-  int32_t ImplicitGpuRes(const CqRt& cq, const PodSetReq& ps) const {
-    if (ps.implicit_gpu <= 0) return -1;
-    for (int32_t h : ps.hint_res) {
-      if (GroupOf(cq, h) >= 0) return -1;
+  ResourceId ImplicitGpuRes(const CqRt& cq, const PodSetReq& ps) const {
+    if (ps.implicit_gpu <= 0) return {};
+    for (ResourceId h : ps.hint_res) {
+      if (GroupOf(cq, h) >= 0) return {};
     }
     return cq.gpu_res;
   }
-  int32_t GroupOf(const CqRt& cq, int32_t res) const {
-    return res >= 0 && static_cast<size_t>(res) < cq.group_of_res.size() ? cq.group_of_res[res] : -1;
+  int32_t GroupOf(const CqRt& cq, ResourceId res) const {
+    return cq.group_of_res.contains(res) ? cq.group_of_res[res] : -1;
   }
   LqId FindLq(NamespaceId ns, const std::string& name) const;
   // Moves parked workloads of `list` back into their queues.

@@ -89,7 +89,7 @@ void EngineImpl::Enqueue(WlId id) {
   if (lq.cq.valid()) {
     CqRt& cq = cqs[lq.cq];
     for (const PodSetReq& ps : w.pod_sets) {
-      ForEachPerPod(ps, cq.pods_res, ImplicitGpuRes(cq, ps), [&](int32_t res, Amount per_pod) {
+      ForEachPerPod(ps, cq.pods_res, ImplicitGpuRes(cq, ps), [&](ResourceId res, Amount per_pod) {
         if (per_pod <= 0) return;
         const Amount a = per_pod * std::max<int32_t>(ps.min_count, 0);
         for (auto& [r, v] : w.min_req) {
@@ -102,7 +102,7 @@ void EngineImpl::Enqueue(WlId id) {
       });
     }
     for (const auto& [res, a] : w.min_req) {
-      if (cq.min_req.size() <= static_cast<size_t>(res)) cq.min_req.resize(static_cast<size_t>(res) + 1);
+      if (!cq.min_req.contains(res)) cq.min_req.resize(static_cast<size_t>(res.value()) + 1);
       cq.min_req[res].insert(a);
     }
   }
@@ -235,7 +235,7 @@ const QueueKey* EngineImpl::FirstActive(LqId l) {
 //    when it is read, from the state then (ReasonStale, Materialize), and
 //    `CycleResult::rounds` counts fewer cycles; `decisions` still counts one
 //    decision per workload parked.
-Amount EngineImpl::BulkCap(CqId c, int32_t res) const {
+Amount EngineImpl::BulkCap(CqId c, ResourceId res) const {
   const CqRt& cq = cqs[c];
   const int32_t g = GroupOf(cq, res);
   if (g < 0) return std::numeric_limits<Amount>::max();
@@ -254,11 +254,11 @@ Amount EngineImpl::BulkCap(CqId c, int32_t res) const {
 
 bool EngineImpl::AllQueuedFail(CqId c) const {
   const CqRt& cq = cqs[c];
-  for (size_t res = 0; res < cq.min_req.size(); ++res) {
+  for (ResourceId res : cq.min_req.ids()) {
     const auto& set = cq.min_req[res];
     // Some queued workload does not request it (or none is queued).
     if (set.empty() || static_cast<int32_t>(set.size()) < cq.queued) continue;
-    if (*set.begin() > BulkCap(c, static_cast<int32_t>(res))) return true;
+    if (*set.begin() > BulkCap(c, res)) return true;
   }
   return false;
 }
@@ -347,7 +347,7 @@ int64_t EngineImpl::BulkPark() {
     if (several || !only.valid()) continue;
     CqRt& cq = cqs[only];
     if (cq.sticky != kNoWl) continue;
-    std::vector<std::pair<int32_t, Amount>>& caps = bulk_caps;
+    std::vector<std::pair<ResourceId, Amount>>& caps = bulk_caps;
     caps.clear();
     for (;;) {
       const WlId h = Head(only);
@@ -388,9 +388,9 @@ bool EngineImpl::ReasonStale(WlId id) const {
 double EngineImpl::AfsUsage(LqId lq) const {
   const LqRt& l = lqs[lq];
   double total = 0;
-  for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
+  for (ResourceId r : l.afs_consumed.ids()) {
     double weight = 1.0;
-    auto it = opts.afs.resource_weights.find(resources.Name(static_cast<int32_t>(r)));
+    auto it = opts.afs.resource_weights.find(resources.Name(r));
     if (it != opts.afs.resource_weights.end()) weight = static_cast<double>(it->second) / 1000.0;
     total += weight * (l.afs_consumed[r] + l.afs_penalty[r]);
   }
@@ -413,7 +413,7 @@ void EngineImpl::AfsSample(Time now) {
     if (opts.afs.usage_half_life > 0)
       alpha =
           1.0 - std::pow(0.5, static_cast<double>(elapsed) / static_cast<double>(opts.afs.usage_half_life));
-    for (size_t r = 0; r < l.afs_consumed.size(); ++r) {
+    for (ResourceId r : l.afs_consumed.ids()) {
       l.afs_consumed[r] =
           (1 - alpha) * l.afs_consumed[r] + alpha * static_cast<double>(l.current_usage[r]) / 1000.0;
       l.afs_penalty[r] = 0;

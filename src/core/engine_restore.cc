@@ -14,11 +14,11 @@ namespace {
 
 // Whether a restored admission charged pod set `r` an implicit GPU: it did if
 // its recorded usage of nvidia.com/gpu is above zero (the pod set requests no
-// nvidia.com/gpu itself when it has an implicit charge). Returns the id or -1.
-int32_t RecordedImplicitGpu(const EngineImpl& e, const PodSetReq& r, const PodSetAssignment& a) {
-  if (r.implicit_gpu <= 0) return -1;
+// nvidia.com/gpu itself when it has an implicit charge). Returns the id, or none.
+ResourceId RecordedImplicitGpu(const EngineImpl& e, const PodSetReq& r, const PodSetAssignment& a) {
+  if (r.implicit_gpu <= 0) return {};
   auto u = a.resource_usage.find(kGpuResource);
-  if (u == a.resource_usage.end() || u->second <= 0 || !a.flavors.count(kGpuResource)) return -1;
+  if (u == a.resource_usage.end() || u->second <= 0 || !a.flavors.count(kGpuResource)) return {};
   return e.resources.Find(kGpuResource);
 }
 
@@ -51,19 +51,19 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     return InvalidArgument("admission has " + std::to_string(admission.size()) + " pod sets, workload has " +
                            std::to_string(w.pod_sets.size()));
   FrAmounts usage;
-  std::vector<std::pair<int32_t, Amount>> ns_usage;
+  std::vector<std::pair<ResourceId, Amount>> ns_usage;
   // Per pod set, the implicit charges (`pods`, a GPU slice) the admission
   // recorded: `pods` when it has a flavor, the slice by its recorded usage.
-  std::vector<std::pair<int32_t, int32_t>> implicit(admission.size());
+  std::vector<std::pair<ResourceId, ResourceId>> implicit(admission.size());
   for (size_t i = 0; i < admission.size(); ++i) {
     const PodSetAssignment& ps = admission[i];
     if (ps.count < 1 || ps.count > w.pod_sets[i].count)
       return InvalidArgument("pod set " + ps.name + ": admitted count out of range");
-    const int32_t pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : -1;
-    const int32_t gpu_res = RecordedImplicitGpu(e, w.pod_sets[i], ps);
+    const ResourceId pods_res = ps.flavors.count("pods") ? e.resources.Find("pods") : ResourceId();
+    const ResourceId gpu_res = RecordedImplicitGpu(e, w.pod_sets[i], ps);
     implicit[i] = {pods_res, gpu_res};
     Status bad;
-    ForEachPerPod(w.pod_sets[i], pods_res, gpu_res, [&](int32_t res_name, Amount per_pod) {
+    ForEachPerPod(w.pod_sets[i], pods_res, gpu_res, [&](ResourceId res_name, Amount per_pod) {
       if (!bad.ok()) return;
       const std::string& rn = e.resources.Name(res_name);
       Amount total = per_pod * ps.count;
@@ -105,9 +105,9 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     PodSetAssign psa;
     psa.count = ps.count;
     for (const auto& [res, flv] : ps.flavors) {
-      int32_t r = e.resources.Find(res);
+      ResourceId r = e.resources.Find(res);
       FlavorId f = e.flavors_by_name.Find(flv);
-      if (r >= 0 && f.valid()) psa.flavors.emplace_back(r, f);
+      if (r.valid() && f.valid()) psa.flavors.emplace_back(r, f);
     }
     std::sort(psa.flavors.begin(), psa.flavors.end());
     a.pod_sets.push_back(std::move(psa));
@@ -203,7 +203,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
   for (size_t i = 0; i < w.info.admission.size(); ++i) {  // admission[i] is pod set i (sizes checked above)
     PodSetAssignment& ps = w.info.admission[i];
     ps.resource_usage.clear();
-    ForEachPerPod(w.pod_sets[i], implicit[i].first, implicit[i].second, [&](int32_t res, Amount per_pod) {
+    ForEachPerPod(w.pod_sets[i], implicit[i].first, implicit[i].second, [&](ResourceId res, Amount per_pod) {
       ps.resource_usage[e.resources.Name(res)] = per_pod * ps.count;
     });
   }

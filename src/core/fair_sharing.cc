@@ -18,10 +18,10 @@ Drs ShareOf(const EngineImpl& e, int32_t n) {
   d.weight = static_cast<double>(node.fair_weight) / 1000.0;
   if (node.parent < 0) return d;
   size_t nres = e.resources.size();
-  std::vector<Amount> borrowed(nres, 0), lendable(nres, 0);
+  IdVector<ResourceId, Amount> borrowed(nres, 0), lendable(nres, 0);
   bool any = false;
   for (size_t fr = 0; fr < t.num_frs(); ++fr) {
-    int32_t res = t.FrKey(static_cast<int32_t>(fr)).second;
+    ResourceId res = t.FrKey(static_cast<int32_t>(fr)).second;
     Amount b = node.usage[fr] - node.subtree[fr];
     if (b > 0) {
       borrowed[res] += b;
@@ -31,10 +31,10 @@ Drs ShareOf(const EngineImpl& e, int32_t n) {
   if (!any) return d;
   d.borrowing = true;
   for (size_t fr = 0; fr < t.num_frs(); ++fr) {
-    int32_t res = t.FrKey(static_cast<int32_t>(fr)).second;
+    ResourceId res = t.FrKey(static_cast<int32_t>(fr)).second;
     if (borrowed[res] > 0) lendable[res] += t.PotentialAvailable(node.parent, static_cast<int32_t>(fr));
   }
-  for (size_t r = 0; r < nres; ++r) {
+  for (ResourceId r : borrowed.ids()) {
     if (borrowed[r] > 0 && lendable[r] > 0) {
       d.ratio =
           std::max(d.ratio, static_cast<double>(borrowed[r]) * 1000.0 / static_cast<double>(lendable[r]));

@@ -271,12 +271,13 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
       }
       reqs.push_back({group, res, per_pod * counts[i]});
     }
-    if (cq.pods_res >= 0) reqs.push_back({e.GroupOf(cq, cq.pods_res), cq.pods_res, Amount{1000} * counts[i]});
+    if (cq.pods_res.valid())
+      reqs.push_back({e.GroupOf(cq, cq.pods_res), cq.pods_res, Amount{1000} * counts[i]});
     bool hint_is_quota = false;  // the queue covers a slicing resource this pod set requests
-    for (int32_t h : ps.hint_res) hint_is_quota = hint_is_quota || e.GroupOf(cq, h) >= 0;
+    for (ResourceId h : ps.hint_res) hint_is_quota = hint_is_quota || e.GroupOf(cq, h) >= 0;
     if (ps.implicit_gpu > 0 && !hint_is_quota) {
       // A GPU slice is GPU quota (see ImplicitGpu in engine.cc).
-      if (cq.gpu_res < 0) {
+      if (!cq.gpu_res.valid()) {
         a.mode = Mode::kNoFit;
         a.kind = PendingReason::Kind::kNoFlavor;
         a.ref.pod_set = static_cast<int32_t>(i);
@@ -345,7 +346,7 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
         bool needs_preemption = false;
         for (const GroupReq& gr : reqs) {
           if (gr.group != static_cast<int32_t>(g)) continue;
-          const int32_t res = gr.resource;
+          const ResourceId res = gr.resource;
           int32_t fr = tree.FindFr(f, res);
           Amount val = gr.total + (fr >= 0 ? Get(acc, fr) : 0);
           if (fr < 0) {

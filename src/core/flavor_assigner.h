@@ -68,7 +68,7 @@ struct FlavorTried {
   Mode mode = Mode::kNoFit;
   bool excluded = false;  // taints, labels or topology rule it out: `why`
   bool ever_fits = true;  // every request <= what the queue can ever get
-  int32_t resource = -1;  // the first resource that does not fit now
+  ResourceId resource;    // the first resource that does not fit now
   Amount requested = 0;
   Amount available = 0;  // unused now, for `resource`
   Amount potential = 0;  // the most the queue can ever get of `resource`

@@ -77,6 +77,7 @@ class IdVector {
   bool empty() const { return items_.empty(); }
   void clear() { items_.clear(); }
   void resize(size_t n) { items_.resize(n); }
+  void resize(size_t n, const T& value) { items_.resize(n, value); }
   void assign(size_t n, const T& value) { items_.assign(n, value); }
   // Appends `item` and returns its id.
   IdT push_back(T item) {
@@ -96,10 +97,12 @@ class IdVector {
 // The engine's index spaces (core/engine_impl.h): namespaces index
 // EngineImpl::nss, LocalQueues EngineImpl::lqs, ClusterQueues
 // EngineImpl::cqs, ResourceFlavors EngineImpl::flavors (and the quota
-// tree's flavor-resource table).
+// tree's flavor-resource table), resources the per-resource arrays (and
+// the same table).
 using NamespaceId = Id<struct NamespaceTag>;
 using LqId = Id<struct LocalQueueTag>;
 using CqId = Id<struct ClusterQueueTag>;
 using FlavorId = Id<struct FlavorTag>;
+using ResourceId = Id<struct ResourceTag>;
 
 }  // namespace artel::core

@@ -26,8 +26,8 @@ struct FlavorRt {
 };
 
 struct GroupRt {
-  std::vector<int32_t> resources;  // resource ids
-  std::vector<FlavorId> flavors;   // in order
+  std::vector<ResourceId> resources;
+  std::vector<FlavorId> flavors;  // in order
 };
 
 // A memoised preemption answer, valid while `EngineImpl::state_gen` is
@@ -48,13 +48,13 @@ struct CqRt {
   int32_t node = -1;  // QuotaTree node
   const ClusterQueueSpec* spec = nullptr;
   std::vector<GroupRt> groups;
-  std::vector<int32_t> group_of_res;  // resource id -> group index, -1 = none (may be shorter)
+  IdVector<ResourceId, int32_t> group_of_res;  // resource -> group index, -1 = none (may be shorter)
   // The id of `pods` when a resource group covers it: each pod set then
   // requests one `pods` per pod (Kueue's FlavorAssigner.Assign).
-  int32_t pods_res = -1;
+  ResourceId pods_res;
   // The id of nvidia.com/gpu when a group covers it: where GPU slices are
   // charged (EngineImpl::ImplicitGpuRes).
-  int32_t gpu_res = -1;
+  ResourceId gpu_res;
   // Every flavor of every resource group has a topology (Kueue: a pod set
   // without a topology request is then placed with an implied one).
   bool all_tas = false;
@@ -76,7 +76,7 @@ struct CqRt {
   uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
   // Per resource id: the least amount each queued workload can be admitted
   // with (Wl::min_req); a queued workload missing from a set requests none.
-  std::vector<std::multiset<Amount>> min_req;
+  IdVector<ResourceId, std::multiset<Amount>> min_req;
 };
 
 struct LqRt {
@@ -92,19 +92,19 @@ struct LqRt {
   uint64_t skip_epoch = 0;
   bool skip_valid = false;
   // Admission Fair Sharing state, per resource id.
-  std::vector<double> afs_consumed;
-  std::vector<double> afs_penalty;
+  IdVector<ResourceId, double> afs_consumed;
+  IdVector<ResourceId, double> afs_penalty;
   Time afs_last_sample = 0;
   bool afs_sampled = false;
-  std::vector<Amount> current_usage;  // per resource id: admitted usage now
+  IdVector<ResourceId, Amount> current_usage;  // admitted usage now
 };
 
 struct NsRt {
   std::string name;
   std::map<std::string, std::string> labels;
-  std::vector<std::pair<int32_t, Amount>> hard;  // ResourceQuota caps per resource id (summed min)
-  std::vector<Amount> usage;                     // per resource id
-  std::vector<WlId> parked;                      // blocked by ResourceQuota
+  std::vector<std::pair<ResourceId, Amount>> hard;  // ResourceQuota caps per resource (summed min)
+  IdVector<ResourceId, Amount> usage;
+  std::vector<WlId> parked;  // blocked by ResourceQuota
 };
 
 }  // namespace artel::core

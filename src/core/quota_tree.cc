@@ -18,7 +18,7 @@ void QuotaTree::SetParent(int32_t node, int32_t parent) {
   nodes_[parent].children.push_back(node);
 }
 
-int32_t QuotaTree::InternFr(FlavorId flavor, int32_t resource) {
+int32_t QuotaTree::InternFr(FlavorId flavor, ResourceId resource) {
   int32_t found = FindFr(flavor, resource);
   if (found >= 0) return found;
   int32_t id = static_cast<int32_t>(fr_keys_.size());
@@ -26,15 +26,18 @@ int32_t QuotaTree::InternFr(FlavorId flavor, int32_t resource) {
   const size_t f = static_cast<size_t>(flavor.value());
   if (fr_table_.size() <= f) fr_table_.resize(f + 1);
   std::vector<int32_t>& row = fr_table_[f];
-  if (row.size() <= static_cast<size_t>(resource)) row.resize(resource + 1, -1);
-  row[resource] = id;
+  const size_t r = static_cast<size_t>(resource.value());
+  if (row.size() <= r) row.resize(r + 1, -1);
+  row[r] = id;
   return id;
 }
 
-int32_t QuotaTree::FindFr(FlavorId flavor, int32_t resource) const {
-  if (!flavor.valid() || resource < 0 || static_cast<size_t>(flavor.value()) >= fr_table_.size()) return -1;
+int32_t QuotaTree::FindFr(FlavorId flavor, ResourceId resource) const {
+  if (!flavor.valid() || !resource.valid() || static_cast<size_t>(flavor.value()) >= fr_table_.size())
+    return -1;
   const std::vector<int32_t>& row = fr_table_[static_cast<size_t>(flavor.value())];
-  return static_cast<size_t>(resource) < row.size() ? row[resource] : -1;
+  const size_t r = static_cast<size_t>(resource.value());
+  return r < row.size() ? row[r] : -1;
 }
 
 void QuotaTree::SetQuota(int32_t node, int32_t fr, Amount nominal, Amount borrowing_limit,

@@ -69,14 +69,14 @@ class QuotaTree {
   // `Finalize` once all nodes, quotas and links are in.
   int32_t AddNode(std::string name, bool is_cohort);
   void SetParent(int32_t node, int32_t parent);
-  int32_t InternFr(FlavorId flavor, int32_t resource);
-  int32_t FindFr(FlavorId flavor, int32_t resource) const;
+  int32_t InternFr(FlavorId flavor, ResourceId resource);
+  int32_t FindFr(FlavorId flavor, ResourceId resource) const;
   void SetQuota(int32_t node, int32_t fr, Amount nominal, Amount borrowing_limit, Amount lending_limit);
   void Finalize();
 
   size_t num_frs() const { return fr_keys_.size(); }
   size_t num_nodes() const { return nodes_.size(); }
-  std::pair<FlavorId, int32_t> FrKey(int32_t fr) const { return fr_keys_[fr]; }
+  std::pair<FlavorId, ResourceId> FrKey(int32_t fr) const { return fr_keys_[fr]; }
   const Node& node(int32_t i) const { return nodes_[i]; }
   Node& mutable_node(int32_t i) { return nodes_[i]; }
   int32_t Root(int32_t n) const;
@@ -109,7 +109,7 @@ class QuotaTree {
 
  private:
   std::vector<Node> nodes_;
-  std::vector<std::pair<FlavorId, int32_t>> fr_keys_;
+  std::vector<std::pair<FlavorId, ResourceId>> fr_keys_;
   std::vector<std::vector<int32_t>> fr_table_;  // [flavor][resource] -> fr, -1 = none
 };
 

@@ -40,8 +40,8 @@ struct PodSetReq {
   // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
   // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
   Amount implicit_gpu = 0;
-  std::vector<int32_t> hint_res;                    // slicing-hint resources it requests (> 0), ids
-  std::vector<std::pair<int32_t, Amount>> per_pod;  // (resource id, amount), sorted
+  std::vector<ResourceId> hint_res;                    // slicing-hint resources it requests (> 0)
+  std::vector<std::pair<ResourceId, Amount>> per_pod;  // (resource, amount), sorted
 };
 
 // Calls fn(resource id, amount per pod) for each request of a pod set, plus
@@ -49,12 +49,12 @@ struct PodSetReq {
 // explicit `pods` request is replaced, as Kueue does), plus the implicit GPU
 // charge as `gpu_res` when `gpu_res` >= 0.
 template <typename F>
-void ForEachPerPod(const PodSetReq& ps, int32_t pods_res, int32_t gpu_res, F&& fn) {
+void ForEachPerPod(const PodSetReq& ps, ResourceId pods_res, ResourceId gpu_res, F&& fn) {
   for (const auto& [res, per_pod] : ps.per_pod) {
     if (res != pods_res) fn(res, per_pod);
   }
-  if (pods_res >= 0) fn(pods_res, Amount{1000});
-  if (gpu_res >= 0 && ps.implicit_gpu > 0) fn(gpu_res, ps.implicit_gpu);
+  if (pods_res.valid()) fn(pods_res, Amount{1000});
+  if (gpu_res.valid() && ps.implicit_gpu > 0) fn(gpu_res, ps.implicit_gpu);
 }
 
 // Ordering key inside a LocalQueue: priority descending, queue time, uid.
@@ -82,22 +82,22 @@ struct QueueKey {
 struct ReasonRef {
   int32_t pod_set = -1;  // index into the workload's pod sets
   FlavorId flavor;
-  int32_t resource = -1;  // resource id; >= 0 when set
-  int32_t level = -1;     // quota-tree node that blocks
+  ResourceId resource;  // valid when set
+  int32_t level = -1;   // quota-tree node that blocks
   Amount requested = 0;
   Amount available = 0;
   Amount missing = 0;
-  bool set() const { return resource >= 0; }
+  bool set() const { return resource.valid(); }
 };
 
 struct Wl {
   WorkloadInfo info;
   std::vector<PodSetReq> pod_sets;
-  NamespaceId ns;                                    // namespace id
-  LqId lq;                                           // LocalQueue; invalid = unresolved
-  CqId cq;                                           // ClusterQueue; invalid = unresolved
-  FrAmounts usage;                                   // held while Admitted or Evicting
-  std::vector<std::pair<int32_t, Amount>> ns_usage;  // per resource, for ResourceQuota
+  NamespaceId ns;                                       // namespace id
+  LqId lq;                                              // LocalQueue; invalid = unresolved
+  CqId cq;                                              // ClusterQueue; invalid = unresolved
+  FrAmounts usage;                                      // held while Admitted or Evicting
+  std::vector<std::pair<ResourceId, Amount>> ns_usage;  // per resource, for ResourceQuota
   bool in_heap = false;
   bool parked = false;
   bool listed = false;  // in a parked list (NsRt::parked, parked_placement)
@@ -115,7 +115,7 @@ struct Wl {
   uint64_t reason_stamp = 0;
   // While in a heap: (resource id, the least it can be admitted with), per
   // resource it requests in its ClusterQueue (CqRt::min_req).
-  std::vector<std::pair<int32_t, Amount>> min_req;
+  std::vector<std::pair<ResourceId, Amount>> min_req;
   bool reason_stale = false;  // parked by BulkPark's head skip without an examination
   bool forgotten = false;     // slot free for reuse (Engine::Forget)
   bool requeued = false;      // NotYetTried after an eviction (message wording)
