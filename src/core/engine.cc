@@ -367,7 +367,7 @@ Status Engine::AddNode(placement::NodeSpec node) {
   e.node_specs.push_back(std::move(node));
   e.BindFlavorsToNodes();
   e.UnparkList(&e.parked_placement);
-  for (int32_t root = 0; root < static_cast<int32_t>(e.root_epoch.size()); ++root) e.Unpark(root);
+  for (NodeId root : e.root_epoch.ids()) e.Unpark(root);
   ++e.state_gen;
   return Status::Ok();
 }
@@ -386,7 +386,7 @@ Status Engine::SetNodeReady(const std::string& name, bool ready) {
   e.BindFlavorsToNodes();
   if (ready) {
     e.UnparkList(&e.parked_placement);
-    for (int32_t root = 0; root < static_cast<int32_t>(e.root_epoch.size()); ++root) e.Unpark(root);
+    for (NodeId root : e.root_epoch.ids()) e.Unpark(root);
   }
   ++e.state_gen;
   return Status::Ok();

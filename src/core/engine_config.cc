@@ -163,7 +163,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   auto cohort = [&](const std::string& name) {
     auto it = cohort_node.find(name);
     if (it != cohort_node.end()) return it->second;
-    int32_t n = tree.AddNode(name, true);
+    NodeId n = tree.AddNode(name, true);
     cohort_node[name] = n;
     return n;
   };
@@ -174,13 +174,13 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   for (const auto& q : config.cluster_queues) {
     if (!q.cohort.empty()) cohort(q.cohort);
   }
-  auto apply_groups = [&](int32_t node, const std::vector<ResourceGroupSpec>& groups) {
+  auto apply_groups = [&](NodeId node, const std::vector<ResourceGroupSpec>& groups) {
     for (const auto& g : groups) {
       for (const auto& fq : g.flavors) {
         FlavorId f = flavors_by_name.Find(fq.flavor);
         for (const auto& rq : fq.resources) {
           ResourceId res = resources.Intern(rq.name);
-          int32_t fr = tree.InternFr(f, res);
+          FrId fr = tree.InternFr(f, res);
           tree.SetQuota(node, fr, rq.nominal, rq.borrowing_limit.value_or(kNoLimit),
                         rq.lending_limit.value_or(kNoLimit));
         }
@@ -188,7 +188,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     }
   };
   for (const auto& co : config.cohorts) {
-    int32_t n = cohort(co.name);
+    NodeId n = cohort(co.name);
     tree.mutable_node(n).fair_weight = co.fair_weight;
     apply_groups(n, co.resource_groups);
   }
@@ -275,7 +275,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     rt.afs_penalty.resize(resources.size(), 0);
     const LqId id(static_cast<int32_t>(lqs.size()));
     if (rt.cq.valid()) cqs[rt.cq].lqs.push_back(id);
-    rt.root = rt.cq.valid() ? tree.Root(cqs[rt.cq].node) : -1;
+    rt.root = rt.cq.valid() ? tree.Root(cqs[rt.cq].node) : NodeId();
     if (lqs_of_ns.size() <= static_cast<size_t>(rt.ns_id.value())) lqs_of_ns.resize(rt.ns_id.value() + 1);
     lqs_of_ns[rt.ns_id].emplace_back(l.name, id);
     lq_index[key] = id;
@@ -364,7 +364,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
       w.usage.clear();
       for (const auto& ps : w.info.admission) {
         for (const auto& [res, flv] : ps.flavors) {
-          int32_t fr = tree.FindFr(flavors_by_name.Find(flv), resources.Find(res));
+          FrId fr = tree.FindFr(flavors_by_name.Find(flv), resources.Find(res));
           Amount a = ps.resource_usage.count(res) ? ps.resource_usage.at(res) : 0;
           bool merged = false;
           for (auto& [f, v] : w.usage) {

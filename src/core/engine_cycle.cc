@@ -195,8 +195,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                                 if (r == res) f = fl;
                               }
                               if (!f.valid()) return;
-                              int32_t fr = tree.FindFr(f, res);
-                              if (fr < 0) return;
+                              FrId fr = tree.FindFr(f, res);
+                              if (!fr.valid()) return;
                               bool merged = false;
                               for (auto& [x, v] : usage) {
                                 if (x == fr) {

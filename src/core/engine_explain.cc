@@ -169,8 +169,9 @@ void EngineImpl::Materialize(WlId id) {
                     : "";
     r.flavor = ref.flavor.valid() ? flavors_by_name.Name(ref.flavor) : "";
     r.resource = ref.resource.valid() ? resources.Name(ref.resource) : "";
-    r.level =
-        ref.level >= 0 && static_cast<size_t>(ref.level) < tree.num_nodes() ? tree.node(ref.level).name : "";
+    r.level = ref.level.valid() && static_cast<size_t>(ref.level.value()) < tree.num_nodes()
+                  ? tree.node(ref.level).name
+                  : "";
     r.requested = ref.requested;
     r.available = ref.available;
     r.missing = ref.missing;
@@ -221,14 +222,14 @@ std::vector<const WorkloadInfo*> Engine::Workloads() const {
 std::vector<QuotaUsage> Engine::Usage() const {
   const EngineImpl& e = *impl_;
   std::vector<QuotaUsage> out;
-  for (size_t n = 0; n < e.tree.num_nodes(); ++n) {
-    const auto& node = e.tree.node(static_cast<int32_t>(n));
-    for (size_t fr = 0; fr < e.tree.num_frs(); ++fr) {
+  for (NodeId n : e.tree.nodes()) {
+    const auto& node = e.tree.node(n);
+    for (FrId fr : e.tree.frs()) {
       if (!node.has_quota[fr] && node.usage[fr] == 0 && node.subtree[fr] == 0) continue;
       QuotaUsage u;
       u.node = node.name;
       u.is_cohort = node.is_cohort;
-      auto [f, r] = e.tree.FrKey(static_cast<int32_t>(fr));
+      auto [f, r] = e.tree.FrKey(fr);
       u.flavor = e.flavors_by_name.Name(f);
       u.resource = e.resources.Name(r);
       u.nominal = node.nominal[fr];
@@ -245,7 +246,7 @@ std::vector<QuotaUsage> Engine::Usage() const {
 
 int64_t Engine::DominantResourceShare(const std::string& name) const {
   EngineImpl& e = *impl_;
-  int32_t node = -1;
+  NodeId node;
   auto it = e.cq_index.find(name);
   if (it != e.cq_index.end()) {
     node = e.cqs[it->second].node;
@@ -253,7 +254,7 @@ int64_t Engine::DominantResourceShare(const std::string& name) const {
     auto ci = e.cohort_node.find(name);
     if (ci != e.cohort_node.end()) node = ci->second;
   }
-  if (node < 0) return 0;
+  if (!node.valid()) return 0;
   int64_t s = DominantShare(e, node, CqId(), nullptr).Rounded();
   return s == std::numeric_limits<int64_t>::max() ? -1 : s;
 }
@@ -285,9 +286,10 @@ FlavorAttempt Attempt(const EngineImpl& e, const Wl& w, const FlavorTried& t) {
   a.requested = t.requested;
   a.available = t.available;
   a.max_available = t.potential;
-  a.level =
-      t.level >= 0 && static_cast<size_t>(t.level) < e.tree.num_nodes() ? e.tree.node(t.level).name : "";
-  if (e.tree.FindFr(t.flavor, t.resource) < 0) {
+  a.level = t.level.valid() && static_cast<size_t>(t.level.value()) < e.tree.num_nodes()
+                ? e.tree.node(t.level).name
+                : "";
+  if (!e.tree.FindFr(t.flavor, t.resource).valid()) {
     a.outcome = O::kNeverFits;
     a.max_available = 0;
     a.message =
@@ -370,9 +372,9 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
     return r;
   };
   if (r.kind == K::kNoFlavor || r.kind == K::kInfeasible || r.flavor.empty()) return done();
-  int32_t fr = e.tree.FindFr(e.flavors_by_name.Find(r.flavor), e.resources.Find(r.resource));
-  if (fr < 0) return done();
-  const int32_t node = e.cqs[w.cq].node;
+  FrId fr = e.tree.FindFr(e.flavors_by_name.Find(r.flavor), e.resources.Find(r.resource));
+  if (!fr.valid()) return done();
+  const NodeId node = e.cqs[w.cq].node;
   QuotaTree& t = e.tree;
   if (r.requested > t.PotentialAvailable(node, fr)) {
     // Said only when no flavor tried could ever fit: otherwise the workload

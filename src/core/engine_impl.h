@@ -62,8 +62,8 @@ class EngineImpl {
   QuotaTree tree;
   IdVector<CqId, CqRt> cqs;
   std::unordered_map<std::string, CqId> cq_index;
-  std::unordered_map<std::string, int32_t> cohort_node;  // cohort name -> tree node
-  std::vector<CqId> cq_of_node;                          // tree node -> ClusterQueue, invalid for cohorts
+  std::unordered_map<std::string, NodeId> cohort_node;  // cohort name -> tree node
+  IdVector<NodeId, CqId> cq_of_node;                    // tree node -> ClusterQueue, invalid for cohorts
   IdVector<LqId, LqRt> lqs;
   std::unordered_map<std::string, LqId> lq_index;  // "ns/name"
   IdVector<NamespaceId, NsRt> nss;
@@ -73,14 +73,14 @@ class EngineImpl {
 
   StableVector<Wl> wls;
   std::unordered_map<std::string, WlId> wl_index;
-  std::vector<WlId> free_ids;               // forgotten slots, reused by Submit
-  bool reused_slots = false;                // a slot was reused: slot order is no longer submission order
-  size_t queued_count = 0;                  // workloads in any LocalQueue heap
-  bool any_drain = false;                   // some ClusterQueue has drain_possible
-  std::vector<std::vector<CqId>> root_cqs;  // per tree node (roots used): its ClusterQueues
-  std::vector<uint64_t> root_epoch;         // per tree node (roots used): bumped by Unpark
-  std::vector<int64_t> root_parked;         // per tree node: soft-parked workloads under the current epoch
-  int64_t parked_total = 0;                 // sum of root_parked
+  std::vector<WlId> free_ids;  // forgotten slots, reused by Submit
+  bool reused_slots = false;   // a slot was reused: slot order is no longer submission order
+  size_t queued_count = 0;     // workloads in any LocalQueue heap
+  bool any_drain = false;      // some ClusterQueue has drain_possible
+  IdVector<NodeId, std::vector<CqId>> root_cqs;  // per tree node (roots used): its ClusterQueues
+  IdVector<NodeId, uint64_t> root_epoch;         // per tree node (roots used): bumped by Unpark
+  IdVector<NodeId, int64_t> root_parked;  // per tree node: soft-parked workloads under the current epoch
+  int64_t parked_total = 0;               // sum of root_parked
   uint64_t epoch_counter = 0;
   uint64_t enqueue_counter = 0;                          // QueueKey::enq_seq
   uint64_t bulk_counter = 0;                             // CqRt::bulk_stamp, Wl::reason_stamp
@@ -111,12 +111,12 @@ class EngineImpl {
   bool protect_delay = false;
   // (time, quota-tree root): a protection skipped by a parked workload ends;
   // the tree's parked workloads are retried then.
-  std::set<std::pair<Time, int32_t>> protect_wakeups;
+  std::set<std::pair<Time, NodeId>> protect_wakeups;
   // Reservations (docs/semantics.md §11), at most one per quota-tree root.
   struct Reservation {
     WlId wl = kNoWl;
     CqId cq;
-    int32_t root = -1;
+    NodeId root;
     Time start = 0;
     FrAmounts usage;            // the assignment that fits once the holders are gone
     std::vector<WlId> holders;  // admitted workloads whose end frees it, in end order
@@ -151,13 +151,13 @@ class EngineImpl {
   void ReleaseUsage(WlId id);
   void Enqueue(WlId id);
   void Dequeue(WlId id);
-  void Unpark(int32_t root);
+  void Unpark(NodeId root);
   // Parked in place: on its own (SoftPark) or in bulk (BulkPark).
   bool SoftParked(const Wl& w) const {
     if (w.soft_parked && w.park_epoch == root_epoch[w.park_root]) return true;
     if (!w.in_heap || !w.lq.valid() || !lqs[w.lq].cq.valid()) return false;
     const CqRt& cq = cqs[lqs[w.lq].cq];
-    return cq.root >= 0 && cq.bulk_epoch == root_epoch[cq.root] && w.enq_seq < cq.bulk_seq;
+    return cq.root.valid() && cq.bulk_epoch == root_epoch[cq.root] && w.enq_seq < cq.bulk_seq;
   }
   // Parks in bulk, without examining them, the queued workloads that no
   // cycle before the next release in their cohort tree could admit
@@ -170,7 +170,7 @@ class EngineImpl {
   Amount BulkCap(CqId c, ResourceId res) const;
   // True when the pending reason of `id` predates a bulk park that covered it.
   bool ReasonStale(WlId id) const;
-  void SoftPark(WlId id, int32_t root);
+  void SoftPark(WlId id, NodeId root);
   // The first entry of a LocalQueue's heap that is not soft-parked, or null.
   const QueueKey* FirstActive(LqId lq);
   // Queued workloads of a ClusterQueue that are not parked in place.
@@ -251,14 +251,20 @@ class EngineImpl {
 
   // Scratch buffers reused across rounds (no allocation per cycle).
   std::vector<Entry> round_entries;
-  std::vector<std::pair<int32_t, FrAmounts>> round_temp;
+  std::vector<std::pair<NodeId, FrAmounts>> round_temp;
   uint64_t round_stamp = 0;
-  std::vector<WlId> round_victims;                 // this round's victims, in order
-  std::vector<GroupReq> assign_reqs;               // AssignFlavors
-  FrAmounts assign_fr;                             // AssignFlavors
-  std::vector<int32_t> nominate_counts;            // Nominate
-  std::vector<int32_t> bound_queues, bound_stack;  // preemption.cc bound
-  FrAmounts bound_removed, bound_remaining;        // preemption.cc bound
+  std::vector<WlId> round_victims;                // this round's victims, in order
+  std::vector<GroupReq> assign_reqs;              // AssignFlavors
+  FrAmounts assign_fr;                            // AssignFlavors
+  std::vector<int32_t> nominate_counts;           // Nominate
+  std::vector<NodeId> bound_queues, bound_stack;  // preemption.cc bound
+  FrAmounts bound_remaining;                      // preemption.cc bound
+  struct BoundRemoval {                           // preemption.cc bound: usage taken out, to put back
+    NodeId queue;
+    FrId fr;
+    Amount amount;
+  };
+  std::vector<BoundRemoval> bound_removed;
   std::vector<char> round_done;
 };
 

@@ -51,7 +51,7 @@ Status EngineImpl::RebuildCluster() {
   // Waiting gangs get another chance on the new nodes, and so does every
   // workload parked because no flavor's nodes could hold it.
   UnparkList(&parked_placement);
-  for (int32_t root = 0; root < static_cast<int32_t>(root_epoch.size()); ++root) Unpark(root);
+  for (NodeId root : root_epoch.ids()) Unpark(root);
   return Status::Ok();
 }
 

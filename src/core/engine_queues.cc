@@ -162,7 +162,7 @@ void EngineImpl::UnparkList(std::vector<WlId>* list) {
   if (list->empty()) list->swap(taken);
 }
 
-void EngineImpl::SoftPark(WlId id, int32_t root) {
+void EngineImpl::SoftPark(WlId id, NodeId root) {
   Wl& w = wls[id];
   w.soft_parked = true;
   w.park_root = root;
@@ -178,8 +178,8 @@ void EngineImpl::SoftPark(WlId id, int32_t root) {
   parked_total++;
 }
 
-void EngineImpl::Unpark(int32_t root) {
-  if (root < 0 || root >= static_cast<int32_t>(root_epoch.size())) return;
+void EngineImpl::Unpark(NodeId root) {
+  if (!root_epoch.contains(root)) return;
   parked_total -= root_parked[root];
   root_parked[root] = 0;
   root_epoch[root] = ++epoch_counter;
@@ -188,7 +188,7 @@ void EngineImpl::Unpark(int32_t root) {
 const QueueKey* EngineImpl::FirstActive(LqId l) {
   LqRt& q = lqs[l];
   if (q.heap.empty()) return nullptr;
-  if (q.root < 0) return &*q.heap.begin();  // no ClusterQueue: nothing parks in place
+  if (!q.root.valid()) return &*q.heap.begin();  // no ClusterQueue: nothing parks in place
   const uint64_t ep = root_epoch[q.root];
   if (!q.skip_valid || q.skip_epoch != ep) {
     q.skip = q.heap.begin();
@@ -243,8 +243,8 @@ Amount EngineImpl::BulkCap(CqId c, ResourceId res) const {
   const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
   Amount cap = 0;
   for (FlavorId f : cq.groups[g].flavors) {
-    const int32_t fr = tree.FindFr(f, res);
-    if (fr < 0) continue;
+    const FrId fr = tree.FindFr(f, res);
+    if (!fr.valid()) continue;
     Amount a = tree.Available(cq.node, fr);
     if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
     cap += std::max<Amount>(a, 0);
@@ -269,7 +269,7 @@ int64_t EngineImpl::BulkPark() {
       static_cast<int64_t>(queued_count) == parked_total)
     return 0;
   int64_t total = 0;
-  for (int32_t root = 0; root < static_cast<int32_t>(root_cqs.size()); ++root) {
+  for (NodeId root : root_cqs.ids()) {
     const std::vector<CqId>& members = root_cqs[root];
     if (members.empty()) continue;
     // Whether the tree qualifies, some active queue fails, every one does.
@@ -280,13 +280,13 @@ int64_t EngineImpl::BulkPark() {
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
       const PreemptionSpec& pol = cq.spec->preemption;
-      const int32_t parent = tree.node(cq.node).parent;
+      const NodeId parent = tree.node(cq.node).parent;
       const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
                          cq.sticky == kNoWl && pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
                          pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
                          (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
                           pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
-                         (parent < 0 || parent == root);
+                         (!parent.valid() || parent == root);
       if (!shape) {  // a tree of another shape: left to the cycles
         shape_ok = false;
         break;

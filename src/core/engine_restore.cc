@@ -74,8 +74,8 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
         return;
       }
       FlavorId f = e.flavors_by_name.Find(fit->second);
-      int32_t fr = f.valid() ? e.tree.FindFr(f, res_name) : -1;
-      if (fr < 0) {
+      FrId fr = f.valid() ? e.tree.FindFr(f, res_name) : FrId();
+      if (!fr.valid()) {
         bad = NotFound("flavor " + fit->second + " has no quota for " + rn + " any more");
         return;
       }

@@ -87,7 +87,7 @@ bool EngineImpl::Reserve(WlId wl, CqId cq, Time now) {
   const ClusterQueueSpec& spec = *cqs[cq].spec;
   const bool waited = spec.reserve_after && now - w.info.queued_at >= *spec.reserve_after;
   const bool urgent = spec.reserve_priority && w.info.priority >= *spec.reserve_priority;
-  const int32_t root = tree.Root(cqs[cq].node);
+  const NodeId root = tree.Root(cqs[cq].node);
   auto mine = std::find_if(reservations.begin(), reservations.end(),
                            [&](const Reservation& r) { return r.root == root; });
   if (mine != reservations.end() && mine->wl != wl) return false;  // one per tree: the first keeps it
@@ -205,7 +205,7 @@ bool EngineImpl::Reserve(WlId wl, CqId cq, Time now) {
 const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, CqId cq, const Assignment& a,
                                                               Time now) {
   if (reservations.empty()) return nullptr;
-  const int32_t root = tree.Root(cqs[cq].node);
+  const NodeId root = tree.Root(cqs[cq].node);
   const Wl& w = wls[wl];
   for (const Reservation& r : reservations) {
     if (r.wl == wl) continue;
@@ -262,7 +262,7 @@ void EngineImpl::DropReservation(size_t i) {
   if (nodes) {
     // Its nodes held back workloads of every tree.
     for (CqId c : cqs.ids()) {
-      if (cqs[c].root >= 0) Unpark(cqs[c].root);
+      if (cqs[c].root.valid()) Unpark(cqs[c].root);
     }
   }
 }

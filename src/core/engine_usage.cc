@@ -56,9 +56,9 @@ void EngineImpl::ReleaseUsage(WlId id) {
 
 void EngineImpl::RebuildUsage() {
   ++state_gen;
-  for (size_t n = 0; n < tree.num_nodes(); ++n) {
-    auto& node = tree.mutable_node(static_cast<int32_t>(n));
-    std::fill(node.usage.begin(), node.usage.end(), 0);
+  for (NodeId n : tree.nodes()) {
+    auto& node = tree.mutable_node(n);
+    std::fill(node.usage.begin(), node.usage.end(), Amount{0});
   }
   for (const CqRt& cq : cqs) {
     for (WlId id : cq.admitted) tree.AddUsage(cq.node, wls[id].usage, +1);

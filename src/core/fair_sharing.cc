@@ -11,17 +11,17 @@ namespace artel::core {
 
 namespace {
 
-Drs ShareOf(const EngineImpl& e, int32_t n) {
+Drs ShareOf(const EngineImpl& e, NodeId n) {
   const QuotaTree& t = e.tree;
   const auto& node = t.node(n);
   Drs d;
   d.weight = static_cast<double>(node.fair_weight) / 1000.0;
-  if (node.parent < 0) return d;
+  if (!node.parent.valid()) return d;
   size_t nres = e.resources.size();
   IdVector<ResourceId, Amount> borrowed(nres, 0), lendable(nres, 0);
   bool any = false;
-  for (size_t fr = 0; fr < t.num_frs(); ++fr) {
-    ResourceId res = t.FrKey(static_cast<int32_t>(fr)).second;
+  for (FrId fr : t.frs()) {
+    ResourceId res = t.FrKey(fr).second;
     Amount b = node.usage[fr] - node.subtree[fr];
     if (b > 0) {
       borrowed[res] += b;
@@ -30,9 +30,9 @@ Drs ShareOf(const EngineImpl& e, int32_t n) {
   }
   if (!any) return d;
   d.borrowing = true;
-  for (size_t fr = 0; fr < t.num_frs(); ++fr) {
-    ResourceId res = t.FrKey(static_cast<int32_t>(fr)).second;
-    if (borrowed[res] > 0) lendable[res] += t.PotentialAvailable(node.parent, static_cast<int32_t>(fr));
+  for (FrId fr : t.frs()) {
+    ResourceId res = t.FrKey(fr).second;
+    if (borrowed[res] > 0) lendable[res] += t.PotentialAvailable(node.parent, fr);
   }
   for (ResourceId r : borrowed.ids()) {
     if (borrowed[r] > 0 && lendable[r] > 0) {
@@ -60,7 +60,7 @@ int64_t Drs::Rounded() const {
   return static_cast<int64_t>(std::ceil(p));
 }
 
-Drs DominantShare(EngineImpl& e, int32_t n, CqId cq_for_extra, const FrAmounts* extra) {
+Drs DominantShare(EngineImpl& e, NodeId n, CqId cq_for_extra, const FrAmounts* extra) {
   if (extra == nullptr || !cq_for_extra.valid()) return ShareOf(e, n);
   e.tree.AddUsage(e.cqs[cq_for_extra].node, *extra, +1);
   Drs s = ShareOf(e, n);
@@ -92,16 +92,16 @@ struct Tournament {
   EngineImpl& e;
   const std::vector<Entry>& entries;
   const std::vector<char>& done;
-  std::vector<int32_t> entry_of_node;  // tree node -> entry index (CQs)
-  std::vector<char> has_entry;         // subtree has a live entry
+  IdVector<NodeId, int32_t> entry_of_node;  // tree node -> entry index (CQs)
+  IdVector<NodeId, char> has_entry;         // subtree has a live entry
 
-  int32_t Winner(int32_t n) {
+  int32_t Winner(NodeId n) {
     if (!has_entry[n]) return -1;
     const auto& node = e.tree.node(n);
     if (!node.is_cohort) return entry_of_node[n];
     int32_t best = -1;
     Score best_score{};
-    for (int32_t child : node.children) {
+    for (NodeId child : node.children) {
       int32_t w = Winner(child);
       if (w < 0) continue;
       const Entry& en = entries[w];
@@ -127,22 +127,22 @@ struct Tournament {
 }  // namespace
 
 int32_t FairSharingPickNext(EngineImpl& e, const std::vector<Entry>& entries, const std::vector<char>& done) {
-  Tournament t{e, entries, done, std::vector<int32_t>(e.tree.num_nodes(), -1),
-               std::vector<char>(e.tree.num_nodes(), 0)};
-  std::vector<int32_t> roots;
+  Tournament t{e, entries, done, IdVector<NodeId, int32_t>(e.tree.num_nodes(), -1),
+               IdVector<NodeId, char>(e.tree.num_nodes(), 0)};
+  std::vector<NodeId> roots;
   for (size_t i = 0; i < done.size(); ++i) {  // entries past done.size() are not live
     if (done[i]) continue;
-    int32_t n = e.cqs[entries[i].cq].node;
+    NodeId n = e.cqs[entries[i].cq].node;
     t.entry_of_node[n] = static_cast<int32_t>(i);
-    while (n >= 0 && !t.has_entry[n]) {
+    while (n.valid() && !t.has_entry[n]) {
       t.has_entry[n] = 1;
-      if (e.tree.node(n).parent < 0) roots.push_back(n);
+      if (!e.tree.node(n).parent.valid()) roots.push_back(n);
       n = e.tree.node(n).parent;
     }
   }
   int32_t best = -1;
   Score best_score{};
-  for (int32_t r : roots) {
+  for (NodeId r : roots) {
     int32_t w = t.Winner(r);
     if (w < 0) continue;
     const Wl& wl = e.wls[entries[w].wl];
@@ -165,7 +165,7 @@ struct FsCand {
   CqId cq;
 };
 
-bool UsesAnyFr(const Wl& w, const std::vector<int32_t>& frs) {
+bool UsesAnyFr(const Wl& w, const std::vector<FrId>& frs) {
   for (const auto& [fr, a] : w.usage) {
     if (a > 0 && std::find(frs.begin(), frs.end(), fr) != frs.end()) return true;
   }
@@ -173,8 +173,8 @@ bool UsesAnyFr(const Wl& w, const std::vector<int32_t>& frs) {
 }
 
 // The child of `ancestor` on the path from `n` (n itself if it is a child).
-int32_t ChildBelow(const QuotaTree& t, int32_t n, int32_t ancestor) {
-  while (n >= 0 && t.node(n).parent != ancestor) n = t.node(n).parent;
+NodeId ChildBelow(const QuotaTree& t, NodeId n, NodeId ancestor) {
+  while (n.valid() && t.node(n).parent != ancestor) n = t.node(n).parent;
   return n;
 }
 
@@ -186,7 +186,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
   const Wl& w = e.wls[wl];
   const int32_t prio = w.info.priority;
   const PreemptionSpec& pol = cq.spec->preemption;
-  std::vector<int32_t> need;
+  std::vector<FrId> need;
   for (const auto& [fr, a] : request) {
     if (a > t.Available(cq.node, fr)) need.push_back(fr);
   }
@@ -213,7 +213,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
       per_cq[cqi].push_back(id);
     }
   }
-  if (t.node(cq.node).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+  if (t.node(cq.node).parent.valid() && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
     bool reclaims = true;  // the preemptor stays within its nominal quota with the request
     if (e.any_protection) {
       for (const auto& [fr, a] : request) {
@@ -225,7 +225,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
       if (ocq == cqi) continue;
       const CqRt& other = e.cqs[ocq];
       bool borrowing = false;
-      for (int32_t fr : need) borrowing = borrowing || t.IsBorrowing(other.node, fr);
+      for (FrId fr : need) borrowing = borrowing || t.IsBorrowing(other.node, fr);
       if (!borrowing) continue;
       for (WlId id : other.admitted) {
         const Wl& v = e.wls[id];
@@ -314,27 +314,27 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
     t.AddUsage(cq.node, request, +1);
     return f;
   };
-  std::vector<int32_t> on_path;  // cohorts on the preemptor's path
-  for (int32_t n = t.node(cq.node).parent; n >= 0; n = t.node(n).parent) on_path.push_back(n);
-  auto is_on_path = [&](int32_t n) { return std::find(on_path.begin(), on_path.end(), n) != on_path.end(); };
+  std::vector<NodeId> on_path;  // cohorts on the preemptor's path
+  for (NodeId n = t.node(cq.node).parent; n.valid(); n = t.node(n).parent) on_path.push_back(n);
+  auto is_on_path = [&](NodeId n) { return std::find(on_path.begin(), on_path.end(), n) != on_path.end(); };
   // Shares at the children of the lowest common ancestor.
-  auto shares = [&](CqId ocq, Drs* preemptor_new, int32_t* target_child) {
-    int32_t lca = t.Lca(cq.node, e.cqs[ocq].node);
+  auto shares = [&](CqId ocq, Drs* preemptor_new, NodeId* target_child) {
+    NodeId lca = t.Lca(cq.node, e.cqs[ocq].node);
     *preemptor_new = ShareOf(e, ChildBelow(t, cq.node, lca));
     *target_child = ChildBelow(t, e.cqs[ocq].node, lca);
   };
   bool done = false;
   IdVector<CqId, char> pruned_cq(e.cqs.size(), 0);
-  std::vector<char> pruned_node(t.num_nodes(), 0);
+  IdVector<NodeId, char> pruned_node(t.num_nodes(), 0);
   // Next target queue: descend from the root into the child with the
   // highest share (Kueue fairsharing/ordering.go). Ties between queues go to
   // the queue whose first candidate comes first in candidate order; between
   // cohorts, to the name that sorts first; a cohort wins a tie with a queue.
-  std::function<CqId(int32_t)> next_target = [&](int32_t cohort) -> CqId {
+  std::function<CqId(NodeId)> next_target = [&](NodeId cohort) -> CqId {
     CqId best_cq;
-    int32_t best_cohort = -1;
+    NodeId best_cohort;
     Drs best_cq_share, best_cohort_share;
-    for (int32_t child : t.node(cohort).children) {
+    for (NodeId child : t.node(cohort).children) {
       if (t.node(child).is_cohort) continue;
       CqId q = e.cq_of_node[child];
       if (pruned_cq[q]) continue;
@@ -349,24 +349,24 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
         best_cq = q;
       }
     }
-    for (int32_t child : t.node(cohort).children) {
+    for (NodeId child : t.node(cohort).children) {
       if (!t.node(child).is_cohort || pruned_node[child]) continue;
       Drs s = ShareOf(e, child);
       if (s.IsZero() && !is_on_path(child)) {
         pruned_node[child] = 1;
         continue;
       }
-      int c = best_cohort < 0 ? 1 : CompareDrs(s, best_cohort_share);
+      int c = !best_cohort.valid() ? 1 : CompareDrs(s, best_cohort_share);
       if (c > 0 || (c == 0 && t.node(child).name < t.node(best_cohort).name)) {
         best_cohort_share = s;
         best_cohort = child;
       }
     }
-    if (!best_cq.valid() && best_cohort < 0) {
+    if (!best_cq.valid() && !best_cohort.valid()) {
       pruned_node[cohort] = 1;
       return CqId();
     }
-    if (best_cohort >= 0 && (!best_cq.valid() || CompareDrs(best_cohort_share, best_cq_share) >= 0))
+    if (best_cohort.valid() && (!best_cq.valid() || CompareDrs(best_cohort_share, best_cq_share) >= 0))
       return next_target(best_cohort);
     return best_cq;
   };
@@ -375,11 +375,11 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
       strategies.empty() ? FairSharingStrategy::kLessThanOrEqualToFinalShare : strategies.front();
   std::vector<WlId> retry;
   bool within_nominal = true;
-  for (int32_t fr : need) {
+  for (FrId fr : need) {
     if (t.node(cq.node).usage[fr] > t.node(cq.node).nominal[fr]) within_nominal = false;
   }
   auto run_first = [&]() {
-    if (t.node(cq.node).parent < 0) {
+    if (!t.node(cq.node).parent.valid()) {
       while (!done && !per_cq[cqi].empty()) {
         WlId id = per_cq[cqi].back();
         per_cq[cqi].pop_back();
@@ -388,7 +388,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
       }
       return;
     }
-    int32_t root = t.Root(cq.node);
+    NodeId root = t.Root(cq.node);
     while (!done && !pruned_node[root]) {
       CqId q = next_target(root);
       if (!q.valid()) continue;
@@ -407,7 +407,7 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
         continue;
       }
       Drs preemptor_new;
-      int32_t target_child;
+      NodeId target_child;
       shares(q, &preemptor_new, &target_child);
       Drs target_old = ShareOf(e, target_child);
       if (preemptor_new.ZeroWeightBorrows() && !target_old.ZeroWeightBorrows()) {
@@ -442,19 +442,19 @@ std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cqi, const F
     }
   };
   run_first();
-  if (!done && strategies.size() > 1 && !retry.empty() && t.node(cq.node).parent >= 0) {
+  if (!done && strategies.size() > 1 && !retry.empty() && t.node(cq.node).parent.valid()) {
     // Second strategy (LessThanInitialShare) over the refused candidates:
     // at most one per queue.
     for (auto& v : per_cq) v.clear();
     for (auto it = retry.rbegin(); it != retry.rend(); ++it) per_cq[e.wls[*it].cq].push_back(*it);
     std::fill(pruned_cq.begin(), pruned_cq.end(), char{0});
-    std::fill(pruned_node.begin(), pruned_node.end(), 0);
-    int32_t root = t.Root(cq.node);
+    std::fill(pruned_node.begin(), pruned_node.end(), char{0});
+    NodeId root = t.Root(cq.node);
     while (!done && !pruned_node[root]) {
       CqId q = next_target(root);
       if (!q.valid()) continue;
       Drs preemptor_new;
-      int32_t target_child;
+      NodeId target_child;
       shares(q, &preemptor_new, &target_child);
       Drs target_old = ShareOf(e, target_child);
       WlId id = per_cq[q].back();

@@ -81,7 +81,7 @@ struct Drs {
 int CompareDrs(const Drs& a, const Drs& b);
 // The share of tree node `n`, with `extra` usage added at cq `cq_for_extra`
 // (or none).
-Drs DominantShare(EngineImpl& e, int32_t n, CqId cq_for_extra, const FrAmounts* extra);
+Drs DominantShare(EngineImpl& e, NodeId n, CqId cq_for_extra, const FrAmounts* extra);
 // Fair-sharing preemption (steps 1-3 above): the victims that let `wl` (with
 // usage `request` in `cq`) fit, or an empty vector. Leaves the tree unchanged.
 std::vector<Target> FairSharingTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request);

@@ -190,8 +190,8 @@ bool CanPreemptWhileBorrowing(const EngineImpl& e, const CqRt& cq) {
 
 // The quota-tree node that limits `val` most: the first node on the path
 // whose borrowing limit binds, or the root.
-int32_t BlockingNode(const QuotaTree& tree, int32_t n, int32_t fr) {
-  if (tree.node(n).parent < 0) return n;
+NodeId BlockingNode(const QuotaTree& tree, NodeId n, FrId fr) {
+  if (!tree.node(n).parent.valid()) return n;
   const auto& node = tree.node(n);
   if (node.borrowing_limit[fr] != kNoLimit) {
     Amount stored = node.subtree[fr] - node.local[fr];
@@ -202,7 +202,7 @@ int32_t BlockingNode(const QuotaTree& tree, int32_t n, int32_t fr) {
   return BlockingNode(tree, node.parent, fr);
 }
 
-void AddTo(FrAmounts* acc, int32_t fr, Amount a) {
+void AddTo(FrAmounts* acc, FrId fr, Amount a) {
   for (auto& [f, v] : *acc) {
     if (f == fr) {
       v += a;
@@ -212,7 +212,7 @@ void AddTo(FrAmounts* acc, int32_t fr, Amount a) {
   acc->emplace_back(fr, a);
 }
 
-Amount Get(const FrAmounts& acc, int32_t fr) {
+Amount Get(const FrAmounts& acc, FrId fr) {
   for (const auto& [f, v] : acc) {
     if (f == fr) return v;
   }
@@ -224,7 +224,7 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
   const Wl& w = e.wls[id];
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& tree = e.tree;
-  const int32_t node = cq.node;
+  const NodeId node = cq.node;
   const FlavorFungibilitySpec& fung = cq.spec->flavor_fungibility;
   Assignment& a = *out;
   a.mode = Mode::kFit;
@@ -347,9 +347,9 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
         for (const GroupReq& gr : reqs) {
           if (gr.group != static_cast<int32_t>(g)) continue;
           const ResourceId res = gr.resource;
-          int32_t fr = tree.FindFr(f, res);
-          Amount val = gr.total + (fr >= 0 ? Get(acc, fr) : 0);
-          if (fr < 0) {
+          FrId fr = tree.FindFr(f, res);
+          Amount val = gr.total + (fr.valid() ? Get(acc, fr) : 0);
+          if (!fr.valid()) {
             t.mode = Mode::kNoFit;
             r.resource = res;
             r.requested = val;

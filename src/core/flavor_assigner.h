@@ -72,7 +72,7 @@ struct FlavorTried {
   Amount requested = 0;
   Amount available = 0;  // unused now, for `resource`
   Amount potential = 0;  // the most the queue can ever get of `resource`
-  int32_t level = -1;    // the quota-tree node that limits
+  NodeId level;          // the quota-tree node that limits
   std::string why;
 };
 // A flavor-assignment policy. One per engine, made once by

@@ -98,11 +98,14 @@ class IdVector {
 // EngineImpl::nss, LocalQueues EngineImpl::lqs, ClusterQueues
 // EngineImpl::cqs, ResourceFlavors EngineImpl::flavors (and the quota
 // tree's flavor-resource table), resources the per-resource arrays (and
-// the same table).
+// the same table); quota-tree nodes (ClusterQueues and cohorts) and
+// flavor-resource pairs index the QuotaTree (core/quota_tree.h).
 using NamespaceId = Id<struct NamespaceTag>;
 using LqId = Id<struct LocalQueueTag>;
 using CqId = Id<struct ClusterQueueTag>;
 using FlavorId = Id<struct FlavorTag>;
 using ResourceId = Id<struct ResourceTag>;
+using NodeId = Id<struct TreeNodeTag>;
+using FrId = Id<struct FlavorResourceTag>;
 
 }  // namespace artel::core

@@ -34,7 +34,7 @@ bool CandLess(const Cand& a, const Cand& b) {
   return a.uid < b.uid;
 }
 
-bool UsesAny(const Wl& w, const std::vector<int32_t>& frs) {
+bool UsesAny(const Wl& w, const std::vector<FrId>& frs) {
   for (const auto& [fr, a] : w.usage) {
     if (a > 0 && std::find(frs.begin(), frs.end(), fr) != frs.end()) return true;
   }
@@ -44,7 +44,7 @@ bool UsesAny(const Wl& w, const std::vector<int32_t>& frs) {
 }  // namespace
 
 bool FitsNow(const EngineImpl& e, CqId cq, const FrAmounts& request) {
-  int32_t node = e.cqs[cq].node;
+  NodeId node = e.cqs[cq].node;
   for (const auto& [fr, a] : request) {
     if (a > e.tree.Available(node, fr)) return false;
   }
@@ -87,15 +87,15 @@ struct Ctx {
   EngineImpl& e;
   WlId wl;
   CqId cq;
-  int32_t node;
+  NodeId node;
   const FrAmounts& request;
-  std::vector<int32_t> need;
+  std::vector<FrId> need;
 };
 
 struct Candidate {
   Cand c;
   Variant variant;
-  int32_t lca;  // tree node of the lowest common ancestor; -1 for the same queue
+  NodeId lca;  // tree node of the lowest common ancestor; invalid for the same queue
 };
 
 // Fits in the queue now; without borrowing also requires the queue itself
@@ -109,8 +109,8 @@ bool Fits(const Ctx& c, bool allow_borrowing) {
   return true;
 }
 
-bool WithinNominal(const QuotaTree& t, int32_t n, const std::vector<int32_t>& frs) {
-  for (int32_t fr : frs) {
+bool WithinNominal(const QuotaTree& t, NodeId n, const std::vector<FrId>& frs) {
+  for (FrId fr : frs) {
     if (t.node(n).usage[fr] > t.node(n).subtree[fr]) return false;
   }
   return true;
@@ -123,9 +123,9 @@ bool Valid(const Ctx& c, const Candidate& cand, bool borrowing) {
   if (cand.c.own) return true;
   if (borrowing && cand.variant == Variant::kReclaimWithoutBorrowing) return false;
   const QuotaTree& t = c.e.tree;
-  int32_t n = c.e.cqs[cand.c.cq].node;
+  NodeId n = c.e.cqs[cand.c.cq].node;
   if (WithinNominal(t, n, c.need)) return false;
-  for (n = t.node(n).parent; n >= 0 && n != cand.lca; n = t.node(n).parent) {
+  for (n = t.node(n).parent; n.valid() && n != cand.lca; n = t.node(n).parent) {
     if (WithinNominal(t, n, c.need)) return false;
   }
   return true;
@@ -230,13 +230,13 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
 // attempt; it costs a walk over queues instead of a heap over candidates.
 bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
   QuotaTree& t = c.e.tree;
-  const int32_t own = c.node;
+  const NodeId own = c.node;
   const bool within = pol.within_cluster_queue != WithinClusterQueuePolicy::kNever;
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
-  std::vector<int32_t>& queues = c.e.bound_queues;
+  std::vector<NodeId>& queues = c.e.bound_queues;
   queues.clear();
   if (within) queues.push_back(own);
-  if (t.node(own).parent >= 0 && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+  if (t.node(own).parent.valid() && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
     bool advantage = true;
     FrAmounts& remaining = c.e.bound_remaining;
     remaining.assign(c.request.begin(), c.request.end());
@@ -250,21 +250,21 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
     // Without an advantage at the queue itself, a fit without borrowing
     // needs the own queue to shrink, which only same-queue preemption does.
     const bool fit_without_borrowing_possible = advantage || within;
-    int32_t prev = own;
-    for (int32_t cur = t.node(own).parent; cur >= 0; prev = cur, cur = t.node(cur).parent) {
+    NodeId prev = own;
+    for (NodeId cur = t.node(own).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
       const bool usable = advantage || bwc || fit_without_borrowing_possible;
       if (usable) {
-        std::vector<int32_t>& stack = c.e.bound_stack;
+        std::vector<NodeId>& stack = c.e.bound_stack;
         stack.clear();
-        for (int32_t child : t.node(cur).children) {
+        for (NodeId child : t.node(cur).children) {
           if (child != prev) stack.push_back(child);
         }
         while (!stack.empty()) {
-          int32_t n = stack.back();
+          NodeId n = stack.back();
           stack.pop_back();
           if (WithinNominal(t, n, c.need)) continue;
           if (t.node(n).is_cohort) {
-            for (int32_t child : t.node(n).children) stack.push_back(child);
+            for (NodeId child : t.node(n).children) stack.push_back(child);
             continue;
           }
           queues.push_back(n);
@@ -274,18 +274,18 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
       bool fits_here = true;
       for (auto& [fr, a] : remaining) {
         if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
-        if (cn.parent >= 0) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
+        if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
       }
       advantage = advantage || fits_here;
     }
   }
   if (queues.empty()) return false;
-  FrAmounts& removed = c.e.bound_removed;  // (queue index in `queues`, fr) flattened below
+  std::vector<EngineImpl::BoundRemoval>& removed = c.e.bound_removed;
   removed.clear();
   for (size_t q = 0; q < queues.size(); ++q) {
-    const int32_t n = queues[q];
+    const NodeId n = queues[q];
     const bool own_queue = n == own;
-    for (int32_t fr : c.need) {
+    for (FrId fr : c.need) {
       Amount u = t.node(n).usage[fr];
       if (u <= 0) continue;
       // Another queue gives up candidates only while it is above its quota;
@@ -302,15 +302,11 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
         if (u <= 0) continue;
       }
       t.AddUsage(queues[q], fr, -u);
-      removed.emplace_back(static_cast<int32_t>(q) * static_cast<int32_t>(t.num_frs()) + fr, u);
+      removed.push_back({queues[q], fr, u});
     }
   }
   const bool fits = Fits(c, true);
-  for (const auto& [key, u] : removed) {
-    int32_t q = key / static_cast<int32_t>(t.num_frs());
-    int32_t fr = key % static_cast<int32_t>(t.num_frs());
-    t.AddUsage(queues[q], fr, u);
-  }
+  for (const auto& r : removed) t.AddUsage(r.queue, r.fr, r.amount);
   return fits;
 }
 }  // namespace
@@ -576,7 +572,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
     if (id == wl || !UsesAny(v, c.need) || PriorityTooHigh(w, v, true, pol)) continue;
     if (nodes != nullptr && !nodes->Relevant(id)) continue;
     if (e.Protected(id, EvictionReason::kInClusterQueue)) continue;  // minimum runtime
-    same.push_back({make(id, cqi, EvictionReason::kInClusterQueue), Variant::kWithinCq, -1});
+    same.push_back({make(id, cqi, EvictionReason::kInClusterQueue), Variant::kWithinCq, NodeId()});
   }
   // Other queues, level by level up the tree. The preemptor has a
   // hierarchical advantage over a subtree once the request fits within the
@@ -584,7 +580,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   // Under fair sharing, placement preemption stays within the queue (the
   // cohort's victims are chosen by FairSharingTargets on quota only).
   const bool cohort = nodes == nullptr || e.preemption->PlacementVictimsInCohort();
-  if (cohort && t.node(cq.node).parent >= 0 &&
+  if (cohort && t.node(cq.node).parent.valid() &&
       pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
     bool advantage = true;
     FrAmounts remaining(request.begin(), request.end());
@@ -595,20 +591,20 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
         a = t.PropagatedDelta(cq.node, fr, n.usage[fr], n.usage[fr] + a);
       }
     }
-    int32_t prev = cq.node;
-    for (int32_t cur = t.node(cq.node).parent; cur >= 0; prev = cur, cur = t.node(cur).parent) {
+    NodeId prev = cq.node;
+    for (NodeId cur = t.node(cq.node).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
       // Collect from the subtrees of `cur` other than `prev`, descending only
       // into subtrees that exceed their quota.
-      std::vector<int32_t> stack;
-      for (int32_t child : t.node(cur).children) {
+      std::vector<NodeId> stack;
+      for (NodeId child : t.node(cur).children) {
         if (child != prev) stack.push_back(child);
       }
       while (!stack.empty()) {
-        int32_t n = stack.back();
+        NodeId n = stack.back();
         stack.pop_back();
         if (WithinNominal(t, n, c.need)) continue;
         if (t.node(n).is_cohort) {
-          for (int32_t child : t.node(n).children) stack.push_back(child);
+          for (NodeId child : t.node(n).children) stack.push_back(child);
           continue;
         }
         CqId ocq = e.cq_of_node[n];
@@ -639,7 +635,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
       bool fits_here = true;
       for (auto& [fr, a] : remaining) {
         if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
-        if (cn.parent >= 0) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
+        if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
       }
       advantage = advantage || fits_here;
     }
@@ -652,7 +648,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   all.insert(all.end(), prio.begin(), prio.end());
   LazyOrder order(std::move(all));
   bool under_nominal = true;
-  for (int32_t fr : c.need) {
+  for (FrId fr : c.need) {
     if (t.node(cq.node).usage[fr] >= t.node(cq.node).nominal[fr]) under_nominal = false;
   }
   std::vector<bool> attempts;
@@ -693,7 +689,7 @@ std::vector<Target> PlacementTargets(EngineImpl& e, WlId wl, CqId cqi, const Ass
   if (!e.Placed(a)) return {};
   const PreemptionSpec& pol = e.cqs[cqi].spec->preemption;
   if (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
-      (e.tree.node(e.cqs[cqi].node).parent < 0 ||
+      (!e.tree.node(e.cqs[cqi].node).parent.valid() ||
        pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever)) {
     return {};
   }

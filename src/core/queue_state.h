@@ -45,7 +45,7 @@ struct TargetMemo {
 
 struct CqRt {
   std::string name;
-  int32_t node = -1;  // QuotaTree node
+  NodeId node;  // QuotaTree node
   const ClusterQueueSpec* spec = nullptr;
   std::vector<GroupRt> groups;
   IdVector<ResourceId, int32_t> group_of_res;  // resource -> group index, -1 = none (may be shorter)
@@ -61,7 +61,7 @@ struct CqRt {
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   std::vector<LqId> lqs;
   int32_t queued = 0;    // workloads in the heaps of its LocalQueues
-  int32_t root = -1;     // quota-tree root
+  NodeId root;           // quota-tree root
   int32_t parked_n = 0;  // of those, parked in place under epoch parked_epoch
   uint64_t parked_epoch = 0;
   std::vector<WlId> admitted;  // Admitted and Evicting
@@ -85,7 +85,7 @@ struct LqRt {
   CqId cq;
   const LocalQueueSpec* spec = nullptr;
   std::set<QueueKey> heap;
-  int32_t root = -1;  // quota-tree root of its ClusterQueue; -1 without one
+  NodeId root;  // quota-tree root of its ClusterQueue; invalid without one
   // Every entry before `skip` is soft-parked under epoch `skip_epoch`; valid
   // while that is the root's epoch (see EngineImpl::FirstActive).
   std::set<QueueKey>::iterator skip;

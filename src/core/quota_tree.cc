@@ -5,45 +5,38 @@
 
 namespace artel::core {
 
-int32_t QuotaTree::AddNode(std::string name, bool is_cohort) {
+NodeId QuotaTree::AddNode(std::string name, bool is_cohort) {
   Node n;
   n.name = std::move(name);
   n.is_cohort = is_cohort;
-  nodes_.push_back(std::move(n));
-  return static_cast<int32_t>(nodes_.size() - 1);
+  return nodes_.push_back(std::move(n));
 }
 
-void QuotaTree::SetParent(int32_t node, int32_t parent) {
+void QuotaTree::SetParent(NodeId node, NodeId parent) {
   nodes_[node].parent = parent;
   nodes_[parent].children.push_back(node);
 }
 
-int32_t QuotaTree::InternFr(FlavorId flavor, ResourceId resource) {
-  int32_t found = FindFr(flavor, resource);
-  if (found >= 0) return found;
-  int32_t id = static_cast<int32_t>(fr_keys_.size());
-  fr_keys_.emplace_back(flavor, resource);
-  const size_t f = static_cast<size_t>(flavor.value());
-  if (fr_table_.size() <= f) fr_table_.resize(f + 1);
-  std::vector<int32_t>& row = fr_table_[f];
-  const size_t r = static_cast<size_t>(resource.value());
-  if (row.size() <= r) row.resize(r + 1, -1);
-  row[r] = id;
+FrId QuotaTree::InternFr(FlavorId flavor, ResourceId resource) {
+  FrId found = FindFr(flavor, resource);
+  if (found.valid()) return found;
+  const FrId id = fr_keys_.push_back({flavor, resource});
+  if (!fr_table_.contains(flavor)) fr_table_.resize(static_cast<size_t>(flavor.value()) + 1);
+  IdVector<ResourceId, FrId>& row = fr_table_[flavor];
+  if (!row.contains(resource)) row.resize(static_cast<size_t>(resource.value()) + 1, FrId());
+  row[resource] = id;
   return id;
 }
 
-int32_t QuotaTree::FindFr(FlavorId flavor, ResourceId resource) const {
-  if (!flavor.valid() || !resource.valid() || static_cast<size_t>(flavor.value()) >= fr_table_.size())
-    return -1;
-  const std::vector<int32_t>& row = fr_table_[static_cast<size_t>(flavor.value())];
-  const size_t r = static_cast<size_t>(resource.value());
-  return r < row.size() ? row[r] : -1;
+FrId QuotaTree::FindFr(FlavorId flavor, ResourceId resource) const {
+  if (!fr_table_.contains(flavor)) return {};
+  const IdVector<ResourceId, FrId>& row = fr_table_[flavor];
+  return row.contains(resource) ? row[resource] : FrId();
 }
 
-void QuotaTree::SetQuota(int32_t node, int32_t fr, Amount nominal, Amount borrowing_limit,
-                         Amount lending_limit) {
+void QuotaTree::SetQuota(NodeId node, FrId fr, Amount nominal, Amount borrowing_limit, Amount lending_limit) {
   Node& n = nodes_[node];
-  size_t size = std::max(num_frs(), static_cast<size_t>(fr) + 1);
+  size_t size = std::max(num_frs(), static_cast<size_t>(fr.value()) + 1);
   if (n.nominal.size() < size) {
     n.nominal.resize(size, 0);
     n.borrowing_limit.resize(size, kNoLimit);
@@ -68,61 +61,61 @@ void QuotaTree::Finalize() {
     n.usage.assign(f, 0);
   }
   // Depths, then subtree quotas bottom-up (children before parents).
-  std::vector<int32_t> order;
+  std::vector<NodeId> order;
   order.reserve(nodes_.size());
-  std::function<void(int32_t, int32_t)> visit = [&](int32_t i, int32_t depth) {
+  std::function<void(NodeId, int32_t)> visit = [&](NodeId i, int32_t depth) {
     nodes_[i].depth = depth;
-    for (int32_t c : nodes_[i].children) visit(c, depth + 1);
+    for (NodeId c : nodes_[i].children) visit(c, depth + 1);
     order.push_back(i);  // post-order
   };
-  for (int32_t i = 0; i < static_cast<int32_t>(nodes_.size()); ++i) {
-    if (nodes_[i].parent < 0) visit(i, 0);
+  for (NodeId i : nodes_.ids()) {
+    if (!nodes_[i].parent.valid()) visit(i, 0);
   }
-  for (int32_t i : order) {
+  for (NodeId i : order) {
     Node& n = nodes_[i];
     n.height = n.is_cohort && !n.children.empty() ? 1 : 0;
-    for (int32_t c : n.children) {
+    for (NodeId c : n.children) {
       if (nodes_[c].is_cohort) n.height = std::max(n.height, nodes_[c].height + 1);
     }
-    for (size_t fr = 0; fr < f; ++fr) {
+    for (FrId fr : frs()) {
       Amount s = n.nominal[fr];
-      for (int32_t c : n.children) s += nodes_[c].subtree[fr] - nodes_[c].local[fr];
+      for (NodeId c : n.children) s += nodes_[c].subtree[fr] - nodes_[c].local[fr];
       n.subtree[fr] = s;
       n.local[fr] = n.lending_limit[fr] == kNoLimit ? 0 : std::max<Amount>(0, s - n.lending_limit[fr]);
     }
   }
 }
 
-int32_t QuotaTree::Root(int32_t n) const {
-  while (nodes_[n].parent >= 0) n = nodes_[n].parent;
+NodeId QuotaTree::Root(NodeId n) const {
+  while (nodes_[n].parent.valid()) n = nodes_[n].parent;
   return n;
 }
 
-Amount QuotaTree::PropagatedDelta(int32_t n, int32_t fr, Amount old_usage, Amount new_usage) const {
+Amount QuotaTree::PropagatedDelta(NodeId n, FrId fr, Amount old_usage, Amount new_usage) const {
   Amount local = nodes_[n].local[fr];
   return std::max<Amount>(0, new_usage - local) - std::max<Amount>(0, old_usage - local);
 }
 
-void QuotaTree::AddUsage(int32_t cq, int32_t fr, Amount amount) {
-  int32_t n = cq;
+void QuotaTree::AddUsage(NodeId cq, FrId fr, Amount amount) {
+  NodeId n = cq;
   Amount delta = amount;
-  while (n >= 0 && delta != 0) {
+  while (n.valid() && delta != 0) {
     Node& node = nodes_[n];
     Amount old_usage = node.usage[fr];
     node.usage[fr] = old_usage + delta;
-    if (node.parent < 0) break;
+    if (!node.parent.valid()) break;
     delta = PropagatedDelta(n, fr, old_usage, node.usage[fr]);
     n = node.parent;
   }
 }
 
-void QuotaTree::AddUsage(int32_t cq, const FrAmounts& amounts, int sign) {
+void QuotaTree::AddUsage(NodeId cq, const FrAmounts& amounts, int sign) {
   for (const auto& [fr, a] : amounts) AddUsage(cq, fr, sign * a);
 }
 
-Amount QuotaTree::Available(int32_t n, int32_t fr) const {
+Amount QuotaTree::Available(NodeId n, FrId fr) const {
   const Node& node = nodes_[n];
-  if (node.parent < 0) return node.subtree[fr] - node.usage[fr];
+  if (!node.parent.valid()) return node.subtree[fr] - node.usage[fr];
   Amount local_avail = std::max<Amount>(0, node.local[fr] - node.usage[fr]);
   Amount parent_avail = Available(node.parent, fr);
   if (node.borrowing_limit[fr] != kNoLimit) {
@@ -134,29 +127,29 @@ Amount QuotaTree::Available(int32_t n, int32_t fr) const {
   return local_avail + parent_avail;
 }
 
-Amount QuotaTree::PotentialAvailable(int32_t n, int32_t fr) const {
+Amount QuotaTree::PotentialAvailable(NodeId n, FrId fr) const {
   const Node& node = nodes_[n];
-  if (node.parent < 0) return node.subtree[fr];
+  if (!node.parent.valid()) return node.subtree[fr];
   Amount a = node.local[fr] + PotentialAvailable(node.parent, fr);
   if (node.borrowing_limit[fr] != kNoLimit) a = std::min(a, node.subtree[fr] + node.borrowing_limit[fr]);
   return a;
 }
 
-int32_t QuotaTree::BorrowingLevel(int32_t cq, int32_t fr, Amount amount, bool* may_reclaim) const {
+int32_t QuotaTree::BorrowingLevel(NodeId cq, FrId fr, Amount amount, bool* may_reclaim) const {
   const Node& c = nodes_[cq];
-  bool has_parent = c.parent >= 0;
+  bool has_parent = c.parent.valid();
   if (may_reclaim) *may_reclaim = has_parent;
   if (c.usage[fr] + amount <= c.subtree[fr] || !has_parent) return 0;
   Amount remaining = amount - std::max<Amount>(0, c.local[fr] - c.usage[fr]);
-  int32_t n = c.parent;
+  NodeId n = c.parent;
   while (true) {
     const Node& node = nodes_[n];
     if (node.usage[fr] + remaining <= node.subtree[fr]) {
-      if (may_reclaim) *may_reclaim = node.parent >= 0;
+      if (may_reclaim) *may_reclaim = node.parent.valid();
       return node.height;
     }
     remaining -= std::max<Amount>(0, node.local[fr] - node.usage[fr]);
-    if (node.parent < 0) {
+    if (!node.parent.valid()) {
       if (may_reclaim) *may_reclaim = false;
       return node.height;
     }
@@ -164,8 +157,8 @@ int32_t QuotaTree::BorrowingLevel(int32_t cq, int32_t fr, Amount amount, bool* m
   }
 }
 
-int32_t QuotaTree::Lca(int32_t a, int32_t b) const {
-  while (a >= 0 && b >= 0 && a != b) {
+NodeId QuotaTree::Lca(NodeId a, NodeId b) const {
+  while (a.valid() && b.valid() && a != b) {
     if (nodes_[a].depth > nodes_[b].depth) {
       a = nodes_[a].parent;
     } else if (nodes_[b].depth > nodes_[a].depth) {
@@ -175,7 +168,7 @@ int32_t QuotaTree::Lca(int32_t a, int32_t b) const {
       b = nodes_[b].parent;
     }
   }
-  return (a >= 0 && a == b) ? a : -1;
+  return (a.valid() && a == b) ? a : NodeId();
 }
 
 }  // namespace artel::core

@@ -41,52 +41,56 @@ namespace artel::core {
 inline constexpr Amount kNoLimit = -1;
 
 // A sparse vector of (fr, amount), sorted by fr. The usage of one workload.
-using FrAmounts = std::vector<std::pair<int32_t, Amount>>;
+using FrAmounts = std::vector<std::pair<FrId, Amount>>;
 
 class QuotaTree {
  public:
   struct Node {
     std::string name;
     bool is_cohort = false;
-    int32_t parent = -1;
-    std::vector<int32_t> children;
+    NodeId parent;  // invalid for a root
+    std::vector<NodeId> children;
     int32_t depth = 0;   // root = 0
     int32_t height = 0;  // distance to the furthest leaf; ClusterQueues 0
     Amount fair_weight = 1000;
     // Dense per-fr arrays, sized `num_frs()`.
-    std::vector<Amount> nominal;
-    std::vector<Amount> borrowing_limit;  // kNoLimit = unset
-    std::vector<Amount> lending_limit;    // kNoLimit = unset
-    std::vector<Amount> subtree;
-    std::vector<Amount> local;
-    std::vector<Amount> usage;
-    std::vector<uint8_t> has_quota;  // fr is declared in this node's resource groups
+    IdVector<FrId, Amount> nominal;
+    IdVector<FrId, Amount> borrowing_limit;  // kNoLimit = unset
+    IdVector<FrId, Amount> lending_limit;    // kNoLimit = unset
+    IdVector<FrId, Amount> subtree;
+    IdVector<FrId, Amount> local;
+    IdVector<FrId, Amount> usage;
+    IdVector<FrId, uint8_t> has_quota;  // fr is declared in this node's resource groups
   };
 
   QuotaTree() = default;
 
   // Building. `AddNode` returns the node index. `SetParent` links; call
   // `Finalize` once all nodes, quotas and links are in.
-  int32_t AddNode(std::string name, bool is_cohort);
-  void SetParent(int32_t node, int32_t parent);
-  int32_t InternFr(FlavorId flavor, ResourceId resource);
-  int32_t FindFr(FlavorId flavor, ResourceId resource) const;
-  void SetQuota(int32_t node, int32_t fr, Amount nominal, Amount borrowing_limit, Amount lending_limit);
+  NodeId AddNode(std::string name, bool is_cohort);
+  void SetParent(NodeId node, NodeId parent);
+  FrId InternFr(FlavorId flavor, ResourceId resource);
+  // The pair's id, or an invalid one when no queue declares it.
+  FrId FindFr(FlavorId flavor, ResourceId resource) const;
+  void SetQuota(NodeId node, FrId fr, Amount nominal, Amount borrowing_limit, Amount lending_limit);
   void Finalize();
 
   size_t num_frs() const { return fr_keys_.size(); }
   size_t num_nodes() const { return nodes_.size(); }
-  std::pair<FlavorId, ResourceId> FrKey(int32_t fr) const { return fr_keys_[fr]; }
-  const Node& node(int32_t i) const { return nodes_[i]; }
-  Node& mutable_node(int32_t i) { return nodes_[i]; }
-  int32_t Root(int32_t n) const;
+  // Every flavor-resource id and every node id, in order.
+  IdRange<FrId> frs() const { return IdRange<FrId>(fr_keys_.size()); }
+  IdRange<NodeId> nodes() const { return nodes_.ids(); }
+  std::pair<FlavorId, ResourceId> FrKey(FrId fr) const { return fr_keys_[fr]; }
+  const Node& node(NodeId i) const { return nodes_[i]; }
+  Node& mutable_node(NodeId i) { return nodes_[i]; }
+  NodeId Root(NodeId n) const;
 
   // Usage changes at a ClusterQueue, propagated up. `sign` is +1 or -1.
-  void AddUsage(int32_t cq, const FrAmounts& amounts, int sign);
-  void AddUsage(int32_t cq, int32_t fr, Amount amount);
+  void AddUsage(NodeId cq, const FrAmounts& amounts, int sign);
+  void AddUsage(NodeId cq, FrId fr, Amount amount);
 
-  Amount Available(int32_t n, int32_t fr) const;
-  Amount PotentialAvailable(int32_t n, int32_t fr) const;
+  Amount Available(NodeId n, FrId fr) const;
+  Amount PotentialAvailable(NodeId n, FrId fr) const;
 
   // Kueue's borrowing level of a request of `amount` at ClusterQueue `cq`:
   // 0 when it fits the queue's own quota (or the queue has no parent);
@@ -94,23 +98,22 @@ class QuotaTree {
   // cohort whose subtree holds it, or of the root when none does.
   // `may_reclaim_in_hierarchy` is set when that subtree is not the whole
   // tree (a non-root node holds it).
-  int32_t BorrowingLevel(int32_t cq, int32_t fr, Amount amount,
-                         bool* may_reclaim_in_hierarchy = nullptr) const;
+  int32_t BorrowingLevel(NodeId cq, FrId fr, Amount amount, bool* may_reclaim_in_hierarchy = nullptr) const;
 
   // True if `n`'s usage exceeds its subtree quota in `fr`.
-  bool IsBorrowing(int32_t n, int32_t fr) const { return nodes_[n].usage[fr] > nodes_[n].subtree[fr]; }
+  bool IsBorrowing(NodeId n, FrId fr) const { return nodes_[n].usage[fr] > nodes_[n].subtree[fr]; }
 
   // Change of the usage the parent of `n` sees when `n`'s usage goes from
   // `old_usage` to `new_usage`.
-  Amount PropagatedDelta(int32_t n, int32_t fr, Amount old_usage, Amount new_usage) const;
+  Amount PropagatedDelta(NodeId n, FrId fr, Amount old_usage, Amount new_usage) const;
 
-  // Lowest common ancestor of two nodes; -1 if in different trees.
-  int32_t Lca(int32_t a, int32_t b) const;
+  // Lowest common ancestor of two nodes; invalid if in different trees.
+  NodeId Lca(NodeId a, NodeId b) const;
 
  private:
-  std::vector<Node> nodes_;
-  std::vector<std::pair<FlavorId, ResourceId>> fr_keys_;
-  std::vector<std::vector<int32_t>> fr_table_;  // [flavor][resource] -> fr, -1 = none
+  IdVector<NodeId, Node> nodes_;
+  IdVector<FrId, std::pair<FlavorId, ResourceId>> fr_keys_;
+  IdVector<FlavorId, IdVector<ResourceId, FrId>> fr_table_;  // [flavor][resource] -> fr, invalid = none
 };
 
 }  // namespace artel::core

@@ -83,7 +83,7 @@ struct ReasonRef {
   int32_t pod_set = -1;  // index into the workload's pod sets
   FlavorId flavor;
   ResourceId resource;  // valid when set
-  int32_t level = -1;   // quota-tree node that blocks
+  NodeId level;         // quota-tree node that blocks
   Amount requested = 0;
   Amount available = 0;
   Amount missing = 0;
@@ -106,7 +106,7 @@ struct Wl {
   // park_epoch == EngineImpl::root_epoch[park_root]. Releasing quota in the
   // tree bumps the epoch, which unparks every such workload at once.
   bool soft_parked = false;
-  int32_t park_root = -1;
+  NodeId park_root;
   uint64_t park_epoch = 0;
   std::set<QueueKey>::iterator heap_it;  // valid while in_heap
   uint64_t enq_seq = 0;                  // QueueKey::enq_seq of its heap entry
