@@ -59,6 +59,14 @@ struct EngineOptions {
   // candidate gives up the most it could) and skip the search when it fails.
   // An exact shortcut: false is the reference the property tests compare.
   bool prune_preemption_search = true;
+  // true: the victim search of classical preemption (quota only, without
+  // Admission Fair Sharing) walks each ClusterQueue's admitted workloads in
+  // candidate order, kept sorted per queue between changes, and merges the
+  // queues lazily, so that a search touches about the victims it takes
+  // instead of every admitted workload of the cohort. An exact shortcut:
+  // false (collect every candidate, then order them) is the reference the
+  // property tests compare.
+  bool candidate_index = true;
   // true: at the start of a cycle, park at once the queued workloads of a
   // ClusterQueue that no cycle could admit before quota is released in its
   // cohort tree (the least any of them needs exceeds what the queue could

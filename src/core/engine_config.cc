@@ -344,7 +344,10 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   sized_resources = resources.size();
 
   // Re-resolve every workload and rebuild usage.
-  for (auto& q : cqs) q.admitted.clear();
+  for (auto& q : cqs) {
+    q.admitted.clear();
+    q.admitted_index.Invalidate();
+  }
   for (WlId id = 0; id < wls.size(); ++id) {
     Wl& w = wls[id];
     if (w.info.state == WorkloadState::kFinished) continue;

@@ -166,6 +166,15 @@ class EngineImpl {
   // True when no workload queued in ClusterQueue `c` could be admitted or
   // preempt for in the current state, nor in any tighter one.
   bool AllQueuedFail(CqId c) const;
+  // BulkPark's shape conditions beyond the policies (engine_queues.cc):
+  // no admitted workload of `c` has a lower priority than one it queues, so
+  // that withinClusterQueue LowerPriority finds no candidate for any of them;
+  // every queued workload of `c` must borrow (its least request of some
+  // resource exceeds the queue's unused quota over all flavors); `c` never
+  // borrows (a borrowing limit of zero on every flavor-resource).
+  bool NoLowerPriorityAdmitted(CqId c);
+  bool QueuedMustBorrow(CqId c) const;
+  bool NeverBorrows(CqId c) const;
   // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
   Amount BulkCap(CqId c, ResourceId res) const;
   // True when the pending reason of `id` predates a bulk park that covered it.

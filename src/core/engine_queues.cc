@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/engine_helpers.h"
 #include "core/engine_impl.h"
@@ -263,6 +264,48 @@ bool EngineImpl::AllQueuedFail(CqId c) const {
   return false;
 }
 
+bool EngineImpl::NoLowerPriorityAdmitted(CqId c) {
+  CqRt& cq = cqs[c];
+  if (cq.admitted.empty()) return true;
+  const int32_t lowest = cq.admitted_index.MinPriority(cq.admitted, wls);
+  for (LqId l : cq.lqs) {  // each heap's first entry has its highest priority
+    if (!lqs[l].heap.empty() && -lqs[l].heap.begin()->neg_priority > lowest) return false;
+  }
+  return true;
+}
+
+bool EngineImpl::QueuedMustBorrow(CqId c) const {
+  const CqRt& cq = cqs[c];
+  const auto& node = tree.node(cq.node);
+  for (ResourceId res : cq.min_req.ids()) {
+    const auto& set = cq.min_req[res];
+    if (set.empty() || static_cast<int32_t>(set.size()) < cq.queued) continue;
+    const int32_t g = GroupOf(cq, res);
+    if (g < 0) continue;
+    Amount headroom = 0;
+    for (FlavorId f : cq.groups[g].flavors) {
+      const FrId fr = tree.FindFr(f, res);
+      if (fr.valid()) headroom += std::max<Amount>(0, node.subtree[fr] - node.usage[fr]);
+    }
+    if (*set.begin() > headroom) return true;
+  }
+  return false;
+}
+
+bool EngineImpl::NeverBorrows(CqId c) const {
+  const CqRt& cq = cqs[c];
+  const auto& node = tree.node(cq.node);
+  for (const GroupRt& g : cq.groups) {
+    for (FlavorId f : g.flavors) {
+      for (ResourceId res : g.resources) {
+        const FrId fr = tree.FindFr(f, res);
+        if (fr.valid() && node.borrowing_limit[fr] != 0) return false;
+      }
+    }
+  }
+  return true;
+}
+
 int64_t EngineImpl::BulkPark() {
   if (!opts.bulk_park || opts.fair_sharing || opts.admission_fair_sharing || cluster ||
       any_reservation_config || any_protection || !reservations.empty() ||
@@ -276,13 +319,18 @@ int64_t EngineImpl::BulkPark() {
     bool shape_ok = true;
     bool all_fail = true;
     bool any = false;
+    // Every queue that does not fail never borrows: its entries all come
+    // before any borrowing entry in the classical order.
+    bool others_never_borrow = true;
     for (CqId c : members) {
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
       const PreemptionSpec& pol = cq.spec->preemption;
       const NodeId parent = tree.node(cq.node).parent;
       const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
-                         cq.sticky == kNoWl && pol.within_cluster_queue == WithinClusterQueuePolicy::kNever &&
+                         (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever ||
+                          (pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerPriority &&
+                           NoLowerPriorityAdmitted(c))) &&
                          pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
                          (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
                           pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
@@ -291,10 +339,13 @@ int64_t EngineImpl::BulkPark() {
         shape_ok = false;
         break;
       }
-      if (AllQueuedFail(c)) {
+      // A queue whose head waits for its victims is tried first in every
+      // cycle; it does not fail.
+      if (cq.sticky == kNoWl && AllQueuedFail(c)) {
         any = true;
       } else {
         all_fail = false;
+        if (!NeverBorrows(c)) others_never_borrow = false;
       }
     }
     if (!shape_ok) continue;
@@ -303,9 +354,14 @@ int64_t EngineImpl::BulkPark() {
     for (CqId c : members) {
       if (!any) break;
       CqRt& cq = cqs[c];
-      if (cq.held || ActiveQueued(cq) == 0) continue;
-      // A failing head holds back quota for its cycle unless it may reclaim.
-      if (!all_fail && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) continue;
+      if (cq.held || ActiveQueued(cq) == 0 || cq.sticky != kNoWl) continue;
+      // A failing head holds back quota for its cycle unless it may reclaim;
+      // harmless when it must borrow and every queue that does not fail
+      // never borrows (its hold-back then comes after every entry it could
+      // change; the other failing heads fail whatever is held back).
+      if (!all_fail && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny &&
+          !(others_never_borrow && QueuedMustBorrow(c)))
+        continue;
       if (!AllQueuedFail(c)) continue;
       const int32_t n = ActiveQueued(cq);
       if (cq.parked_epoch != ep) {

@@ -13,6 +13,7 @@ void EngineImpl::AdmitUsage(WlId id) {
   CqRt& cq = cqs[w.cq];
   w.admitted_pos = static_cast<int32_t>(cq.admitted.size());
   cq.admitted.push_back(id);
+  cq.admitted_index.OnAdmit(w, id);
   for (const auto& [res, a] : w.ns_usage) nss[w.ns].usage[res] += a;
   if (w.lq.valid()) {
     for (const auto& [res, a] : w.ns_usage) lqs[w.lq].current_usage[res] += a;
@@ -38,6 +39,7 @@ void EngineImpl::ReleaseUsage(WlId id) {
     CqRt& cq = cqs[w.cq];
     if (w.admitted_pos >= 0 && w.admitted_pos < static_cast<int32_t>(cq.admitted.size()) &&
         cq.admitted[w.admitted_pos] == id) {
+      cq.admitted_index.OnRelease(w, id);
       WlId last = cq.admitted.back();
       cq.admitted[w.admitted_pos] = last;
       wls[last].admitted_pos = w.admitted_pos;
@@ -75,6 +77,7 @@ void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now,
     w.info.used_time += now - w.info.admitted_at;
   DisarmExpiry(id);
   w.info.state = WorkloadState::kEvicting;
+  if (w.cq.valid()) cqs[w.cq].admitted_index.OnEvict(w, id);  // evicting candidates come first
   w.info.evictions++;
   Eviction ev;
   ev.victim = w.info.key;

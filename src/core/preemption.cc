@@ -1,6 +1,7 @@
 #include "core/preemption.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "core/fair_sharing.h"
@@ -148,7 +149,7 @@ class LazyOrder {
     return i < prefix_.size() ? &prefix_[i] : nullptr;
   }
 
- private:
+ public:
   // Evicting first; then hierarchical, priority-based, same-queue; then
   // the candidate order of Kueue.
   static int Group(const Candidate& x) {
@@ -161,11 +162,72 @@ class LazyOrder {
     return CandLess(a.c, b.c);
   }
   static bool Greater(const Candidate& a, const Candidate& b) { return Less(b, a); }
+
+ private:
   std::vector<Candidate> heap_;
   std::vector<Candidate> prefix_;
 };
 
-std::vector<Target> Minimal(Ctx& c, LazyOrder& order, bool allow_borrowing) {
+// The admitted workloads of ClusterQueue `cq` in preemption-candidate order
+// (admitted_index.h): LazyOrder's order restricted to the queue.
+const std::vector<CandKey>& CandidateOrder(EngineImpl& e, CqId cq) {
+  CqRt& q = e.cqs[cq];
+  return q.admitted_index.Order(q.admitted, e.wls);
+}
+
+// The same sequence as LazyOrder over the same candidates, built lazily from
+// the per-queue candidate orders: one cursor per ClusterQueue, each yielding
+// its next candidate that passes the search's filters, merged by a heap of
+// cursors. A search that takes k victims from q queues touches about k + q
+// workloads instead of every admitted workload of the cohort.
+// `Pull` yields the next usable candidate of a cursor's queue:
+// bool(size_t cursor, Candidate* out), false at its end.
+template <typename Pull>
+class MergedOrder {
+ public:
+  MergedOrder(size_t cursors, Pull pull) : pull_(std::move(pull)) {
+    for (size_t i = 0; i < cursors; ++i) {
+      Candidate cand;
+      if (pull_(i, &cand)) heap_.push_back({cand, i});
+    }
+    std::make_heap(heap_.begin(), heap_.end(), Greater);
+  }
+  bool Empty() const { return heap_.empty() && prefix_.empty(); }
+  // Whether some cursor yields a candidate at all (checked before any At).
+  template <typename F>
+  bool Any(F&& pred) const {
+    for (const auto& h : heap_) {
+      if (pred(h.cand)) return true;
+    }
+    return false;
+  }
+  const Candidate* At(size_t i) {
+    while (prefix_.size() <= i && !heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), Greater);
+      Head& h = heap_.back();
+      prefix_.push_back(h.cand);
+      if (pull_(h.cursor, &h.cand)) {
+        std::push_heap(heap_.begin(), heap_.end(), Greater);
+      } else {
+        heap_.pop_back();
+      }
+    }
+    return i < prefix_.size() ? &prefix_[i] : nullptr;
+  }
+
+ private:
+  struct Head {
+    Candidate cand;
+    size_t cursor;
+  };
+  static bool Greater(const Head& a, const Head& b) { return LazyOrder::Less(b.cand, a.cand); }
+  Pull pull_;
+  std::vector<Head> heap_;
+  std::vector<Candidate> prefix_;
+};
+
+template <typename Order>
+std::vector<Target> Minimal(Ctx& c, Order& order, bool allow_borrowing) {
   QuotaTree& t = c.e.tree;
   std::vector<Target> removed;
   bool fits = false;
@@ -228,6 +290,12 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
 // overshoot), else its whole usage. Quota availability only grows when
 // usage shrinks, so when this fails the minimal search fails in every
 // attempt; it costs a walk over queues instead of a heap over candidates.
+// The largest usage of `fr` by one admitted workload of `cq`.
+Amount LargestUsage(EngineImpl& e, CqId cq, FrId fr) {
+  CqRt& q = e.cqs[cq];
+  return q.admitted_index.Largest(fr, q.admitted, e.wls);
+}
+
 bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
   QuotaTree& t = c.e.tree;
   const NodeId own = c.node;
@@ -292,12 +360,7 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
       // with one needed resource, the last one taken overshoots by at most
       // one workload.
       if (!own_queue && c.need.size() == 1) {
-        Amount biggest = 0;
-        for (WlId id : c.e.cqs[c.e.cq_of_node[n]].admitted) {
-          for (const auto& [f, a] : c.e.wls[id].usage) {
-            if (f == fr) biggest = std::max(biggest, a);
-          }
-        }
+        const Amount biggest = LargestUsage(c.e, c.e.cq_of_node[n], fr);
         u = std::min(u, t.node(n).usage[fr] - t.node(n).subtree[fr] + biggest);
         if (u <= 0) continue;
       }
@@ -308,6 +371,121 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
   const bool fits = Fits(c, true);
   for (const auto& r : removed) t.AddUsage(r.queue, r.fr, r.amount);
   return fits;
+}
+
+// What to try, given which kinds of candidate exist (Kueue's
+// preemption.go: without borrowing first where it can matter).
+std::vector<bool> Attempts(const Ctx& c, bool no_other, bool no_hier, bool bwc) {
+  const QuotaTree& t = c.e.tree;
+  const NodeId node = c.e.cqs[c.cq].node;
+  bool under_nominal = true;
+  for (FrId fr : c.need) {
+    if (t.node(node).usage[fr] >= t.node(node).nominal[fr]) under_nominal = false;
+  }
+  if (no_other || (!bwc && !under_nominal)) return {true};
+  if (!bwc && no_hier) return {false, true};
+  return {true, false};
+}
+
+// ComputeTargets' quota search over the candidate index (EngineOptions::
+// candidate_index): the same candidates, filters and order, each queue's
+// candidates taken lazily from CandidateOrder.
+std::vector<Target> IndexedTargets(Ctx& c, const PreemptionSpec& pol) {
+  EngineImpl& e = c.e;
+  const QuotaTree& t = e.tree;
+  const CqRt& cq = e.cqs[c.cq];
+  const Wl& w = e.wls[c.wl];
+  const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
+  struct Cursor {
+    const std::vector<CandKey>* ids;
+    size_t pos;
+    CqId cq;
+    NodeId lca;      // invalid for the preemptor's own queue
+    bool advantage;  // hierarchical advantage at `lca`
+  };
+  std::vector<Cursor> cursors;
+  cursors.push_back({&CandidateOrder(e, c.cq), 0, c.cq, NodeId(), false});
+  if (t.node(cq.node).parent.valid() && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
+    bool advantage = true;
+    FrAmounts remaining(c.request.begin(), c.request.end());
+    {
+      const auto& n = t.node(cq.node);
+      for (auto& [fr, a] : remaining) {
+        if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
+        a = t.PropagatedDelta(cq.node, fr, n.usage[fr], n.usage[fr] + a);
+      }
+    }
+    NodeId prev = cq.node;
+    std::vector<NodeId> stack;
+    for (NodeId cur = t.node(cq.node).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
+      stack.clear();
+      for (NodeId child : t.node(cur).children) {
+        if (child != prev) stack.push_back(child);
+      }
+      while (!stack.empty()) {
+        NodeId n = stack.back();
+        stack.pop_back();
+        if (WithinNominal(t, n, c.need)) continue;
+        if (t.node(n).is_cohort) {
+          for (NodeId child : t.node(n).children) stack.push_back(child);
+          continue;
+        }
+        const CqId ocq = e.cq_of_node[n];
+        cursors.push_back({&CandidateOrder(e, ocq), 0, ocq, cur, advantage});
+      }
+      const auto& cn = t.node(cur);
+      bool fits_here = true;
+      for (auto& [fr, a] : remaining) {
+        if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
+        if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
+      }
+      advantage = advantage || fits_here;
+    }
+  }
+  auto pull = [&](size_t i, Candidate* out) {
+    Cursor& k = cursors[i];
+    const bool own = !k.lca.valid();
+    while (k.pos < k.ids->size()) {
+      const WlId id = (*k.ids)[k.pos++].id;
+      const Wl& v = e.wls[id];
+      if (own) {
+        if (id == c.wl || !UsesAny(v, c.need) || PriorityTooHigh(w, v, true, pol)) continue;
+        if (e.Protected(id, EvictionReason::kInClusterQueue)) continue;  // minimum runtime
+        *out = {Cand{id, k.cq, EvictionReason::kInClusterQueue, v.info.state == WorkloadState::kEvicting,
+                     true, 0.0, v.info.priority, v.info.admitted_at, v.admit_seq, v.info.uid},
+                Variant::kWithinCq, NodeId()};
+        return true;
+      }
+      if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
+      const bool while_borrowing =
+          !k.advantage && bwc && v.info.priority < w.info.priority &&
+          !(pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold);
+      if (e.Protected(id, while_borrowing ? EvictionReason::kInCohortReclaimWhileBorrowing
+                                          : EvictionReason::kInCohortReclamation))
+        continue;  // minimum runtime
+      Variant variant = k.advantage       ? Variant::kHierarchicalReclaim
+                        : while_borrowing ? Variant::kReclaimWhileBorrowing
+                                          : Variant::kReclaimWithoutBorrowing;
+      EvictionReason reason = variant == Variant::kReclaimWhileBorrowing
+                                  ? EvictionReason::kInCohortReclaimWhileBorrowing
+                                  : EvictionReason::kInCohortReclamation;
+      *out = {Cand{id, k.cq, reason, v.info.state == WorkloadState::kEvicting, false, 0.0, v.info.priority,
+                   v.info.admitted_at, v.admit_seq, v.info.uid},
+              variant, k.lca};
+      return true;
+    }
+    return false;
+  };
+  MergedOrder order(cursors.size(), pull);
+  if (order.Empty()) return {};
+  const bool no_other = !order.Any([](const Candidate& x) { return x.variant != Variant::kWithinCq; });
+  const bool no_hier =
+      !order.Any([](const Candidate& x) { return x.variant == Variant::kHierarchicalReclaim; });
+  for (bool allow_borrowing : Attempts(c, no_other, no_hier, bwc)) {
+    std::vector<Target> targets = Minimal(c, order, allow_borrowing);
+    if (!targets.empty()) return targets;
+  }
+  return {};
 }
 }  // namespace
 
@@ -558,6 +736,8 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   if (nodes == nullptr && e.opts.prune_preemption_search && !MayFitWithoutAllCandidates(c, pol)) return {};
   const Wl& w = e.wls[wl];
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
+  if (nodes == nullptr && e.opts.candidate_index && !e.opts.admission_fair_sharing)
+    return IndexedTargets(c, pol);
   auto make = [&](WlId id, CqId vcq, EvictionReason reason) {
     const Wl& v = e.wls[id];
     double afs = e.opts.admission_fair_sharing && v.lq.valid() ? e.AfsUsage(v.lq) : 0.0;
@@ -647,18 +827,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   all.insert(all.end(), hier.begin(), hier.end());
   all.insert(all.end(), prio.begin(), prio.end());
   LazyOrder order(std::move(all));
-  bool under_nominal = true;
-  for (FrId fr : c.need) {
-    if (t.node(cq.node).usage[fr] >= t.node(cq.node).nominal[fr]) under_nominal = false;
-  }
-  std::vector<bool> attempts;
-  if (no_other || (!bwc && !under_nominal)) {
-    attempts = {true};
-  } else if (!bwc && no_hier) {
-    attempts = {false, true};
-  } else {
-    attempts = {true, false};
-  }
+  const std::vector<bool> attempts = Attempts(c, no_other, no_hier, bwc);
   std::vector<Candidate> sorted;
   if (nodes != nullptr) {
     for (size_t i = 0; order.At(i) != nullptr; ++i) sorted.push_back(*order.At(i));

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/admitted_index.h"
 #include "core/assignment.h"
 #include "core/workload_state.h"
 
@@ -64,7 +65,8 @@ struct CqRt {
   NodeId root;           // quota-tree root
   int32_t parked_n = 0;  // of those, parked in place under epoch parked_epoch
   uint64_t parked_epoch = 0;
-  std::vector<WlId> admitted;  // Admitted and Evicting
+  std::vector<WlId> admitted;    // Admitted and Evicting
+  AdmittedIndex admitted_index;  // summaries of `admitted` (admitted_index.h)
   WlId sticky = kNoWl;
   bool held = false;             // Hold or HoldAndDrain
   std::vector<TargetMemo> memo;  // small ring, see GetTargets

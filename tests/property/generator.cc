@@ -220,17 +220,22 @@ Scenario GenerateDeepQueueScenario(uint64_t seed) {
     g.covered_resources = resources;
     FlavorQuotasSpec fq;
     fq.flavor = "f0";
+    // Some owners that never borrow (bulk parking of borrowers that hold
+    // back quota depends on it).
+    const bool never_borrows = rng.Chance(30) && !q.cohort.empty();
     for (const auto& r : resources) {
       ResourceQuotaSpec rq;
       rq.name = r;
       rq.nominal = rng.Uniform(0, 4) * kUnit;
       if (r == "cpu") rq.nominal *= 4;
+      if (never_borrows) rq.borrowing_limit = 0;
       fq.resources.push_back(rq);
     }
     g.flavors.push_back(fq);
     q.resource_groups.push_back(g);
     q.queueing_strategy = core::QueueingStrategy::kBestEffortFIFO;
-    q.preemption.within_cluster_queue = core::WithinClusterQueuePolicy::kNever;
+    q.preemption.within_cluster_queue = rng.Chance(30) ? core::WithinClusterQueuePolicy::kLowerPriority
+                                                       : core::WithinClusterQueuePolicy::kNever;
     const int64_t roll = rng.Uniform(0, 99);
     q.preemption.reclaim_within_cohort = roll < 75   ? core::ReclaimWithinCohortPolicy::kAny
                                          : roll < 90 ? core::ReclaimWithinCohortPolicy::kNever

@@ -79,8 +79,9 @@ struct Scenario {
 Scenario GenerateScenario(uint64_t seed, const GenOptions& options = {});
 
 // Deep queues (issue 17): one cohort of 2-5 BestEffortFIFO ClusterQueues
-// with small quotas and unlimited borrowing, mostly `reclaimWithinCohort:
-// Any` (some Never or LowerPriority), withinClusterQueue Never, one flavor
+// with small quotas and unlimited borrowing (some owners with a borrowing
+// limit of zero), mostly `reclaimWithinCohort: Any` (some Never or
+// LowerPriority), withinClusterQueue Never (some LowerPriority), one flavor
 // over one or two resources, and long streams of workloads of mixed sizes
 // (mostly small, some larger than a queue's quota, a few with minCount) of
 // which only some fit, with frequent finishes: many heads that cannot fit
