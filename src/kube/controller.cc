@@ -417,6 +417,10 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
       }
       return;
     }
+    // The controller never reads managedFields, and they are often the
+    // largest part of a Workload once several managers have written it:
+    // drop them before the object is kept (writes drop them too).
+    if (auto m = obj.find("metadata"); m != obj.end() && m->is_object()) m->erase("managedFields");
     int64_t rv = Rv(obj);
     if (it != wls_.end() && it->second.uid == uid) {
       if (rv != 0 && rv < it->second.rv) return;
