@@ -68,16 +68,7 @@ class AdmittedIndex {
       order_.insert(std::upper_bound(order_.begin(), order_.end(), k), k);
     }
     if (largest_valid_) {
-      for (const auto& [fr, a] : w.usage) {
-        auto it = Find(fr);
-        if (it == largest_.end()) {
-          largest_.push_back({fr, a, 1});
-        } else if (a > it->amount) {
-          *it = {fr, a, 1};
-        } else if (a == it->amount) {
-          ++it->count;
-        }
-      }
+      for (const auto& [fr, a] : w.usage) AddLargest(fr, a);
     }
     if (min_valid_) {
       if (min_count_ == 0 || w.info.priority < min_prio_) {
@@ -125,16 +116,7 @@ class AdmittedIndex {
     if (!largest_valid_) {
       largest_.clear();
       for (WlId id : admitted) {
-        for (const auto& [f, a] : wls[id].usage) {
-          auto it = Find(f);
-          if (it == largest_.end()) {
-            largest_.push_back({f, a, 1});
-          } else if (a > it->amount) {
-            *it = {f, a, 1};
-          } else if (a == it->amount) {
-            ++it->count;
-          }
-        }
+        for (const auto& [f, a] : wls[id].usage) AddLargest(f, a);
       }
       largest_valid_ = true;
     }
@@ -170,6 +152,17 @@ class AdmittedIndex {
   };
   std::vector<Max>::iterator Find(FrId fr) {
     return std::find_if(largest_.begin(), largest_.end(), [fr](const Max& m) { return m.fr == fr; });
+  }
+  // One more admitted workload uses `a` of `fr`.
+  void AddLargest(FrId fr, Amount a) {
+    auto it = Find(fr);
+    if (it == largest_.end()) {
+      largest_.push_back({fr, a, 1});
+    } else if (a > it->amount) {
+      *it = {fr, a, 1};
+    } else if (a == it->amount) {
+      ++it->count;
+    }
   }
   bool Erase(WlId id) {
     auto it = std::find_if(order_.begin(), order_.end(), [id](const CandKey& k) { return k.id == id; });

@@ -276,6 +276,58 @@ class PlacementSearch;
 std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request,
                                    PlacementSearch* nodes = nullptr);
 
+// Kueue's walk over the other ClusterQueues of the preemptor's cohort tree
+// (hierarchical reclaim): for each ancestor `cur` of the preemptor's queue,
+// from the parent up, `visit(advantage)` says whether to look below it, and
+// then `on_queue(n, cur, advantage)` is called for every ClusterQueue node
+// `n` in the subtrees of `cur` off the preemptor's path, descending only
+// into subtrees that exceed their quota in a needed resource. `advantage`:
+// the request fits within the quota of the preemptor's queue or of a cohort
+// below `cur` (the "remaining request" rule of QuantitiesFitInQuota).
+// `remaining` and `stack` are scratch.
+template <typename Visit, typename OnQueue>
+void WalkCohortQueues(const Ctx& c, FrAmounts& remaining, std::vector<NodeId>& stack, Visit&& visit,
+                      OnQueue&& on_queue) {
+  const QuotaTree& t = c.e.tree;
+  const NodeId own = c.node;
+  bool advantage = true;
+  remaining.assign(c.request.begin(), c.request.end());
+  {
+    const auto& n = t.node(own);
+    for (auto& [fr, a] : remaining) {
+      if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
+      a = t.PropagatedDelta(own, fr, n.usage[fr], n.usage[fr] + a);
+    }
+  }
+  const bool advantage_at_queue = advantage;
+  NodeId prev = own;
+  for (NodeId cur = t.node(own).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
+    if (visit(advantage, advantage_at_queue)) {
+      stack.clear();
+      for (NodeId child : t.node(cur).children) {
+        if (child != prev) stack.push_back(child);
+      }
+      while (!stack.empty()) {
+        NodeId n = stack.back();
+        stack.pop_back();
+        if (WithinNominal(t, n, c.need)) continue;
+        if (t.node(n).is_cohort) {
+          for (NodeId child : t.node(n).children) stack.push_back(child);
+          continue;
+        }
+        on_queue(n, cur, advantage);
+      }
+    }
+    const auto& cn = t.node(cur);
+    bool fits_here = true;
+    for (auto& [fr, a] : remaining) {
+      if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
+      if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
+    }
+    advantage = advantage || fits_here;
+  }
+}
+
 // A necessary condition for any preemption to succeed: the request fits
 // (borrowing allowed) once every ClusterQueue that could yield a usable
 // candidate gives up the most the search could take from it, on the needed
@@ -305,47 +357,14 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
   queues.clear();
   if (within) queues.push_back(own);
   if (t.node(own).parent.valid() && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
-    bool advantage = true;
-    FrAmounts& remaining = c.e.bound_remaining;
-    remaining.assign(c.request.begin(), c.request.end());
-    {
-      const auto& n = t.node(own);
-      for (auto& [fr, a] : remaining) {
-        if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
-        a = t.PropagatedDelta(own, fr, n.usage[fr], n.usage[fr] + a);
-      }
-    }
     // Without an advantage at the queue itself, a fit without borrowing
     // needs the own queue to shrink, which only same-queue preemption does.
-    const bool fit_without_borrowing_possible = advantage || within;
-    NodeId prev = own;
-    for (NodeId cur = t.node(own).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
-      const bool usable = advantage || bwc || fit_without_borrowing_possible;
-      if (usable) {
-        std::vector<NodeId>& stack = c.e.bound_stack;
-        stack.clear();
-        for (NodeId child : t.node(cur).children) {
-          if (child != prev) stack.push_back(child);
-        }
-        while (!stack.empty()) {
-          NodeId n = stack.back();
-          stack.pop_back();
-          if (WithinNominal(t, n, c.need)) continue;
-          if (t.node(n).is_cohort) {
-            for (NodeId child : t.node(n).children) stack.push_back(child);
-            continue;
-          }
-          queues.push_back(n);
-        }
-      }
-      const auto& cn = t.node(cur);
-      bool fits_here = true;
-      for (auto& [fr, a] : remaining) {
-        if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
-        if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
-      }
-      advantage = advantage || fits_here;
-    }
+    WalkCohortQueues(
+        c, c.e.bound_remaining, c.e.bound_stack,
+        [&](bool advantage, bool advantage_at_queue) {
+          return advantage || bwc || advantage_at_queue || within;
+        },
+        [&](NodeId n, NodeId, bool) { queues.push_back(n); });
   }
   if (queues.empty()) return false;
   std::vector<EngineImpl::BoundRemoval>& removed = c.e.bound_removed;
@@ -406,41 +425,14 @@ std::vector<Target> IndexedTargets(Ctx& c, const PreemptionSpec& pol) {
   std::vector<Cursor> cursors;
   cursors.push_back({&CandidateOrder(e, c.cq), 0, c.cq, NodeId(), false});
   if (t.node(cq.node).parent.valid() && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
-    bool advantage = true;
-    FrAmounts remaining(c.request.begin(), c.request.end());
-    {
-      const auto& n = t.node(cq.node);
-      for (auto& [fr, a] : remaining) {
-        if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
-        a = t.PropagatedDelta(cq.node, fr, n.usage[fr], n.usage[fr] + a);
-      }
-    }
-    NodeId prev = cq.node;
+    FrAmounts remaining;
     std::vector<NodeId> stack;
-    for (NodeId cur = t.node(cq.node).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
-      stack.clear();
-      for (NodeId child : t.node(cur).children) {
-        if (child != prev) stack.push_back(child);
-      }
-      while (!stack.empty()) {
-        NodeId n = stack.back();
-        stack.pop_back();
-        if (WithinNominal(t, n, c.need)) continue;
-        if (t.node(n).is_cohort) {
-          for (NodeId child : t.node(n).children) stack.push_back(child);
-          continue;
-        }
-        const CqId ocq = e.cq_of_node[n];
-        cursors.push_back({&CandidateOrder(e, ocq), 0, ocq, cur, advantage});
-      }
-      const auto& cn = t.node(cur);
-      bool fits_here = true;
-      for (auto& [fr, a] : remaining) {
-        if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
-        if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
-      }
-      advantage = advantage || fits_here;
-    }
+    WalkCohortQueues(
+        c, remaining, stack, [](bool, bool) { return true; },
+        [&](NodeId n, NodeId cur, bool advantage) {
+          const CqId ocq = e.cq_of_node[n];
+          cursors.push_back({&CandidateOrder(e, ocq), 0, ocq, cur, advantage});
+        });
   }
   auto pull = [&](size_t i, Candidate* out) {
     Cursor& k = cursors[i];
@@ -762,63 +754,35 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   const bool cohort = nodes == nullptr || e.preemption->PlacementVictimsInCohort();
   if (cohort && t.node(cq.node).parent.valid() &&
       pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
-    bool advantage = true;
-    FrAmounts remaining(request.begin(), request.end());
-    {
-      const auto& n = t.node(cq.node);
-      for (auto& [fr, a] : remaining) {
-        if (n.usage[fr] + a > n.subtree[fr]) advantage = false;
-        a = t.PropagatedDelta(cq.node, fr, n.usage[fr], n.usage[fr] + a);
-      }
-    }
-    NodeId prev = cq.node;
-    for (NodeId cur = t.node(cq.node).parent; cur.valid(); prev = cur, cur = t.node(cur).parent) {
-      // Collect from the subtrees of `cur` other than `prev`, descending only
-      // into subtrees that exceed their quota.
-      std::vector<NodeId> stack;
-      for (NodeId child : t.node(cur).children) {
-        if (child != prev) stack.push_back(child);
-      }
-      while (!stack.empty()) {
-        NodeId n = stack.back();
-        stack.pop_back();
-        if (WithinNominal(t, n, c.need)) continue;
-        if (t.node(n).is_cohort) {
-          for (NodeId child : t.node(n).children) stack.push_back(child);
-          continue;
-        }
-        CqId ocq = e.cq_of_node[n];
-        for (WlId id : e.cqs[ocq].admitted) {
-          const Wl& v = e.wls[id];
-          if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
-          if (nodes != nullptr && !nodes->Relevant(id)) continue;
-          const bool while_borrowing =
-              !advantage && bwc && v.info.priority < w.info.priority &&
-              !(pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold);
-          if (e.Protected(id, while_borrowing ? EvictionReason::kInCohortReclaimWhileBorrowing
-                                              : EvictionReason::kInCohortReclamation))
-            continue;  // minimum runtime
-          if (advantage) {
-            hier.push_back(
-                {make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
-          } else if (!bwc || v.info.priority >= w.info.priority ||
-                     (pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold)) {
-            prio.push_back({make(id, ocq, EvictionReason::kInCohortReclamation),
-                            Variant::kReclaimWithoutBorrowing, cur});
-          } else {
-            prio.push_back({make(id, ocq, EvictionReason::kInCohortReclaimWhileBorrowing),
-                            Variant::kReclaimWhileBorrowing, cur});
+    FrAmounts remaining;
+    std::vector<NodeId> stack;
+    WalkCohortQueues(
+        c, remaining, stack, [](bool, bool) { return true; },
+        [&](NodeId n, NodeId cur, bool advantage) {
+          CqId ocq = e.cq_of_node[n];
+          for (WlId id : e.cqs[ocq].admitted) {
+            const Wl& v = e.wls[id];
+            if (!UsesAny(v, c.need) || PriorityTooHigh(w, v, false, pol)) continue;
+            if (nodes != nullptr && !nodes->Relevant(id)) continue;
+            const bool while_borrowing =
+                !advantage && bwc && v.info.priority < w.info.priority &&
+                !(pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold);
+            if (e.Protected(id, while_borrowing ? EvictionReason::kInCohortReclaimWhileBorrowing
+                                                : EvictionReason::kInCohortReclamation))
+              continue;  // minimum runtime
+            if (advantage) {
+              hier.push_back(
+                  {make(id, ocq, EvictionReason::kInCohortReclamation), Variant::kHierarchicalReclaim, cur});
+            } else if (!bwc || v.info.priority >= w.info.priority ||
+                       (pol.max_priority_threshold && v.info.priority > *pol.max_priority_threshold)) {
+              prio.push_back({make(id, ocq, EvictionReason::kInCohortReclamation),
+                              Variant::kReclaimWithoutBorrowing, cur});
+            } else {
+              prio.push_back({make(id, ocq, EvictionReason::kInCohortReclaimWhileBorrowing),
+                              Variant::kReclaimWhileBorrowing, cur});
+            }
           }
-        }
-      }
-      const auto& cn = t.node(cur);
-      bool fits_here = true;
-      for (auto& [fr, a] : remaining) {
-        if (cn.usage[fr] + a > cn.subtree[fr]) fits_here = false;
-        if (cn.parent.valid()) a = t.PropagatedDelta(cur, fr, cn.usage[fr], cn.usage[fr] + a);
-      }
-      advantage = advantage || fits_here;
-    }
+        });
   }
   if (same.empty() && hier.empty() && prio.empty()) return {};
   bool no_other = hier.empty() && prio.empty();

@@ -241,6 +241,35 @@ RC_GTEST_PROP(MultiAdmissionProperty, EqualsOneHeadReference, ()) {
   RC_CLASSIFY(multi.fair_sharing, "fair sharing");
 }
 
+// Plays `s` on an engine with options `a` and one with options `b` and fails
+// at the first settle after which their admitted sets (flavors and pod
+// counts) or their evictions differ; `what` names the difference. Returns the
+// number of evictions seen.
+size_t ExpectSameOutcomes(uint64_t seed, const Scenario& s, const EngineOptions& a_opts,
+                          const EngineOptions& b_opts, const std::string& what, const char* a_name,
+                          const char* b_name) {
+  Engine a(a_opts), b(b_opts);
+  size_t evictions = 0;
+  RC_ASSERT(a.Configure(s.config).ok());
+  RC_ASSERT(b.Configure(s.config).ok());
+  for (const Batch& batch : s.batches) {
+    std::string err = ApplyBatch({&a, &b}, batch);
+    if (!err.empty()) RC_FAIL(err + "\n" + Header(seed, s));
+    bool sa = false, sb = false;
+    auto ea = a_opts.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
+    auto eb = b_opts.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
+    if (!sa || !sb) RC_DISCARD(kLivelock);
+    evictions += ea.size();
+    AdmittedSet xa = Admitted(a), xb = Admitted(b);
+    if (!(xa == xb) || Keys(ea) != Keys(eb)) {
+      RC_FAIL("t=" + std::to_string(batch.at) + ": " + what + "\n" + DescribeDiff(xa, xb, a_name, b_name) +
+              "evictions " + a_name + ":" + ShowEvictions(Keys(ea)) + "\nevictions " + b_name + ":" +
+              ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
+    }
+  }
+  return evictions;
+}
+
 // (f) The preemption-search pruning is exact: an engine that skips the
 // victim search when its necessary condition fails makes the same
 // admissions and evictions as one that always searches, after every settle.
@@ -250,26 +279,9 @@ RC_GTEST_PROP(PreemptionPruningProperty, EqualsFullSearch, ()) {
   pruned.multi_admission = *rc::gen::arbitrary<bool>();
   EngineOptions full = pruned;
   full.prune_preemption_search = false;
-  Scenario s = GenerateScenario(seed);
-  Engine a(pruned), b(full);
-  size_t evictions = 0;
-  RC_ASSERT(a.Configure(s.config).ok());
-  RC_ASSERT(b.Configure(s.config).ok());
-  for (const Batch& batch : s.batches) {
-    std::string err = ApplyBatch({&a, &b}, batch);
-    if (!err.empty()) RC_FAIL(err + "\n" + Header(seed, s));
-    bool sa = false, sb = false;
-    auto ea = pruned.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
-    auto eb = pruned.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
-    if (!sa || !sb) RC_DISCARD(kLivelock);
-    evictions += ea.size();
-    AdmittedSet xa = Admitted(a), xb = Admitted(b);
-    if (!(xa == xb) || Keys(ea) != Keys(eb)) {
-      RC_FAIL("t=" + std::to_string(batch.at) + ": pruned preemption search differs from the full search\n" +
-              DescribeDiff(xa, xb, "pruned", "full") + "evictions pruned:" + ShowEvictions(Keys(ea)) +
-              "\nevictions full:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
-    }
-  }
+  const size_t evictions =
+      ExpectSameOutcomes(seed, GenerateScenario(seed), pruned, full,
+                         "pruned preemption search differs from the full search", "pruned", "full");
   RC_CLASSIFY(evictions > 0, "preempted");
 }
 
@@ -283,26 +295,9 @@ RC_GTEST_PROP(CandidateIndexProperty, EqualsFullCollection, ()) {
   indexed.multi_admission = *rc::gen::arbitrary<bool>();
   EngineOptions full = indexed;
   full.candidate_index = false;
-  Scenario s = GenerateScenario(seed);
-  Engine a(indexed), b(full);
-  size_t evictions = 0;
-  RC_ASSERT(a.Configure(s.config).ok());
-  RC_ASSERT(b.Configure(s.config).ok());
-  for (const Batch& batch : s.batches) {
-    std::string err = ApplyBatch({&a, &b}, batch);
-    if (!err.empty()) RC_FAIL(err + "\n" + Header(seed, s));
-    bool sa = false, sb = false;
-    auto ea = indexed.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
-    auto eb = indexed.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
-    if (!sa || !sb) RC_DISCARD(kLivelock);
-    evictions += ea.size();
-    AdmittedSet xa = Admitted(a), xb = Admitted(b);
-    if (!(xa == xb) || Keys(ea) != Keys(eb)) {
-      RC_FAIL("t=" + std::to_string(batch.at) + ": indexed victim search differs from the full collection\n" +
-              DescribeDiff(xa, xb, "indexed", "full") + "evictions indexed:" + ShowEvictions(Keys(ea)) +
-              "\nevictions full:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
-    }
-  }
+  const size_t evictions =
+      ExpectSameOutcomes(seed, GenerateScenario(seed), indexed, full,
+                         "indexed victim search differs from the full collection", "indexed", "full");
   RC_CLASSIFY(evictions > 0, "preempted");
 }
 
@@ -316,26 +311,9 @@ RC_GTEST_PROP(BulkParkProperty, EqualsOneByOne, ()) {
   bulk.multi_admission = *rc::gen::arbitrary<bool>();
   EngineOptions one = bulk;
   one.bulk_park = false;
-  Scenario s = GenerateScenario(seed);
-  Engine a(bulk), b(one);
-  size_t evictions = 0;
-  RC_ASSERT(a.Configure(s.config).ok());
-  RC_ASSERT(b.Configure(s.config).ok());
-  for (const Batch& batch : s.batches) {
-    std::string err = ApplyBatch({&a, &b}, batch);
-    if (!err.empty()) RC_FAIL(err + "\n" + Header(seed, s));
-    bool sa = false, sb = false;
-    auto ea = bulk.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
-    auto eb = bulk.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
-    if (!sa || !sb) RC_DISCARD(kLivelock);
-    evictions += ea.size();
-    AdmittedSet xa = Admitted(a), xb = Admitted(b);
-    if (!(xa == xb) || Keys(ea) != Keys(eb)) {
-      RC_FAIL("t=" + std::to_string(batch.at) + ": parking in bulk differs from one head at a time\n" +
-              DescribeDiff(xa, xb, "bulk", "one by one") + "evictions bulk:" + ShowEvictions(Keys(ea)) +
-              "\nevictions one by one:" + ShowEvictions(Keys(eb)) + "\n" + Header(seed, s));
-    }
-  }
+  const size_t evictions =
+      ExpectSameOutcomes(seed, GenerateScenario(seed), bulk, one,
+                         "parking in bulk differs from one head at a time", "bulk", "one by one");
   RC_CLASSIFY(evictions > 0, "preempted");
 }
 
