@@ -1,6 +1,5 @@
 #include "cli/client.h"
 
-#include <httplib.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -9,6 +8,7 @@
 #include <sstream>
 
 #include "cli/config.h"
+#include "cli/http.h"
 
 namespace artel::cli {
 
@@ -98,50 +98,33 @@ nlohmann::json Response::json() const {
 Response Request(const ClientOptions& o, const std::string& method, const std::string& path,
                  const std::string& body, const std::string& content_type) {
   Response out;
-  httplib::Client cli(o.server);
-  if (!cli.is_valid()) {
-    out.error = "invalid server address " + o.server;
-    return out;
-  }
-  cli.set_connection_timeout(5, 0);
-  cli.set_read_timeout(60, 0);
-  cli.set_keep_alive(false);
-#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
-  if (!o.ca_file.empty()) cli.set_ca_cert_path(o.ca_file.c_str());
-  if (o.insecure) cli.enable_server_certificate_verification(false);
-#endif
-  httplib::Headers headers;
-  if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
-  httplib::Result res(nullptr, httplib::Error::Unknown);
-  if (method == "GET") {
-    res = cli.Get(path, headers);
-  } else if (method == "POST") {
-    res = cli.Post(path, headers, body, content_type);
-  } else if (method == "DELETE") {
-    res = cli.Delete(path, headers);
-  }
-  if (!res) {
+  http::Options opts;
+  opts.ca_file = o.ca_file;
+  opts.insecure = o.insecure;
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!o.token.empty()) headers.emplace_back("Authorization", "Bearer " + o.token);
+  if (method == "POST") headers.emplace_back("Content-Type", content_type);
+  http::Reply r = http::Call(o.server, method, path, headers, method == "POST" ? body : std::string(), opts);
+  if (r.error != http::Error::kNone) {
     std::string why;
-    switch (res.error()) {
-      case httplib::Error::Connection:
-      case httplib::Error::ConnectionTimeout:
-        why =
-            "connection refused or timed out (is arteld running there? --server, ARTEL_SERVER or the context "
-            "choose the address)";
+    switch (r.error) {
+      case http::Error::kAddress: out.error = "invalid server address " + o.server + ": " + r.detail; return out;
+      case http::Error::kConnection:
+        why = r.detail +
+              " (is arteld running there? --server, ARTEL_SERVER or the context choose the address)";
         break;
-      case httplib::Error::Read:
-      case httplib::Error::Write: why = "the connection was closed while talking to it"; break;
-      case httplib::Error::SSLConnection:
-      case httplib::Error::SSLServerVerification:
-        why = "TLS handshake failed (--cacert FILE, or --insecure-skip-tls-verify for a test server)";
+      case http::Error::kIo: why = "the connection broke while talking to it: " + r.detail; break;
+      case http::Error::kTls:
+        why = "TLS handshake failed: " + r.detail +
+              " (--cacert FILE, or --insecure-skip-tls-verify for a test server)";
         break;
-      default: why = httplib::to_string(res.error());
+      default: why = "its answer is not HTTP: " + r.detail;
     }
     out.error = "cannot reach arteld at " + o.server + ": " + why;
     return out;
   }
-  out.status = res->status;
-  out.body = res->body;
+  out.status = r.status;
+  out.body = std::move(r.body);
   return out;
 }
 

@@ -207,28 +207,51 @@ int main(int argc, char** argv) {
     g->add_option("--context", unused, "A context of the configuration file (env ARTEL_CONTEXT)");
   }
   int exit_code = 0;
-  artel::cli::AddTestCommand(app, &exit_code);
-  artel::cli::AddCheckCommand(app, &exit_code);
-  artel::cli::AddSimCommand(app, &exit_code);
-  artel::cli::AddValidateCommand(app, &exit_code);
-  artel::cli::AddGetCommand(app, &exit_code);
-  artel::cli::AddDescribeCommand(app, &exit_code);
-  artel::cli::AddWhyCommand(app, &exit_code);
-  artel::cli::AddDeleteCommands(app, &exit_code);
-  artel::cli::AddLogsCommand(app, &exit_code);
-  artel::cli::AddApplyCommand(app, &exit_code);
-  artel::cli::AddRunCommand(app, &exit_code);
-  artel::cli::AddTopCommand(app, &exit_code);
-  artel::cli::AddEventsCommand(app, &exit_code);
-  artel::cli::AddWhoamiCommand(app, &exit_code);
-  artel::cli::AddConfigCommand(app, &exit_code);
-  artel::cli::AddCompletionCommand(app, &exit_code);
-  artel::cli::AddVersionCommand(app, &exit_code);
+  // The verbs, in the order of `artel --help`. Only the verb being run is
+  // registered when it is named (building every verb's options costs more
+  // than the whole request of `artel run`; docs/performance.md, "Submit to
+  // done against Slurm"); anything else (no verb, an unknown one, help,
+  // completion) registers them all.
+  using Adder = void (*)(CLI::App&, int*);
+  static const std::pair<const char*, Adder> kVerbs[] = {
+      {"test", artel::cli::AddTestCommand},         {"check", artel::cli::AddCheckCommand},
+      {"sim", artel::cli::AddSimCommand},           {"validate", artel::cli::AddValidateCommand},
+      {"get", artel::cli::AddGetCommand},           {"describe", artel::cli::AddDescribeCommand},
+      {"why", artel::cli::AddWhyCommand},           {"delete", artel::cli::AddDeleteCommands},
+      {"logs", artel::cli::AddLogsCommand},         {"apply", artel::cli::AddApplyCommand},
+      {"run", artel::cli::AddRunCommand},           {"top", artel::cli::AddTopCommand},
+      {"events", artel::cli::AddEventsCommand},     {"whoami", artel::cli::AddWhoamiCommand},
+      {"config", artel::cli::AddConfigCommand},     {"completion", artel::cli::AddCompletionCommand},
+      {"version", artel::cli::AddVersionCommand},
+  };
   std::vector<std::string> args(argv + 1, argv + argc);
   // `artel help [VERB...]` is `artel [VERB...] --help`.
   if (!args.empty() && args[0] == "help") {
     args.erase(args.begin());
     args.push_back("--help");
+  }
+  if (int rc = ExtractGlobalFlags(&args); rc != 0) return rc;
+  {
+    std::string verb;
+    for (const std::string& a : args) {
+      if (a == "--") break;
+      if (!a.empty() && a[0] != '-') {
+        verb = a;
+        break;
+      }
+    }
+    bool one = false;
+    for (const auto& [name, add] : kVerbs) {
+      if (verb == name && verb != "completion") {
+        add(app, &exit_code);
+        // The verb is the one registered (not an alias of another verb).
+        for (CLI::App* s : Subcommands(&app)) one = one || s->get_name() == verb;
+      }
+    }
+    if (!one) {
+      for (CLI::App* s : Subcommands(&app)) app.remove_subcommand(s);
+      for (const auto& [name, add] : kVerbs) add(app, &exit_code);
+    }
   }
   if (int rc = ExtractGlobalFlags(&args); rc != 0) return rc;
   if (int rc = CheckNames(&app, args); rc != 0) return rc;

@@ -20,7 +20,7 @@
 // "killed by signal status-128" and is reported as such. A pod whose wrapper
 // died without writing the file (SIGKILL) is reported as killed by SIGKILL.
 //
-// Start ids. Before anything of the pod runs, the forked child claims the
+// Start ids. Before anything of the pod runs, the child (PodChild) claims the
 // pod's start file `<log_dir>/<ns>/<name>/<pod>.start`: it writes
 // "<start-id> <pid>" to a temporary file, takes an exclusive flock on it and
 // link()s it to the start file (which fails if the name exists). The locked
@@ -38,9 +38,12 @@
 // one of its processes still runs.
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -305,6 +308,175 @@ struct Workload {
   std::optional<int64_t> kill_at_ms;
   bool killed = false;
 };
+
+// What the pod's child needs, all built before the clone: the child shares
+// the daemon's memory (CLONE_VM) and may only make system calls.
+struct PodChildArgs {
+  int err_pipe_w = -1, exit_fd = -1, log_fd = -1, null_fd = -1;
+  const char* start_tmp = nullptr;
+  const char* start_file = nullptr;
+  const char* start_text = nullptr;
+  size_t start_text_len = 0;
+  const char* procs = nullptr;  // "" when the pod has no cgroup
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  const char* working_dir = nullptr;  // "" for none
+  char** candidates = nullptr;        // switch_user: the command's candidate paths
+  size_t n_candidates = 0;
+  char** argv = nullptr;
+  char** envp = nullptr;
+};
+
+// The child side of StartPod, run by clone(CLONE_VM | CLONE_VFORK) on a
+// stack of its own: the daemon's thread waits until it execs or exits, so
+// nothing of the daemon's address space is copied (a fork of a daemon with a
+// large heap copied its page tables for every pod: docs/performance.md,
+// "Submit to done against Slurm"). It makes system calls only (no
+// allocation, no locks, no sanitizer runtime: it runs on a stack the
+// sanitizers do not know), and reports (stage, errno) through the error
+// pipe on failure.
+__attribute__((no_sanitize("address", "undefined"))) [[noreturn]] void PodChildDie(int err_fd, int stage) {
+  int msg[2] = {stage, errno};
+  ssize_t ignored = write(err_fd, msg, sizeof(msg));
+  (void)ignored;
+  _exit(127);
+}
+
+__attribute__((no_sanitize("address", "undefined"))) int PodChild(void* arg) {
+  const PodChildArgs& a = *static_cast<const PodChildArgs*>(arg);
+  // The descriptors it needs move above 9 first, so that none of them is
+  // overwritten when the exit file becomes descriptor 3.
+  int err_fd = fcntl(a.err_pipe_w, F_DUPFD_CLOEXEC, 10);
+  if (err_fd < 0) err_fd = a.err_pipe_w;
+  // Keep the error pipe clear of kStartLockFd.
+  if (err_fd <= kStartLockFd) {
+    err_fd = fcntl(a.err_pipe_w, F_DUPFD_CLOEXEC, kStartLockFd + 1);
+    if (err_fd < 0) PodChildDie(a.err_pipe_w, 1);
+  }
+  if (setsid() < 0) PodChildDie(err_fd, 1);
+  // Claim the start file (see the top of this file) before anything of
+  // the pod runs: locked, then linked under its name, which fails if a
+  // restarted daemon abandoned this start meanwhile.
+  int start_fd = open(a.start_tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (start_fd >= 0 && start_fd <= kStartLockFd) {
+    // Clear of the descriptors rearranged below (a daemon started with
+    // stdin closed would get 0 here).
+    int moved = fcntl(start_fd, F_DUPFD_CLOEXEC, kStartLockFd + 1);
+    close(start_fd);
+    start_fd = moved;
+  }
+  if (start_fd < 0 || flock(start_fd, LOCK_EX) != 0) PodChildDie(err_fd, 6);
+  {
+    char buf[160];
+    size_t n = 0;
+    for (size_t i = 0; i < a.start_text_len; ++i) {
+      if (n < sizeof buf - 24) buf[n++] = a.start_text[i];
+    }
+    char digits[24];
+    size_t nd = 0;
+    for (unsigned long v = static_cast<unsigned long>(syscall(SYS_getpid)); v > 0 || nd == 0; v /= 10) {
+      digits[nd++] = static_cast<char>('0' + v % 10);
+    }
+    while (nd > 0) buf[n++] = digits[--nd];
+    buf[n++] = '\n';
+    if (write(start_fd, buf, n) != static_cast<ssize_t>(n)) PodChildDie(err_fd, 6);
+  }
+  if (link(a.start_tmp, a.start_file) != 0) {
+    int err = errno;
+    unlink(a.start_tmp);
+    errno = err;
+    PodChildDie(err_fd, 6);
+  }
+  unlink(a.start_tmp);
+  if (a.procs[0] != '\0') {
+    int fd = open(a.procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) PodChildDie(err_fd, 2);
+    close(fd);
+  }
+  int xfd = fcntl(a.exit_fd, F_DUPFD_CLOEXEC, 10);
+  if (xfd < 0) PodChildDie(err_fd, 4);
+  if (dup2(a.null_fd, STDIN_FILENO) < 0 || dup2(a.log_fd, STDOUT_FILENO) < 0 || dup2(a.log_fd, STDERR_FILENO) < 0 ||
+      dup2(xfd, 3) < 0) {
+    PodChildDie(err_fd, 4);
+  }
+  // The start-file lock goes with the wrapper across exec (not CLOEXEC).
+  if (start_fd == kStartLockFd) {
+    if (fcntl(start_fd, F_SETFD, 0) != 0) PodChildDie(err_fd, 6);
+  } else if (dup2(start_fd, kStartLockFd) < 0) {
+    PodChildDie(err_fd, 6);
+  }
+  // Only now drop to the pod's user: the start file above is claimed as arteld.
+  if (a.switch_user) {
+    // No supplementary groups, then gid, then uid (real, effective and
+    // saved). Raw system calls: they change this task alone, which is what
+    // the child needs (glibc's wrappers would signal the daemon's threads).
+    if (syscall(SYS_setgroups, 0, nullptr) != 0 || syscall(SYS_setresgid, a.gid, a.gid, a.gid) != 0 ||
+        syscall(SYS_setresuid, a.uid, a.uid, a.uid) != 0) {
+      PodChildDie(err_fd, 7);
+    }
+    if (a.uid != 0 && syscall(SYS_setresuid, 0, 0, 0) == 0) {  // must be irreversible
+      errno = EPERM;
+      PodChildDie(err_fd, 7);
+    }
+  }
+  // As the pod's user: the kernel checks the directory as that user.
+  if (a.working_dir[0] != '\0' && chdir(a.working_dir) != 0) PodChildDie(err_fd, 3);
+  if (a.switch_user) {
+    char* found = nullptr;
+    for (size_t i = 0; i < a.n_candidates; ++i) {
+      char* c = a.candidates[i];
+      struct stat cst {};
+      if (found == nullptr && stat(c, &cst) == 0 && S_ISREG(cst.st_mode) && access(c, X_OK) == 0) {
+        found = c;
+      }
+    }
+    if (found == nullptr) {
+      errno = ENOENT;
+      PodChildDie(err_fd, 8);
+    }
+    a.argv[6] = found;  // the command, after the wrapper's five words
+  }
+  // The daemon's handlers are not the pod's (and must not run on this
+  // shared memory): defaults, then the signals the parent blocked for the
+  // clone are unblocked.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+#ifdef SYS_close_range
+  // Descriptors the daemon opened without O_CLOEXEC must not leak in.
+  // Descriptor 3 is the exit file and kStartLockFd the start-file lock,
+  // both for the wrapper alone.
+  syscall(SYS_close_range, 4U, static_cast<unsigned>(kStartLockFd - 1), 4U /* CLOSE_RANGE_CLOEXEC */);
+  syscall(SYS_close_range, static_cast<unsigned>(kStartLockFd + 1), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+#endif
+  execve(kShell, a.argv, a.envp);
+  PodChildDie(err_fd, 5);
+}
+
+// Starts PodChild in a child process that shares the caller's memory until
+// it execs: clone(CLONE_VM | CLONE_VFORK) on an mmap'd stack, with every
+// signal blocked around it so that no handler of the daemon runs in the
+// child. Returns the pid, or -1 with errno.
+pid_t SpawnPodChild(PodChildArgs* args) {
+  constexpr size_t kStack = 256 * 1024;
+  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = clone(PodChild, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, args);
+  const int err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  munmap(stack, kStack);
+  errno = err;
+  return pid;
+}
 
 class LocalRuntimeImpl final : public LocalRuntime {
  public:
@@ -757,8 +929,8 @@ class LocalRuntimeImpl final : public LocalRuntime {
       env["LD_PRELOAD"] = cuda_shim_ + user_preload;
     }
 
-    // Everything the child needs is built before fork: after fork only
-    // async-signal-safe calls are allowed.
+    // Everything the child needs is built before the clone: the child only
+    // makes system calls (PodChild).
     std::vector<std::string> args = {kShell,        "-c",     kWrapper, kNamePrefix + key + "/" + p.pod,
                                      pod.exit_file, start_id, *cmd};
     args.insert(args.end(), p.command.begin() + 1, p.command.end());
@@ -798,128 +970,26 @@ class LocalRuntimeImpl final : public LocalRuntime {
       return FailedPrecondition("cannot set up pod I/O: " + Errno(err));
     }
 
-    pid_t pid = fork();
-    if (pid == 0) {
-      // Child. Reports (stage, errno) through err_pipe on failure. The
-      // descriptors it needs move above 9 first, so that none of them is
-      // overwritten when the exit file becomes descriptor 3.
-      int err_fd = fcntl(err_pipe[1], F_DUPFD_CLOEXEC, 10);
-      if (err_fd < 0) err_fd = err_pipe[1];
-      auto die = [&](int stage) {
-        int msg[2] = {stage, errno};
-        ssize_t ignored = write(err_fd, msg, sizeof(msg));
-        (void)ignored;
-        _exit(127);
-      };
-      // Keep the error pipe clear of kStartLockFd.
-      if (err_fd <= kStartLockFd) {
-        err_fd = fcntl(err_pipe[1], F_DUPFD_CLOEXEC, kStartLockFd + 1);
-        if (err_fd < 0) {
-          err_fd = err_pipe[1];
-          die(1);
-        }
-      }
-      if (setsid() < 0) die(1);
-      // Claim the start file (see the top of this file) before anything of
-      // the pod runs: locked, then linked under its name, which fails if a
-      // restarted daemon abandoned this start meanwhile.
-      int start_fd = open(start_tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (start_fd >= 0 && start_fd <= kStartLockFd) {
-        // Clear of the descriptors rearranged below (a daemon started with
-        // stdin closed would get 0 here).
-        int moved = fcntl(start_fd, F_DUPFD_CLOEXEC, kStartLockFd + 1);
-        close(start_fd);
-        start_fd = moved;
-      }
-      if (start_fd < 0 || flock(start_fd, LOCK_EX) != 0) die(6);
-      {
-        char buf[160];
-        size_t n = 0;
-        for (char c : start_text) {
-          if (n < sizeof buf - 24) buf[n++] = c;
-        }
-        char digits[24];
-        size_t nd = 0;
-        for (unsigned long v = static_cast<unsigned long>(getpid()); v > 0 || nd == 0; v /= 10) {
-          digits[nd++] = static_cast<char>('0' + v % 10);
-        }
-        while (nd > 0) buf[n++] = digits[--nd];
-        buf[n++] = '\n';
-        if (write(start_fd, buf, n) != static_cast<ssize_t>(n)) die(6);
-      }
-      if (link(start_tmp.c_str(), pod.start_file.c_str()) != 0) {
-        int err = errno;
-        unlink(start_tmp.c_str());
-        errno = err;
-        die(6);
-      }
-      unlink(start_tmp.c_str());
-      if (!procs.empty()) {
-        int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write(fd, "0", 1) != 1) die(2);
-        close(fd);
-      }
-      int xfd = fcntl(exit_fd, F_DUPFD_CLOEXEC, 10);
-      if (xfd < 0) die(4);
-      if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
-          dup2(log_fd, STDERR_FILENO) < 0 || dup2(xfd, 3) < 0) {
-        die(4);
-      }
-      // The start-file lock goes with the wrapper across exec (not CLOEXEC).
-      if (start_fd == kStartLockFd) {
-        if (fcntl(start_fd, F_SETFD, 0) != 0) die(6);
-      } else if (dup2(start_fd, kStartLockFd) < 0) {
-        die(6);
-      }
-      // Only now drop to the pod's user: the start file above is claimed as arteld.
-      if (switch_user) {
-        // Drop to the pod's user: no supplementary groups, then gid, then
-        // uid (real, effective and saved). Raw syscalls: this child is
-        // single-threaded, so glibc's all-threads broadcast is not needed.
-        if (syscall(SYS_setgroups, 0, nullptr) != 0 || syscall(SYS_setresgid, gid, gid, gid) != 0 ||
-            syscall(SYS_setresuid, uid, uid, uid) != 0) {
-          die(7);
-        }
-        if (uid != 0 && syscall(SYS_setresuid, 0, 0, 0) == 0) {  // must be irreversible
-          errno = EPERM;
-          die(7);
-        }
-      }
-      // As the pod's user: the kernel checks the directory as that user.
-      if (!p.working_dir.empty() && chdir(p.working_dir.c_str()) != 0) die(3);
-      if (switch_user) {
-        char* found = nullptr;
-        for (char* c : candidate_ptrs) {
-          struct stat cst {};
-          if (found == nullptr && stat(c, &cst) == 0 && S_ISREG(cst.st_mode) && access(c, X_OK) == 0) {
-            found = c;
-          }
-        }
-        if (found == nullptr) {
-          errno = ENOENT;
-          die(8);
-        }
-        argv[6] = found;  // the command, after the wrapper's five words
-      }
-      struct sigaction dfl {};
-      dfl.sa_handler = SIG_DFL;
-      for (int sig = 1; sig < NSIG; ++sig) {
-        if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
-      }
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-#ifdef SYS_close_range
-      // Descriptors the daemon opened without O_CLOEXEC must not leak in.
-      // Descriptor 3 is the exit file and kStartLockFd the start-file lock,
-      // both for the wrapper alone.
-      syscall(SYS_close_range, 4U, static_cast<unsigned>(kStartLockFd - 1), 4U /* CLOSE_RANGE_CLOEXEC */);
-      syscall(SYS_close_range, static_cast<unsigned>(kStartLockFd + 1), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
-#endif
-      execve(kShell, argv.data(), envp.data());
-      die(5);
-    }
-    int fork_errno = errno;
+    PodChildArgs child;
+    child.err_pipe_w = err_pipe[1];
+    child.exit_fd = exit_fd;
+    child.log_fd = log_fd;
+    child.null_fd = null_fd;
+    child.start_tmp = start_tmp.c_str();
+    child.start_file = pod.start_file.c_str();
+    child.start_text = start_text.data();
+    child.start_text_len = start_text.size();
+    child.procs = procs.c_str();
+    child.switch_user = switch_user;
+    child.uid = uid;
+    child.gid = gid;
+    child.working_dir = p.working_dir.c_str();
+    child.candidates = candidate_ptrs.data();
+    child.n_candidates = candidate_ptrs.size();
+    child.argv = argv.data();
+    child.envp = envp.data();
+    pid_t pid = SpawnPodChild(&child);
+    int spawn_errno = errno;
     close(err_pipe[1]);
     close(log_fd);
     close(exit_fd);
@@ -927,7 +997,7 @@ class LocalRuntimeImpl final : public LocalRuntime {
     if (pid < 0) {
       close(err_pipe[0]);
       RemoveCgroup(pod);
-      return FailedPrecondition("fork failed: " + Errno(fork_errno));
+      return FailedPrecondition("cannot start the pod process (clone): " + Errno(spawn_errno));
     }
     int msg[2] = {0, 0};
     ssize_t n;

@@ -297,7 +297,7 @@ TEST_F(CliTest, ConfigContexts) {
   EXPECT_NE(r.out.find("user:       bob"), std::string::npos) << Dump(r);
   r = Run({"get", "wl", "--server", "http://127.0.0.1:1"}, env);
   EXPECT_EQ(r.rc, 3) << Dump(r);
-  EXPECT_NE(r.err.find("cannot reach arteld at http://127.0.0.1:1: connection refused or timed out"),
+  EXPECT_NE(r.err.find("cannot reach arteld at http://127.0.0.1:1: Connection refused (is arteld running there?"),
             std::string::npos)
       << Dump(r);
   // The environment sits between the flags and the context.
@@ -493,6 +493,78 @@ TEST_F(CliTest, KubectlPluginIsTheSameBinary) {
   // Under its own name the help says artel, not kubectl.
   r = Cli({"--help"});
   EXPECT_EQ(r.out.find("kubectl artel"), std::string::npos) << Dump(r);
+}
+
+// The client's own HTTP/1.1 and TLS (cli/http.h) against arteld serving
+// HTTPS: a CA bundle, the system's CAs (which do not know this server), the
+// host name check, and --insecure-skip-tls-verify; requests with and without
+// a body.
+TEST(CliTlsTest, VerifiesTheServerAndSpeaksThroughTls) {
+  const std::string dir = TempDir("cli-tls");
+  std::string out, err;
+  // A self-signed certificate for the IP address 127.0.0.1 only.
+  ASSERT_EQ(RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/key.pem",
+                        "-out", dir + "/cert.pem", "-days", "2", "-subj", "/CN=artel-cli-test", "-addext",
+                        "subjectAltName=IP:127.0.0.1"},
+                       {}, &out, &err),
+            0)
+      << "openssl (scripts/install-deps.sh installs it): " << err;
+  chmod((dir + "/key.pem").c_str(), 0600);
+  WriteFile(dir + "/tokens.yaml", kTokensYaml);
+  WriteFile(dir + "/teams.yaml", kTwoTeamsManifests, 0644);
+  Arteld d(dir);
+  ASSERT_TRUE(d.Start({"--tokens", dir + "/tokens.yaml", "--fake-gpus", "2xA100-80GB", "--tls-cert",
+                       dir + "/cert.pem", "--tls-key", dir + "/key.pem", "--stop-workloads-on-exit"},
+                      &err))
+      << err;
+  ASSERT_EQ(d.url().rfind("https://127.0.0.1:", 0), 0u) << d.url();
+  auto cli = [&](const std::string& server, std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-i", "HOME=" + dir, "PATH=/usr/bin:/bin",
+                                     "ARTEL_SERVER=" + server, "ARTEL_TOKEN=" + std::string(kAdminToken)};
+    for (const char* keep : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"}) {
+      if (const char* v = std::getenv(keep)) argv.push_back(std::string(keep) + "=" + v);
+    }
+    argv.push_back(ARTEL_BIN);
+    argv.insert(argv.end(), args.begin(), args.end());
+    CliResult r;
+    r.rc = RunCommand(argv, {}, &r.out, &r.err);
+    return r;
+  };
+  const std::string ca = "--cacert=" + dir + "/cert.pem";
+  // With the CA bundle: a GET, then POSTs with bodies.
+  CliResult r = cli(d.url(), {"whoami", ca});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  EXPECT_NE(r.out.find("role:       admin"), std::string::npos) << Dump(r);
+  r = cli(d.url(), {"apply", "-f", dir + "/teams.yaml", ca});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  r = cli(d.url(), {"run", "-q", "team-a/default", "--gpus", "1", "--name", "over-tls", ca, "--", "true"});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  r = cli(d.url(), {"get", "wl", "-n", "team-a", "-o", "name", ca});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  EXPECT_NE(r.out.find("over-tls"), std::string::npos) << Dump(r);
+  // Without it the system's CAs do not know the certificate.
+  r = cli(d.url(), {"whoami"});
+  EXPECT_EQ(r.rc, 3) << Dump(r);
+  EXPECT_NE(r.err.find("TLS handshake failed"), std::string::npos) << Dump(r);
+  EXPECT_NE(r.err.find("--cacert"), std::string::npos) << Dump(r);
+  // The certificate names 127.0.0.1, not localhost: the name check refuses.
+  const std::string by_name = "https://localhost:" + std::to_string(d.port());
+  r = cli(by_name, {"whoami", ca});
+  EXPECT_EQ(r.rc, 3) << Dump(r);
+  EXPECT_NE(r.err.find("TLS handshake failed"), std::string::npos) << Dump(r);
+  // Unless verification is off.
+  r = cli(by_name, {"whoami", "--insecure-skip-tls-verify"});
+  EXPECT_EQ(r.rc, 0) << Dump(r);
+  // A CA bundle that is not one is named.
+  r = cli(d.url(), {"whoami", "--cacert=" + dir + "/teams.yaml"});
+  EXPECT_EQ(r.rc, 3) << Dump(r);
+  EXPECT_NE(r.err.find("cannot read the CA bundle " + dir + "/teams.yaml"), std::string::npos) << Dump(r);
+  // Plain HTTP to the TLS port is not an answer.
+  r = cli("http://127.0.0.1:" + std::to_string(d.port()), {"whoami"});
+  EXPECT_EQ(r.rc, 3) << Dump(r);
+  EXPECT_NE(r.err.find("cannot reach arteld"), std::string::npos) << Dump(r);
+  EXPECT_TRUE(d.Stop()) << d.log();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -144,9 +144,12 @@ bool Arteld::Start(const std::vector<std::string>& extra, std::string* error) {
       ssize_t n = read(pipefd[0], tmp, sizeof tmp);
       if (n <= 0) break;
       buf.append(tmp, n);
-      auto pos = buf.find("listening on http://127.0.0.1:");
-      if (pos != std::string::npos && buf.find('\n', pos) != std::string::npos) {
-        port_ = std::stoi(buf.substr(pos + 30));
+      // "listening on http://127.0.0.1:PORT", or https:// with --tls-cert.
+      auto pos = buf.find("listening on http");
+      auto at = pos == std::string::npos ? pos : buf.find("://127.0.0.1:", pos);
+      if (at != std::string::npos && buf.find('\n', at) != std::string::npos) {
+        scheme_ = buf.substr(pos + 13, at - (pos + 13));
+        port_ = std::stoi(buf.substr(at + 13));
         close(pipefd[0]);
         return true;
       }

@@ -68,7 +68,8 @@ class Arteld {
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }  // -1 when not running
   int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // http://, or https:// when started with --tls-cert (Get/Post speak http only).
+  std::string url() const { return scheme_ + "://127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
   std::string log() const { return ReadFile(dir_ + "/arteld.log"); }
 
@@ -84,6 +85,7 @@ class Arteld {
   std::string dir_;
   pid_t pid_ = -1;
   int port_ = 0;
+  std::string scheme_ = "http";
   int exit_status_ = -1;
   friend bool StopArteld(Arteld*);
 };
