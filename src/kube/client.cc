@@ -156,7 +156,7 @@ ApiError ParseApiError(int http, const std::string& body) {
   return e;
 }
 
-bool WatchStreamParser::Feed(std::string_view chunk, const std::function<bool(const WatchEvent&)>& on_event) {
+bool WatchStreamParser::Feed(std::string_view chunk, const std::function<bool(WatchEvent&)>& on_event) {
   if (!error_.empty()) return false;
   size_t start = 0;
   while (true) {
@@ -569,7 +569,7 @@ void Client::Interrupt(const std::atomic<bool>* stop) {
 }
 
 ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, const ListOptions& o,
-                                     const std::function<bool(const WatchEvent&)>& on_event,
+                                     const std::function<bool(WatchEvent&)>& on_event,
                                      const std::atomic<bool>* stop, int timeout_seconds) {
   if (!tls_error_.empty()) return ApiError{0, "ClientConfig", tls_error_};
   std::string last_rv = o.resource_version;
@@ -631,7 +631,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
       error_body.append(data, len);
       return error_body.size() < (1u << 20);
     }
-    return parser.Feed(std::string_view(data, len), [&](const WatchEvent& e) {
+    return parser.Feed(std::string_view(data, len), [&](WatchEvent& e) {
       if (e.type == "ERROR") {
         event_error = ApiErrorFromStatus(e.object);
         return false;

@@ -132,10 +132,11 @@ struct WatchEvent {
 // anywhere) into events. Used by Client::Watch; public for the unit tests.
 class WatchStreamParser {
  public:
-  // Feeds a chunk; calls `on_event` for each complete line. Returns false as
+  // Feeds a chunk; calls `on_event` for each complete line (the callee may
+  // change or move from the event). Returns false as
   // soon as `on_event` returns false or a line is not a watch event (then
   // error() says why).
-  bool Feed(std::string_view chunk, const std::function<bool(const WatchEvent&)>& on_event);
+  bool Feed(std::string_view chunk, const std::function<bool(WatchEvent&)>& on_event);
   const std::string& error() const { return error_; }
   size_t buffered() const { return buf_.size(); }  // bytes of an incomplete line
 
@@ -180,7 +181,7 @@ class Client {
   // expired resourceVersion). Answers the last resourceVersion seen (events
   // and bookmarks), o.resource_version when none came.
   ApiResult<std::string> Watch(const Resource& r, const std::string& ns, const ListOptions& o,
-                               const std::function<bool(const WatchEvent&)>& on_event,
+                               const std::function<bool(WatchEvent&)>& on_event,
                                const std::atomic<bool>* stop, int timeout_seconds = 300);
   // Cuts the connections of the watches running with this `stop` flag (set
   // the flag first): a blocked Watch returns at once. Extra.
@@ -244,7 +245,9 @@ ApiResult<Json> UpdateWithRetry(Client& c, const Resource& r, const std::string&
 // jitter) on errors and server restarts, resumes from the last
 // resourceVersion (bookmarks keep it fresh). A re-list delivers on_add /
 // on_update for objects that are new or changed and on_delete for the ones
-// that are gone, so a handler sees a consistent stream.
+// that are gone, so a handler sees a consistent stream. Objects are cached
+// and handed to the handlers without metadata.managedFields (nothing in
+// Artel reads them; they are often the bulk of a Workload).
 class Informer {
  public:
   struct Handler {
@@ -278,7 +281,7 @@ class Informer {
  private:
   void Run();
   bool Relist();                    // false on error (backoff)
-  bool Apply(const WatchEvent& e);  // one watch event into the cache + handlers
+  bool Apply(WatchEvent& e);  // one watch event into the cache + handlers (managedFields dropped)
   void WaitBackoff(int64_t ms);
 
   Client* client_;

@@ -1025,10 +1025,12 @@ bool Controller::Urgent(Write::Type t) {
 
 // Stage: hands one write to the writers (any thread but the writers).
 void Controller::Stage(Write w) {
+  std::optional<QueuedEvent> event;
+  if (w.type == Write::Type::kEvent) event = Queued(w.object);
   {
     std::lock_guard<std::mutex> l(out_mu_);
-    if (w.type == Write::Type::kEvent) {
-      if (event_queue_.size() < kMaxQueuedEvents) event_queue_.push_back(std::move(w));
+    if (event) {
+      if (event_queue_.size() < kMaxQueuedEvents) event_queue_.push_back(std::move(*event));
     } else {
       bool urgent = Urgent(w.type);
       std::string key = w.key;
@@ -1084,10 +1086,10 @@ void Controller::WriterMain(int index) {
       }
       continue;
     }
-    Write ev = std::move(event_queue_.front());
+    QueuedEvent ev = std::move(event_queue_.front());
     event_queue_.pop_front();
     l.unlock();
-    PostEvents(client, {ev.object});
+    PostEvent(client, ev);
     l.lock();
   }
 }
@@ -1097,29 +1099,32 @@ void Controller::WriterMain(int index) {
 // plus those of the writes in flight are queued, see WriterMain).
 void Controller::QueueEvents(std::vector<Json> events) {
   if (events.empty()) return;
+  std::vector<QueuedEvent> queued;
+  queued.reserve(events.size());
+  for (const Json& e : events) queued.push_back(Queued(e));
   {
     std::lock_guard<std::mutex> l(out_mu_);
-    for (Json& e : events) {
-      Write w;
-      w.type = Write::Type::kEvent;
-      w.object = std::move(e);
-      event_queue_.push_back(std::move(w));
-    }
+    for (QueuedEvent& q : queued) event_queue_.push_back(std::move(q));
   }
   out_cv_.notify_one();
 }
 
-void Controller::PostEvents(Client& client, const std::vector<Json>& events) {
+Controller::QueuedEvent Controller::Queued(const Json& event) {
+  QueuedEvent q;
+  if (auto m = event.find("metadata"); m != event.end() && m->is_object()) q.ns = m->value("namespace", "");
+  q.reason = event.value("reason", std::string());
+  q.body = event.dump();
+  return q;
+}
+
+void Controller::PostEvent(Client& client, const QueuedEvent& ev) {
   static const Resource kEventsRes{"", "v1", "events", true};
-  for (const Json& ev : events) {
-    auto r = client.Create(kEventsRes, ev["metadata"].value("namespace", std::string()), ev);
-    if (r.ok()) {
-      std::lock_guard<std::mutex> l(stats_mu_);
-      stats_.events_written++;
-    } else {
-      log_->Debug("event not written",
-                  {{"reason", ev.value("reason", std::string())}, {"error", r.error().message}});
-    }
+  auto r = client.Raw("POST", ResourcePath(kEventsRes, ev.ns), ev.body, "application/json");
+  if (r.ok()) {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.events_written++;
+  } else {
+    log_->Debug("event not written", {{"reason", ev.reason}, {"error", r.error().message}});
   }
 }
 

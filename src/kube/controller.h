@@ -230,13 +230,22 @@ class Controller : public server::Service, public loop::Backend {
     int64_t pending_written_ms = -1;
   };
 
+  // An Event waiting to be posted, kept as its JSON text (a few hundred
+  // bytes, against several KB as a parsed tree: thousands may be queued).
+  struct QueuedEvent {
+    std::string ns;
+    std::string reason;
+    std::string body;
+  };
+  static QueuedEvent Queued(const Json& event);
+
   void Enqueue(Kind kind, bool deleted, const Json& obj);
   void Complete(WriteResult r);
   Status Discover();
   Resource Res(Kind kind) const;
   void WriterMain(int index);
   void DoWrite(Client& client, Write w);
-  void PostEvents(Client& client, const std::vector<Json>& events);
+  void PostEvent(Client& client, const QueuedEvent& event);
   void QueueEvents(std::vector<Json> events);
   void Stage(Write w);
   std::string Rfc3339(int64_t ms) const;
@@ -327,7 +336,7 @@ class Controller : public server::Service, public loop::Backend {
   std::deque<std::string> urgent_keys_;
   static bool Urgent(Write::Type t);
   std::set<std::string> inflight_;
-  std::deque<Write>
+  std::deque<QueuedEvent>
       event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
   bool stopping_ = false;
   std::vector<std::thread> writers_;

@@ -18,6 +18,14 @@ std::string Meta(const Json& obj, const char* key) {
 
 std::string Key(const Json& obj) { return Meta(obj, "namespace") + "/" + Meta(obj, "name"); }
 
+// What an informer keeps and hands on leaves out metadata.managedFields:
+// nothing in Artel reads them, and on an object whose status controllers
+// write they are often larger than the rest of it (3,000 Kueue Workloads
+// kept about 60 KB each in the three Workload informers of Kubernetes mode).
+void DropManagedFields(Json& obj) {
+  if (auto m = obj.find("metadata"); m != obj.end() && m->is_object()) m->erase("managedFields");
+}
+
 // An object's identity only (Informer::SetSlimCache).
 Json Slim(const Json& obj) {
   Json m = Json::object();
@@ -117,6 +125,7 @@ bool Informer::Relist() {
   std::map<std::string, Json> fresh;
   for (auto& item : list.value()["items"]) {
     if (item.is_object() && !item.contains("metadata")) continue;
+    DropManagedFields(item);
     fresh.emplace(Key(item), std::move(item));
   }
   std::vector<const Json*> added, updated;
@@ -159,7 +168,8 @@ bool Informer::Relist() {
   return true;
 }
 
-bool Informer::Apply(const WatchEvent& e) {
+bool Informer::Apply(WatchEvent& e) {
+  DropManagedFields(e.object);
   std::string rv = Meta(e.object, "resourceVersion");
   if (e.type == "BOOKMARK") {
     std::lock_guard<std::mutex> l(mu_);
@@ -222,7 +232,7 @@ void Informer::Run() {
     uint64_t events = 0;
     auto res = client_->Watch(
         r_, ns_, wo,
-        [&](const WatchEvent& e) {
+        [&](WatchEvent& e) {
           ++events;
           return Apply(e);
         },

@@ -348,6 +348,8 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
     h.on_update = [fn](const Json& obj) { fn(obj, false); };
     h.on_delete = [fn](const Json& obj) { fn(obj, true); };
     informers_.push_back(std::make_unique<Informer>(informer_clients_.back().get(), r, "", h, o));
+    // Every handler keeps its own copy (wls_, jobs_, pods_, flavors_).
+    informers_.back()->SetSlimCache(true);
   };
   ListOptions managed;
   managed.label_selector = kQueueNameLabel;
@@ -380,7 +382,6 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
     // ones that matter.
     add(
         kPods, [this](const Json& o, bool d) { OnPod(o, d); }, volcano_ || kai_ ? ListOptions{} : managed);
-    if (volcano_ || kai_) informers_.back()->SetSlimCache(true);
   }
   for (auto& i : informers_) i->Start();
   worker_ = std::thread([this] { WorkerMain(); });
@@ -493,17 +494,27 @@ void JobIntegration::OnPodGroup(bool volcano, const Json& obj, bool deleted) {
   Enqueue((volcano ? "vpg/" : "kpg/") + Key(obj));
 }
 
-void JobIntegration::OnWorkload(const Json& obj, bool deleted) {
+void JobIntegration::OnWorkload(const Json& obj_in, bool deleted) {
   std::lock_guard<std::mutex> l(mu_);
-  const std::string k = Key(obj);
+  const std::string k = Key(obj_in);
+  // The informers' caches keep identities only (Start): a deletion found by a
+  // re-list comes as one, so its owner and annotations are read from the
+  // copy kept here.
+  Json kept;
   if (auto it = wls_.find(k); it != wls_.end()) {
     if (const Json* o = ControllerOwner(it->second); o != nullptr) {
       auto& set = wl_by_owner_[Str(*o, "uid")];
       set.erase(k);
       if (set.empty()) wl_by_owner_.erase(Str(*o, "uid"));
     }
+    if (deleted) kept = std::move(it->second);
   }
-  if (deleted) {
+  const Json& obj = deleted && !kept.is_null() ? kept : obj_in;
+  // Only the Workloads of a Job, Pod or PodGroup (a controller owner, or a
+  // pod group's annotation) are ever looked up here; a Workload created on
+  // its own is the controller's alone and is not kept twice.
+  const bool ours = ControllerOwner(obj) != nullptr || Annotation(obj, kIsGroupWorkload) == "true";
+  if (deleted || !ours) {
     wls_.erase(k);
   } else {
     wls_[k] = obj;

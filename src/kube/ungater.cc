@@ -63,6 +63,22 @@ Json Trim(const Json& pod) {
   return out;
 }
 
+// Whether some pod set of the Workload's admission has a topology assignment.
+bool HasTopologyAssignment(const Json& wl) {
+  auto st = wl.find("status");
+  if (st == wl.end() || !st->is_object()) return false;
+  auto adm = st->find("admission");
+  if (adm == st->end() || !adm->is_object()) return false;
+  auto psa = adm->find("podSetAssignments");
+  if (psa == adm->end() || !psa->is_array()) return false;
+  for (const Json& p : *psa) {
+    if (!p.is_object()) continue;
+    auto ta = p.find("topologyAssignment");
+    if (ta != p.end() && !ta->is_null()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 TopologyUngater::TopologyUngater(ClientConfig config, Resource workloads, server::Logger* log)
@@ -114,7 +130,9 @@ void TopologyUngater::Start() {
     std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
     {
       std::lock_guard<std::mutex> l(mu_);
-      if (deleted) {
+      // Only Workloads admitted with a topology assignment have pods to
+      // ungate (Reconcile): the others are not kept.
+      if (deleted || !HasTopologyAssignment(wl)) {
         workloads_.erase(key);
       } else {
         workloads_[key] = wl;
@@ -126,6 +144,7 @@ void TopologyUngater::Start() {
   wh.on_update = [wl_put](const Json& o) { wl_put(o, false); };
   wh.on_delete = [wl_put](const Json& o) { wl_put(o, true); };
   wls_inf_ = std::make_unique<Informer>(wl_client_.get(), workloads_res_, "", wh);
+  wls_inf_->SetSlimCache(true);  // the handler keeps its own copy (workloads_)
   pods_inf_->Start();
   wls_inf_->Start();
 }
