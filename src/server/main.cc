@@ -136,6 +136,11 @@ int main(int argc, char** argv) {
                  "Kubernetes mode: rebuild every queue status at least this often even when nothing "
                  "they depend on was seen to change (0: only on changes)")
       ->check(CLI::NonNegativeNumber);
+  int kube_writers = 4;
+  app.add_option("--kube-writers", kube_writers,
+                 "Kubernetes mode: threads writing Workload statuses, Events and queue statuses "
+                 "(each with its own connection and client-side rate limit)")
+      ->check(CLI::Range(1, 256));
   int64_t kube_node_lost_ms = 30000;
   app.add_option("--kube-node-lost-grace-ms", kube_node_lost_ms,
                  "Kubernetes mode: a node not Ready this long is lost; the placed workloads on it are "
@@ -361,6 +366,7 @@ int main(int argc, char** argv) {
     co.loop.debounce_ms = cfg.daemon.debounce_ms;
     co.kueue_version = kueue_version;
     co.queue_status_full_pass_ms = kube_full_pass_ms;
+    co.writers = kube_writers;
     node_watcher = std::make_unique<artel::kube::NodeWatcher>(
         kc.value(), artel::kube::NodeWatcherOptions{.lost_grace_ms = kube_node_lost_ms}, &log);
     controller = std::make_unique<artel::kube::Controller>(kc.value(), co, &log, [] {
