@@ -108,10 +108,12 @@ Response Request(const ClientOptions& o, const std::string& method, const std::s
   if (r.error != http::Error::kNone) {
     std::string why;
     switch (r.error) {
-      case http::Error::kAddress: out.error = "invalid server address " + o.server + ": " + r.detail; return out;
+      case http::Error::kAddress:
+        out.error = "invalid server address " + o.server + ": " + r.detail;
+        return out;
       case http::Error::kConnection:
-        why = r.detail +
-              " (is arteld running there? --server, ARTEL_SERVER or the context choose the address)";
+        why =
+            r.detail + " (is arteld running there? --server, ARTEL_SERVER or the context choose the address)";
         break;
       case http::Error::kIo: why = "the connection broke while talking to it: " + r.detail; break;
       case http::Error::kTls:

@@ -175,7 +175,8 @@ class Conn {
       return false;
     }
     in6_addr ip{};
-    const bool literal = inet_pton(AF_INET, u.host.c_str(), &ip) == 1 || inet_pton(AF_INET6, u.host.c_str(), &ip) == 1;
+    const bool literal =
+        inet_pton(AF_INET, u.host.c_str(), &ip) == 1 || inet_pton(AF_INET6, u.host.c_str(), &ip) == 1;
     if (!literal) SSL_set_tlsext_host_name(ssl_, u.host.c_str());
     if (!o.insecure) {
       X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
@@ -353,7 +354,8 @@ bool ResponseParser::Parse(bool eof, std::string* err) {
         status_ = static_cast<int>(code);
         bool chunked = false, has_length = false;
         uint64_t length = 0;
-        std::string_view rest = line_end == std::string_view::npos ? std::string_view() : head.substr(line_end + 2);
+        std::string_view rest =
+            line_end == std::string_view::npos ? std::string_view() : head.substr(line_end + 2);
         while (!rest.empty()) {
           size_t e = rest.find("\r\n");
           std::string_view line = rest.substr(0, e);

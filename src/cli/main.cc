@@ -214,14 +214,14 @@ int main(int argc, char** argv) {
   // completion) registers them all.
   using Adder = void (*)(CLI::App&, int*);
   static const std::pair<const char*, Adder> kVerbs[] = {
-      {"test", artel::cli::AddTestCommand},         {"check", artel::cli::AddCheckCommand},
-      {"sim", artel::cli::AddSimCommand},           {"validate", artel::cli::AddValidateCommand},
-      {"get", artel::cli::AddGetCommand},           {"describe", artel::cli::AddDescribeCommand},
-      {"why", artel::cli::AddWhyCommand},           {"delete", artel::cli::AddDeleteCommands},
-      {"logs", artel::cli::AddLogsCommand},         {"apply", artel::cli::AddApplyCommand},
-      {"run", artel::cli::AddRunCommand},           {"top", artel::cli::AddTopCommand},
-      {"events", artel::cli::AddEventsCommand},     {"whoami", artel::cli::AddWhoamiCommand},
-      {"config", artel::cli::AddConfigCommand},     {"completion", artel::cli::AddCompletionCommand},
+      {"test", artel::cli::AddTestCommand},       {"check", artel::cli::AddCheckCommand},
+      {"sim", artel::cli::AddSimCommand},         {"validate", artel::cli::AddValidateCommand},
+      {"get", artel::cli::AddGetCommand},         {"describe", artel::cli::AddDescribeCommand},
+      {"why", artel::cli::AddWhyCommand},         {"delete", artel::cli::AddDeleteCommands},
+      {"logs", artel::cli::AddLogsCommand},       {"apply", artel::cli::AddApplyCommand},
+      {"run", artel::cli::AddRunCommand},         {"top", artel::cli::AddTopCommand},
+      {"events", artel::cli::AddEventsCommand},   {"whoami", artel::cli::AddWhoamiCommand},
+      {"config", artel::cli::AddConfigCommand},   {"completion", artel::cli::AddCompletionCommand},
       {"version", artel::cli::AddVersionCommand},
   };
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -280,7 +280,7 @@ class Informer {
 
  private:
   void Run();
-  bool Relist();                    // false on error (backoff)
+  bool Relist();              // false on error (backoff)
   bool Apply(WatchEvent& e);  // one watch event into the cache + handlers (managedFields dropped)
   void WaitBackoff(int64_t ms);
 

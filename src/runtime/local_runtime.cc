@@ -39,9 +39,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sched.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -396,8 +396,8 @@ __attribute__((no_sanitize("address", "undefined"))) int PodChild(void* arg) {
   }
   int xfd = fcntl(a.exit_fd, F_DUPFD_CLOEXEC, 10);
   if (xfd < 0) PodChildDie(err_fd, 4);
-  if (dup2(a.null_fd, STDIN_FILENO) < 0 || dup2(a.log_fd, STDOUT_FILENO) < 0 || dup2(a.log_fd, STDERR_FILENO) < 0 ||
-      dup2(xfd, 3) < 0) {
+  if (dup2(a.null_fd, STDIN_FILENO) < 0 || dup2(a.log_fd, STDOUT_FILENO) < 0 ||
+      dup2(a.log_fd, STDERR_FILENO) < 0 || dup2(xfd, 3) < 0) {
     PodChildDie(err_fd, 4);
   }
   // The start-file lock goes with the wrapper across exec (not CLOEXEC).

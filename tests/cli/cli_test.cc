@@ -297,8 +297,9 @@ TEST_F(CliTest, ConfigContexts) {
   EXPECT_NE(r.out.find("user:       bob"), std::string::npos) << Dump(r);
   r = Run({"get", "wl", "--server", "http://127.0.0.1:1"}, env);
   EXPECT_EQ(r.rc, 3) << Dump(r);
-  EXPECT_NE(r.err.find("cannot reach arteld at http://127.0.0.1:1: Connection refused (is arteld running there?"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("cannot reach arteld at http://127.0.0.1:1: Connection refused (is arteld running there?"),
+      std::string::npos)
       << Dump(r);
   // The environment sits between the flags and the context.
   env["ARTEL_SERVER"] = "http://127.0.0.1:1";
@@ -503,9 +504,9 @@ TEST(CliTlsTest, VerifiesTheServerAndSpeaksThroughTls) {
   const std::string dir = TempDir("cli-tls");
   std::string out, err;
   // A self-signed certificate for the IP address 127.0.0.1 only.
-  ASSERT_EQ(RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/key.pem",
-                        "-out", dir + "/cert.pem", "-days", "2", "-subj", "/CN=artel-cli-test", "-addext",
-                        "subjectAltName=IP:127.0.0.1"},
+  ASSERT_EQ(RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        dir + "/key.pem", "-out", dir + "/cert.pem", "-days", "2", "-subj",
+                        "/CN=artel-cli-test", "-addext", "subjectAltName=IP:127.0.0.1"},
                        {}, &out, &err),
             0)
       << "openssl (scripts/install-deps.sh installs it): " << err;
@@ -519,8 +520,12 @@ TEST(CliTlsTest, VerifiesTheServerAndSpeaksThroughTls) {
       << err;
   ASSERT_EQ(d.url().rfind("https://127.0.0.1:", 0), 0u) << d.url();
   auto cli = [&](const std::string& server, std::vector<std::string> args) {
-    std::vector<std::string> argv = {"/usr/bin/env", "-i", "HOME=" + dir, "PATH=/usr/bin:/bin",
-                                     "ARTEL_SERVER=" + server, "ARTEL_TOKEN=" + std::string(kAdminToken)};
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "-i",
+                                     "HOME=" + dir,
+                                     "PATH=/usr/bin:/bin",
+                                     "ARTEL_SERVER=" + server,
+                                     "ARTEL_TOKEN=" + std::string(kAdminToken)};
     for (const char* keep : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"}) {
       if (const char* v = std::getenv(keep)) argv.push_back(std::string(keep) + "=" + v);
     }

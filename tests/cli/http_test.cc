@@ -101,7 +101,8 @@ TEST(HttpResponseTest, BodyUntilCloseAndNoBody) {
 }
 
 TEST(HttpResponseTest, InterimAnswersAreSkipped) {
-  Fed f = FeedInPieces("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 409 Conflict\r\nContent-Length: 2\r\n\r\nno", 4, false);
+  Fed f = FeedInPieces("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 409 Conflict\r\nContent-Length: 2\r\n\r\nno", 4,
+                       false);
   EXPECT_TRUE(f.done);
   EXPECT_EQ(f.status, 409);
   EXPECT_EQ(f.body, "no");
@@ -110,7 +111,8 @@ TEST(HttpResponseTest, InterimAnswersAreSkipped) {
 TEST(HttpResponseTest, MalformedAndTruncatedAnswers) {
   EXPECT_EQ(FeedInPieces("SSH-2.0-OpenSSH\r\n\r\n", 100, false).err, "not an HTTP/1.x response");
   EXPECT_EQ(FeedInPieces("HTTP/1.1 2x0 OK\r\n\r\n", 100, false).err, "bad status line");
-  EXPECT_EQ(FeedInPieces("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 100, false).err, "bad Content-Length");
+  EXPECT_EQ(FeedInPieces("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 100, false).err,
+            "bad Content-Length");
   Fed f = FeedInPieces("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 100, true);
   EXPECT_FALSE(f.done);
   EXPECT_NE(f.err.find("in the middle of the body"), std::string::npos) << f.err;
