@@ -328,6 +328,14 @@ bool ResponseParser::Feed(std::string_view bytes, bool eof, std::string* err) {
   return Parse(eof, err);
 }
 
+// Moves up to `remaining_` buffered bytes into the body.
+void ResponseParser::TakeBody() {
+  size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, buf_.size()));
+  body_.append(buf_, 0, take);
+  buf_.erase(0, take);
+  remaining_ -= take;
+}
+
 bool ResponseParser::Parse(bool eof, std::string* err) {
   for (;;) {
     switch (state_) {
@@ -391,10 +399,7 @@ bool ResponseParser::Parse(bool eof, std::string* err) {
         continue;
       }
       case State::kLength: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, buf_.size()));
-        body_.append(buf_, 0, take);
-        buf_.erase(0, take);
-        remaining_ -= take;
+        TakeBody();
         if (remaining_ == 0) {
           state_ = State::kDone;
           continue;
@@ -419,10 +424,7 @@ bool ResponseParser::Parse(bool eof, std::string* err) {
         continue;
       }
       case State::kChunkData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, buf_.size()));
-        body_.append(buf_, 0, take);
-        buf_.erase(0, take);
-        remaining_ -= take;
+        TakeBody();
         if (remaining_ > 0) {
           if (eof) *err = "the connection closed in a chunked body";
           return false;

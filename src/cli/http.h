@@ -66,6 +66,7 @@ class ResponseParser {
 
  private:
   bool Parse(bool eof, std::string* err);
+  void TakeBody();
   enum class State { kHead, kLength, kChunkSize, kChunkData, kChunkCrlf, kTrailer, kUntilClose, kDone };
   State state_ = State::kHead;
   std::string buf_;

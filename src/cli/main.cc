@@ -45,9 +45,10 @@ int UsageError(const std::string& msg, const std::string& verb) {
   return artel::cli::kExitUsage;
 }
 
-// Takes the global flags out of args (up to `--`). The verb `config` keeps
+// Takes the global flags out of args (up to `--`) and names the verb (the
+// first word that is not a flag; "" when none). The verb `config` keeps
 // those after it: `config set-context` has its own --server, --token, ...
-int ExtractGlobalFlags(std::vector<std::string>* args) {
+int ExtractGlobalFlags(std::vector<std::string>* args, std::string* verb_out) {
   ClientOptions& g = artel::cli::GlobalFlags();
   std::vector<std::string> out;
   std::string verb;
@@ -99,6 +100,7 @@ int ExtractGlobalFlags(std::vector<std::string>* args) {
     out.push_back(t);
   }
   *args = std::move(out);
+  *verb_out = std::move(verb);
   return 0;
 }
 
@@ -230,16 +232,9 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     args.push_back("--help");
   }
-  if (int rc = ExtractGlobalFlags(&args); rc != 0) return rc;
+  std::string verb;
+  if (int rc = ExtractGlobalFlags(&args, &verb); rc != 0) return rc;
   {
-    std::string verb;
-    for (const std::string& a : args) {
-      if (a == "--") break;
-      if (!a.empty() && a[0] != '-') {
-        verb = a;
-        break;
-      }
-    }
     bool one = false;
     for (const auto& [name, add] : kVerbs) {
       if (verb == name && verb != "completion") {
@@ -253,7 +248,6 @@ int main(int argc, char** argv) {
       for (const auto& [name, add] : kVerbs) add(app, &exit_code);
     }
   }
-  if (int rc = ExtractGlobalFlags(&args); rc != 0) return rc;
   if (int rc = CheckNames(&app, args); rc != 0) return rc;
   try {
     // CLI11 takes the arguments in reverse order.
