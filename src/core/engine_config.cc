@@ -244,6 +244,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   root_cqs.assign(tree.num_nodes(), {});
   for (CqId c : cqs.ids()) root_cqs[tree.Root(cqs[c].node)].push_back(c);
   root_epoch.assign(tree.num_nodes(), 0);
+  tree_gen.assign(tree.num_nodes(), 0);
   for (auto& ep : root_epoch) ep = ++epoch_counter;
   root_parked.assign(tree.num_nodes(), 0);
 

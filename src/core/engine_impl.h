@@ -43,6 +43,8 @@ namespace artel::core {
 class AdmissionOrder;
 class FlavorAssigner;
 class PreemptionPolicy;
+struct PreemptionScratch;                            // preemption.cc
+void DeletePreemptionScratch(PreemptionScratch* s);  // preemption.cc
 
 class EngineImpl {
  public:
@@ -89,7 +91,19 @@ class EngineImpl {
   std::vector<WlId> orphans;                             // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
-  uint64_t state_gen = 1;  // bumped on every committed change that can alter preemption answers
+  // Preemption answers (GetTargets' memo) stay valid while both are
+  // unchanged: state_gen is bumped by changes that may alter any tree's
+  // answers (configuration, nodes, ended protections), tree_gen[root] by
+  // committed usage changes in that quota tree (admission, release,
+  // eviction), which leave every other tree's answers as they were.
+  uint64_t state_gen = 1;
+  IdVector<NodeId, uint64_t> tree_gen;  // per tree node (roots used)
+  void BumpTreeGen(CqId cq) {
+    if (cq.valid() && cqs[cq].root.valid())
+      ++tree_gen[cqs[cq].root];
+    else
+      ++state_gen;
+  }
   // Non-zero while cycle-only usage (preemptors waiting, reservations) is in
   // the tree; unique per overlay so memoised answers never leak across.
   uint64_t overlay_gen = 0;
@@ -275,6 +289,9 @@ class EngineImpl {
   };
   std::vector<BoundRemoval> bound_removed;
   std::vector<char> round_done;
+  // The quota search's buffers (preemption.cc), made on first use.
+  std::unique_ptr<PreemptionScratch, void (*)(PreemptionScratch*)> preemption_scratch{
+      nullptr, &DeletePreemptionScratch};
 };
 
 }  // namespace artel::core

@@ -7,8 +7,8 @@
 namespace artel::core {
 
 void EngineImpl::AdmitUsage(WlId id) {
-  ++state_gen;
   Wl& w = wls[id];
+  BumpTreeGen(w.cq);
   tree.AddUsage(cqs[w.cq].node, w.usage, +1);
   CqRt& cq = cqs[w.cq];
   w.admitted_pos = static_cast<int32_t>(cq.admitted.size());
@@ -31,9 +31,9 @@ void EngineImpl::ReleasePlacement(WlId id) {
 }
 
 void EngineImpl::ReleaseUsage(WlId id) {
-  ++state_gen;
   ReleasePlacement(id);
   Wl& w = wls[id];
+  BumpTreeGen(w.cq);
   if (w.cq.valid()) {
     tree.AddUsage(cqs[w.cq].node, w.usage, -1);
     CqRt& cq = cqs[w.cq];
@@ -69,8 +69,8 @@ void EngineImpl::RebuildUsage() {
 
 void EngineImpl::Evict(WlId id, EvictionReason reason, WlId preemptor, Time now, std::vector<Eviction>* out,
                        const std::string& msg) {
-  ++state_gen;
   Wl& w = wls[id];
+  BumpTreeGen(w.cq);
   // The time it ran counts against its maximum runtime when it comes back
   // (Kueue accumulates it at eviction).
   if (w.info.state == WorkloadState::kAdmitted && w.info.admitted_at >= 0 && now > w.info.admitted_at)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "core/fair_sharing.h"
 #include "core/preemption_policy.h"
@@ -90,13 +91,14 @@ struct Ctx {
   CqId cq;
   NodeId node;
   const FrAmounts& request;
-  std::vector<FrId> need;
+  std::vector<FrId>& need;  // the flavor-resources short now (PreemptionScratch::need)
 };
 
 struct Candidate {
   Cand c;
   Variant variant;
-  NodeId lca;  // tree node of the lowest common ancestor; invalid for the same queue
+  NodeId lca;         // tree node of the lowest common ancestor; invalid for the same queue
+  uint8_t group = 0;  // LazyOrder::Group, set by the order that holds it
 };
 
 // Fits in the queue now; without borrowing also requires the queue itself
@@ -138,6 +140,7 @@ bool Valid(const Ctx& c, const Candidate& cand, bool borrowing) {
 class LazyOrder {
  public:
   explicit LazyOrder(std::vector<Candidate> cands) : heap_(std::move(cands)) {
+    for (Candidate& x : heap_) x.group = static_cast<uint8_t>(Group(x));
     std::make_heap(heap_.begin(), heap_.end(), Greater);
   }
   const Candidate* At(size_t i) {
@@ -157,8 +160,7 @@ class LazyOrder {
     return (x.c.evicting ? 0 : 3) + g;
   }
   static bool Less(const Candidate& a, const Candidate& b) {
-    int ga = Group(a), gb = Group(b);
-    if (ga != gb) return ga < gb;
+    if (a.group != b.group) return a.group < b.group;
     return CandLess(a.c, b.c);
   }
   static bool Greater(const Candidate& a, const Candidate& b) { return Less(b, a); }
@@ -182,13 +184,54 @@ const std::vector<CandKey>& CandidateOrder(EngineImpl& e, CqId cq) {
 // workloads instead of every admitted workload of the cohort.
 // `Pull` yields the next usable candidate of a cursor's queue:
 // bool(size_t cursor, Candidate* out), false at its end.
+struct MergedHead {
+  Candidate cand;
+  size_t cursor;
+};
+
+}  // namespace
+
+// Buffers of the quota search, kept by the engine so that a search
+// allocates nothing but its answer.
+struct PreemptionScratch {
+  struct Cursor {
+    const std::vector<CandKey>* ids;
+    size_t pos;
+    CqId cq;
+    NodeId lca;      // invalid for the preemptor's own queue
+    bool advantage;  // hierarchical advantage at `lca`
+  };
+  std::vector<Cursor> cursors;
+  FrAmounts remaining;
+  std::vector<NodeId> stack;
+  std::vector<MergedHead> heap;
+  std::vector<Candidate> prefix;
+  std::vector<Target> removed;
+  std::vector<char> keep_out;
+  std::vector<FrId> need;
+};
+
+void DeletePreemptionScratch(PreemptionScratch* s) { delete s; }
+
+namespace {
+
+PreemptionScratch& Scratch(EngineImpl& e) {
+  if (!e.preemption_scratch) e.preemption_scratch.reset(new PreemptionScratch);
+  return *e.preemption_scratch;
+}
+
 template <typename Pull>
 class MergedOrder {
  public:
-  MergedOrder(size_t cursors, Pull pull) : pull_(std::move(pull)) {
+  using Head = MergedHead;
+  // `heap` and `prefix` are the caller's buffers, cleared here.
+  MergedOrder(size_t cursors, Pull pull, std::vector<Head>& heap, std::vector<Candidate>& prefix)
+      : pull_(std::move(pull)), heap_(heap), prefix_(prefix) {
+    heap_.clear();
+    prefix_.clear();
     for (size_t i = 0; i < cursors; ++i) {
       Candidate cand;
-      if (pull_(i, &cand)) heap_.push_back({cand, i});
+      if (Pull1(i, &cand)) heap_.push_back({cand, i});
     }
     std::make_heap(heap_.begin(), heap_.end(), Greater);
   }
@@ -206,7 +249,7 @@ class MergedOrder {
       std::pop_heap(heap_.begin(), heap_.end(), Greater);
       Head& h = heap_.back();
       prefix_.push_back(h.cand);
-      if (pull_(h.cursor, &h.cand)) {
+      if (Pull1(h.cursor, &h.cand)) {
         std::push_heap(heap_.begin(), heap_.end(), Greater);
       } else {
         heap_.pop_back();
@@ -216,20 +259,56 @@ class MergedOrder {
   }
 
  private:
-  struct Head {
-    Candidate cand;
-    size_t cursor;
-  };
+  bool Pull1(size_t cursor, Candidate* out) {
+    if (!pull_(cursor, out)) return false;
+    out->group = static_cast<uint8_t>(LazyOrder::Group(*out));
+    return true;
+  }
   static bool Greater(const Head& a, const Head& b) { return LazyOrder::Less(b.cand, a.cand); }
   Pull pull_;
-  std::vector<Head> heap_;
-  std::vector<Candidate> prefix_;
+  std::vector<Head>& heap_;
+  std::vector<Candidate>& prefix_;
 };
+
+// FillBackAndRestore without the std::function, with caller-owned buffers
+// (`removed` is left as it was, `keep_out` is scratch).
+template <typename FitsFn>
+std::vector<Target> FillBack(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
+                             std::vector<char>& keep_out, FitsFn&& fits) {
+  QuotaTree& t = e.tree;
+  auto put_back = [&](WlId id, int sign) { t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, sign); };
+  std::vector<Target> targets;
+  if (!fitted) {
+    for (const Target& x : removed) put_back(x.id, +1);
+    return targets;
+  }
+  // The last one removed is needed by construction.
+  keep_out.assign(removed.size(), 1);
+  size_t kept = removed.size();
+  for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
+    put_back(removed[i].id, +1);
+    if (fits()) {
+      keep_out[i] = 0;
+      --kept;
+    } else {
+      put_back(removed[i].id, -1);
+    }
+  }
+  targets.reserve(kept);
+  for (size_t i = 0; i < removed.size(); ++i) {
+    if (!keep_out[i]) continue;
+    targets.push_back(removed[i]);
+    put_back(removed[i].id, +1);
+  }
+  return targets;
+}
 
 template <typename Order>
 std::vector<Target> Minimal(Ctx& c, Order& order, bool allow_borrowing) {
   QuotaTree& t = c.e.tree;
-  std::vector<Target> removed;
+  PreemptionScratch& s = Scratch(c.e);
+  std::vector<Target>& removed = s.removed;
+  removed.clear();
   bool fits = false;
   for (size_t i = 0;; ++i) {
     const Candidate* cand = order.At(i);
@@ -242,7 +321,7 @@ std::vector<Target> Minimal(Ctx& c, Order& order, bool allow_borrowing) {
       break;
     }
   }
-  return FillBackAndRestore(c.e, removed, fits, [&] { return Fits(c, allow_borrowing); });
+  return FillBack(c.e, removed, fits, s.keep_out, [&] { return Fits(c, allow_borrowing); });
 }
 
 // Would the preemption policy protect `v` from the preemptor `w`?
@@ -267,6 +346,25 @@ bool PriorityTooHigh(const Wl& w, const Wl& v, bool same_queue, const Preemption
     case ReclaimWithinCohortPolicy::kAny: return false;
   }
   return true;
+}
+
+// Whether the policy protects every workload of priority `vp` or higher
+// from a preemptor of priority `p` (PriorityTooHigh for all of them).
+bool PriorityStops(int32_t p, int32_t vp, bool same_queue, const PreemptionSpec& pol) {
+  if (same_queue) {
+    switch (pol.within_cluster_queue) {
+      case WithinClusterQueuePolicy::kNever: return true;
+      case WithinClusterQueuePolicy::kLowerPriority: return vp >= p;
+      case WithinClusterQueuePolicy::kLowerOrNewerEqualPriority: return vp > p;
+    }
+    return false;
+  }
+  switch (pol.reclaim_within_cohort) {
+    case ReclaimWithinCohortPolicy::kNever: return true;
+    case ReclaimWithinCohortPolicy::kLowerPriority: return vp >= p;
+    case ReclaimWithinCohortPolicy::kAny: return false;
+  }
+  return false;
 }
 
 }  // namespace
@@ -394,51 +492,71 @@ bool MayFitWithoutAllCandidates(Ctx& c, const PreemptionSpec& pol) {
 
 // What to try, given which kinds of candidate exist (Kueue's
 // preemption.go: without borrowing first where it can matter).
-std::vector<bool> Attempts(const Ctx& c, bool no_other, bool no_hier, bool bwc) {
+// The borrowing settings to try, in order (one or two).
+struct AttemptList {
+  bool v[2];
+  int n;
+  const bool* begin() const { return v; }
+  const bool* end() const { return v + n; }
+};
+
+AttemptList Attempts(const Ctx& c, bool no_other, bool no_hier, bool bwc) {
   const QuotaTree& t = c.e.tree;
   const NodeId node = c.e.cqs[c.cq].node;
   bool under_nominal = true;
   for (FrId fr : c.need) {
     if (t.node(node).usage[fr] >= t.node(node).nominal[fr]) under_nominal = false;
   }
-  if (no_other || (!bwc && !under_nominal)) return {true};
-  if (!bwc && no_hier) return {false, true};
-  return {true, false};
+  if (no_other || (!bwc && !under_nominal)) return {{true, false}, 1};
+  if (!bwc && no_hier) return {{false, true}, 2};
+  return {{true, false}, 2};
 }
 
 // ComputeTargets' quota search over the candidate index (EngineOptions::
 // candidate_index): the same candidates, filters and order, each queue's
 // candidates taken lazily from CandidateOrder.
-std::vector<Target> IndexedTargets(Ctx& c, const PreemptionSpec& pol) {
+//
+// With a `budget`, the search gives up (nullopt, the tree restored) once it
+// has examined that many candidates, so that a caller can run the bound
+// (MayFitWithoutAllCandidates) only for searches that are not cheap anyway.
+std::optional<std::vector<Target>> IndexedTargets(Ctx& c, const PreemptionSpec& pol,
+                                                  size_t budget = std::numeric_limits<size_t>::max()) {
   EngineImpl& e = c.e;
   const QuotaTree& t = e.tree;
   const CqRt& cq = e.cqs[c.cq];
   const Wl& w = e.wls[c.wl];
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
-  struct Cursor {
-    const std::vector<CandKey>* ids;
-    size_t pos;
-    CqId cq;
-    NodeId lca;      // invalid for the preemptor's own queue
-    bool advantage;  // hierarchical advantage at `lca`
-  };
-  std::vector<Cursor> cursors;
+  PreemptionScratch& s = Scratch(e);
+  using Cursor = PreemptionScratch::Cursor;
+  std::vector<Cursor>& cursors = s.cursors;
+  cursors.clear();
   cursors.push_back({&CandidateOrder(e, c.cq), 0, c.cq, NodeId(), false});
   if (t.node(cq.node).parent.valid() && pol.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever) {
-    FrAmounts remaining;
-    std::vector<NodeId> stack;
     WalkCohortQueues(
-        c, remaining, stack, [](bool, bool) { return true; },
+        c, s.remaining, s.stack, [](bool, bool) { return true; },
         [&](NodeId n, NodeId cur, bool advantage) {
           const CqId ocq = e.cq_of_node[n];
           cursors.push_back({&CandidateOrder(e, ocq), 0, ocq, cur, advantage});
         });
   }
+  size_t examined = 0;
+  bool over_budget = false;
   auto pull = [&](size_t i, Candidate* out) {
     Cursor& k = cursors[i];
     const bool own = !k.lca.valid();
     while (k.pos < k.ids->size()) {
-      const WlId id = (*k.ids)[k.pos++].id;
+      if (++examined > budget) {
+        over_budget = true;
+        return false;
+      }
+      const CandKey& key = (*k.ids)[k.pos++];
+      // Past the evicting ones the order is by ascending priority: once the
+      // policy protects a priority, it protects the rest of the queue.
+      if (!key.evicting && PriorityStops(w.info.priority, key.priority, own, pol)) {
+        k.pos = k.ids->size();
+        break;
+      }
+      const WlId id = key.id;
       const Wl& v = e.wls[id];
       if (own) {
         if (id == c.wl || !UsesAny(v, c.need) || PriorityTooHigh(w, v, true, pol)) continue;
@@ -468,16 +586,19 @@ std::vector<Target> IndexedTargets(Ctx& c, const PreemptionSpec& pol) {
     }
     return false;
   };
-  MergedOrder order(cursors.size(), pull);
-  if (order.Empty()) return {};
+  MergedOrder order(cursors.size(), pull, s.heap, s.prefix);
+  if (over_budget) return std::nullopt;
+  if (order.Empty()) return std::vector<Target>{};
   const bool no_other = !order.Any([](const Candidate& x) { return x.variant != Variant::kWithinCq; });
   const bool no_hier =
       !order.Any([](const Candidate& x) { return x.variant == Variant::kHierarchicalReclaim; });
   for (bool allow_borrowing : Attempts(c, no_other, no_hier, bwc)) {
     std::vector<Target> targets = Minimal(c, order, allow_borrowing);
+    // Minimal restored the tree; a search cut short decides nothing.
+    if (over_budget) return std::nullopt;
     if (!targets.empty()) return targets;
   }
-  return {};
+  return std::vector<Target>{};
 }
 }  // namespace
 
@@ -487,8 +608,9 @@ std::vector<Target> ClassicalTargets(EngineImpl& e, WlId wl, CqId cq, const FrAm
 
 // Preemption answers depend on the workload only through its priority, its
 // queue time and uid (LowerOrNewerEqualPriority) and its request, and on the
-// state only through usage, evictions and configuration: while
-// `state_gen` is unchanged the answer is memoised per ClusterQueue. This
+// state only through its quota tree's usage and evictions and the
+// configuration: while `state_gen` and the tree's `tree_gen` are unchanged
+// the answer is memoised per ClusterQueue. This
 // keeps heads that keep failing, and preemptors waiting for their victims,
 // from repeating the same search in every cycle of one `Schedule` call.
 std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request) {
@@ -507,8 +629,8 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts
   };
   if (memoise) {
     for (const TargetMemo& m : cq.memo) {
-      if (m.gen == e.state_gen && m.overlay == e.overlay_gen && m.priority == w.info.priority &&
-          m.queued_at == queued_at && m.uid == uid && m.request == request) {
+      if (m.gen == e.state_gen && m.tree_gen == e.tree_gen[cq.root] && m.overlay == e.overlay_gen &&
+          m.priority == w.info.priority && m.queued_at == queued_at && m.uid == uid && m.request == request) {
         note_protection(m.protect_min);
         return m.targets;
       }
@@ -524,7 +646,9 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts
   note_protection(mine);
   if (memoise) {
     constexpr size_t kMemoSize = 4;
-    TargetMemo m{e.state_gen, e.overlay_gen, w.info.priority, queued_at, uid, request, targets, mine};
+    TargetMemo m{
+        e.state_gen, e.tree_gen[cq.root], e.overlay_gen, w.info.priority, queued_at, uid, request, targets,
+        mine};
     if (cq.memo.size() < kMemoSize) {
       cq.memo.push_back(std::move(m));
     } else {
@@ -717,7 +841,9 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
                                    PlacementSearch* nodes) {
   const CqRt& cq = e.cqs[cqi];
   const QuotaTree& t = e.tree;
-  Ctx c{e, wl, cqi, cq.node, request, {}};
+  std::vector<FrId>& need = Scratch(e).need;
+  need.clear();
+  Ctx c{e, wl, cqi, cq.node, request, need};
   for (const auto& [fr, a] : request) {
     // For placement every requested flavor-resource counts as needed
     // (Kueue marks the flavor Preempt when its topology assignment fails).
@@ -725,11 +851,25 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   }
   if (c.need.empty()) return {};
   const PreemptionSpec& pol = cq.spec->preemption;
-  if (nodes == nullptr && e.opts.prune_preemption_search && !MayFitWithoutAllCandidates(c, pol)) return {};
+  const bool prune = nodes == nullptr && e.opts.prune_preemption_search;
+  if (nodes == nullptr && e.opts.candidate_index && !e.opts.admission_fair_sharing) {
+    if (prune) {
+      // A search that needs few candidates costs less than the bound: try
+      // it first. The bound only fails where the search would, so the
+      // answer is the same either way; protections noted by a search cut
+      // short are forgotten, as when the bound failed before any search.
+      constexpr size_t kCheapSearch = 32;
+      const Time outer = e.protect_min;
+      if (std::optional<std::vector<Target>> quick = IndexedTargets(c, pol, kCheapSearch))
+        return *std::move(quick);
+      e.protect_min = outer;
+      if (!MayFitWithoutAllCandidates(c, pol)) return {};
+    }
+    return *IndexedTargets(c, pol);
+  }
+  if (prune && !MayFitWithoutAllCandidates(c, pol)) return {};
   const Wl& w = e.wls[wl];
   const bool bwc = pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
-  if (nodes == nullptr && e.opts.candidate_index && !e.opts.admission_fair_sharing)
-    return IndexedTargets(c, pol);
   auto make = [&](WlId id, CqId vcq, EvictionReason reason) {
     const Wl& v = e.wls[id];
     double afs = e.opts.admission_fair_sharing && v.lq.valid() ? e.AfsUsage(v.lq) : 0.0;
@@ -791,7 +931,7 @@ std::vector<Target> ComputeTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmo
   all.insert(all.end(), hier.begin(), hier.end());
   all.insert(all.end(), prio.begin(), prio.end());
   LazyOrder order(std::move(all));
-  const std::vector<bool> attempts = Attempts(c, no_other, no_hier, bwc);
+  const AttemptList attempts = Attempts(c, no_other, no_hier, bwc);
   std::vector<Candidate> sorted;
   if (nodes != nullptr) {
     for (size_t i = 0; order.At(i) != nullptr; ++i) sorted.push_back(*order.At(i));

@@ -31,10 +31,12 @@ struct GroupRt {
   std::vector<FlavorId> flavors;  // in order
 };
 
-// A memoised preemption answer, valid while `EngineImpl::state_gen` is
-// unchanged (no usage, eviction or configuration change since).
+// A memoised preemption answer, valid while `EngineImpl::state_gen` and the
+// ClusterQueue's `EngineImpl::tree_gen` are unchanged (no configuration
+// change, and no usage or eviction change in its quota tree, since).
 struct TargetMemo {
   uint64_t gen = 0;
+  uint64_t tree_gen = 0;
   uint64_t overlay = 0;
   int32_t priority = 0;
   Time queued_at = 0;

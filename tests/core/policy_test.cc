@@ -6,6 +6,7 @@
 // borrows; classical preemption only with borrowWithinCohort).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -140,6 +141,42 @@ TEST(CandidateIndexTest, AnEvictingWorkloadComesFirstEvenWhenNoSearchChoseIt) {
   const std::vector<std::string> full = EvictionsWhenAStoppedWorkloadIsEvicting(false);
   EXPECT_EQ(indexed, full);
   EXPECT_EQ(indexed, (std::vector<std::string>{"reclaim:ns/w3", "expired:ns/w1"}));
+}
+
+// The quota search first runs with a small budget of candidates and runs
+// the bound (MayFitWithoutAllCandidates) only when that is spent; a search
+// that needs more victims than the budget must still find all of them.
+std::vector<std::string> EvictionsOfALargeReclaim(bool candidate_index) {
+  EngineOptions opts;
+  opts.candidate_index = candidate_index;
+  Engine e(opts);
+  Config c;
+  c.flavors.push_back({"a100"});
+  c.cluster_queues.push_back(GpuQueue("reg", 0, ReclaimWithinCohortPolicy::kNever));
+  c.cluster_queues.push_back(GpuQueue("prod", 64000, ReclaimWithinCohortPolicy::kAny));
+  c.local_queues.push_back({"ns", "reg", "reg"});
+  c.local_queues.push_back({"ns", "prod", "prod"});
+  EXPECT_TRUE(e.Configure(c).ok());
+  for (int i = 0; i < 64; ++i) EXPECT_TRUE(e.Submit(GpuJob("w" + std::to_string(i), "reg", 0), i).ok());
+  e.Schedule(64);
+  EXPECT_EQ(e.AdmittedCount(), 64u);
+  WorkloadSpec big = GpuJob("big", "prod", 10);
+  big.pod_sets[0].requests["nvidia.com/gpu"] = 40000;
+  EXPECT_TRUE(e.Submit(big, 65).ok());
+  std::vector<std::string> out;
+  for (const Eviction& ev : e.Schedule(65).evictions) out.push_back(ev.victim);
+  return out;
+}
+
+TEST(CandidateIndexTest, AReclaimPastTheCheapSearchBudgetTakesEveryVictimItNeeds) {
+  const std::vector<std::string> indexed = EvictionsOfALargeReclaim(true);
+  EXPECT_EQ(indexed, EvictionsOfALargeReclaim(false));
+  ASSERT_EQ(indexed.size(), 40u);
+  // The newest admissions go first.
+  std::vector<std::string> sorted = indexed;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 24; i < 64; ++i)
+    EXPECT_TRUE(std::binary_search(sorted.begin(), sorted.end(), "ns/w" + std::to_string(i))) << i;
 }
 
 }  // namespace
