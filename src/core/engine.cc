@@ -182,6 +182,7 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     }
     std::sort(r.per_pod.begin(), r.per_pod.end());
     r.implicit_gpu = ImplicitGpu(ps, r, e.resources);
+    r.has_topology = !ps.topology.empty();
     w.pod_sets.push_back(std::move(r));
   }
   // New resource names may have appeared: grow the per-resource arrays

@@ -241,7 +241,7 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
   FrAmounts& req = e.assign_fr;
   for (size_t i = 0; i < w.pod_sets.size(); ++i) {
     const PodSetReq& ps = w.pod_sets[i];
-    const PodSetSpec& pss = w.info.spec.pod_sets[i];
+    const PodSetSpec& pss = w.info.spec.pod_sets[i];  // read only for taints, topology and messages
     if (a.pod_sets.size() <= i) a.pod_sets.emplace_back();
     PodSetAssign& psa = a.pod_sets[i];
     used_pod_sets = i + 1;
@@ -321,7 +321,7 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
             continue;
           }
         }
-        if ((fspec != nullptr && !fspec->topology_name.empty()) || !pss.topology.empty()) {
+        if ((fspec != nullptr && !fspec->topology_name.empty()) || ps.has_topology) {
           std::string why;
           if (TasExcludes(e, cq, fspec, pss, &why)) {
             note_excluded(f, why);

@@ -42,6 +42,9 @@ struct PodSetReq {
   Amount implicit_gpu = 0;
   std::vector<ResourceId> hint_res;                    // slicing-hint resources it requests (> 0)
   std::vector<std::pair<ResourceId, Amount>> per_pod;  // (resource, amount), sorted
+  // The spec's pod set asks for a topology (!PodSetSpec::topology.empty()):
+  // kept here so that a flavor assignment reads the spec only when it must.
+  bool has_topology = false;
 };
 
 // Calls fn(resource id, amount per pod) for each request of a pod set, plus
