@@ -17,7 +17,8 @@
 #   RUNS     runs per side (default 10)
 #
 # Environment: AB_BUILD (the working tree's optimized build directory,
-# default build-bench), AB_CMAKE_FLAGS (extra CMake flags for both builds).
+# default build-bench), AB_CMAKE_FLAGS (extra CMake flags for both builds),
+# ARTEL_TRACES (default: ../shared/traces beside the checkout, for both).
 # Example (docs/performance.md, preemption-heavy):
 #   bench/ab_compare.sh 39c12ec bench_scheduler preemption-heavy preemption_decisions_per_s
 set -euo pipefail
@@ -35,6 +36,11 @@ base_hash=$(git rev-parse --verify "$base^{commit}") || {
   exit 2
 }
 worktree="$root/$build/ab-base-${base_hash:0:12}"
+# Both sides read the same shared traces (the worktree has none beside it).
+if [[ -z ${ARTEL_TRACES:-} && -d $root/../shared/traces ]]; then
+  ARTEL_TRACES=$(cd "$root/../shared/traces" && pwd)
+  export ARTEL_TRACES
+fi
 
 configure() {  # source dir, build dir
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DARTEL_BUILD_BENCH=ON \

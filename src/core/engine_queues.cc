@@ -104,7 +104,7 @@ void EngineImpl::Enqueue(WlId id) {
     }
     for (const auto& [res, a] : w.min_req) {
       if (!cq.min_req.contains(res)) cq.min_req.resize(static_cast<size_t>(res.value()) + 1);
-      cq.min_req[res].insert(a);
+      cq.min_req[res].Insert(a);
     }
   }
   // An active entry before the skip point becomes the new skip point.
@@ -126,7 +126,7 @@ void EngineImpl::Dequeue(WlId id) {
   w.in_heap = false;
   if (lq.cq.valid()) {
     CqRt& cq = cqs[lq.cq];
-    for (const auto& [res, a] : w.min_req) cq.min_req[res].erase(cq.min_req[res].find(a));
+    for (const auto& [res, a] : w.min_req) cq.min_req[res].EraseOne(a);
   }
   w.min_req.clear();
   if (parked) {
@@ -259,7 +259,7 @@ bool EngineImpl::AllQueuedFail(CqId c) const {
     const auto& set = cq.min_req[res];
     // Some queued workload does not request it (or none is queued).
     if (set.empty() || static_cast<int32_t>(set.size()) < cq.queued) continue;
-    if (*set.begin() > BulkCap(c, res)) return true;
+    if (set.Min() > BulkCap(c, res)) return true;
   }
   return false;
 }
@@ -287,7 +287,7 @@ bool EngineImpl::QueuedMustBorrow(CqId c) const {
       const FrId fr = tree.FindFr(f, res);
       if (fr.valid()) headroom += std::max<Amount>(0, node.subtree[fr] - node.usage[fr]);
     }
-    if (*set.begin() > headroom) return true;
+    if (set.Min() > headroom) return true;
   }
   return false;
 }

@@ -46,6 +46,27 @@ struct TargetMemo {
   Time protect_min = -1;  // EngineImpl::protect_min the search left
 };
 
+// A multiset of amounts as (amount, how many): queued workloads mostly
+// share a few request sizes, so this holds a node per size, not per
+// workload.
+struct AmountBag {
+  std::map<Amount, int32_t> counts;
+  int32_t n = 0;
+  void Insert(Amount a) {
+    ++counts[a];
+    ++n;
+  }
+  void EraseOne(Amount a) {
+    auto it = counts.find(a);
+    if (it == counts.end()) return;
+    if (--it->second == 0) counts.erase(it);
+    --n;
+  }
+  bool empty() const { return n == 0; }
+  int32_t size() const { return n; }
+  Amount Min() const { return counts.begin()->first; }
+};
+
 struct CqRt {
   std::string name;
   NodeId node;  // QuotaTree node
@@ -80,7 +101,7 @@ struct CqRt {
   uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
   // Per resource id: the least amount each queued workload can be admitted
   // with (Wl::min_req); a queued workload missing from a set requests none.
-  IdVector<ResourceId, std::multiset<Amount>> min_req;
+  IdVector<ResourceId, AmountBag> min_req;
 };
 
 struct LqRt {
