@@ -423,6 +423,9 @@ class Simulator {
         if (ev.reason != core::EvictionReason::kMaximumExecutionTimeExceeded) {
           ++result_.outcomes[j].evictions;
           ++result_.tenants[t].preemptions;
+          const core::Time age = now_ - started_[j];
+          core::Time& youngest = result_.cluster.youngest_preempted_run;
+          if (youngest < 0 || age < youngest) youngest = age;
         }
         int64_t pj = JobOf(ev.preemptor_id);
         result_.evictions.push_back(

@@ -143,6 +143,10 @@ struct ClusterReport {
   double jain = 0;  // time-weighted Jain's index over normalized shares; 1 when no tenant is active
   int64_t preemptions = 0;
   double gpu_hours_lost = 0;
+  // The shortest run a preemption ended (its eviction time minus the run's
+  // admission), ms; -1 when nothing was preempted. With a minimum runtime
+  // (docs/semantics.md §11) it is at least that long.
+  core::Time youngest_preempted_run = -1;
   // Speed (only with a wall clock).
   double wall_seconds = 0;
   double schedule_seconds = 0;

@@ -329,6 +329,7 @@ TEST(ReplayTest, MaximumRuntimeStopsJobsAtTheEnginesInstant) {
   EXPECT_EQ(r->outcomes[1].finish, 30 * kMin);
   EXPECT_EQ(r->tenants[0].completed, 2);
   EXPECT_EQ(r->cluster.preemptions, 0);
+  EXPECT_EQ(r->cluster.youngest_preempted_run, -1);  // a stop for the maximum runtime is no preemption
 }
 
 // A borrows the idle half of a 4-GPU cluster for an hour; B arrives at 30m and
@@ -359,6 +360,7 @@ TEST(ReplayTest, ReclaimByHand) {
   EXPECT_EQ(r->evictions[0].reason, "InCohortReclamation");
   EXPECT_EQ(r->evictions[0].preemptor_tenant, 1);
   EXPECT_EQ(r->evictions[0].at, 30 * kMin);
+  EXPECT_EQ(r->cluster.youngest_preempted_run, 30 * kMin);  // admitted at 0, evicted at 30m
   // Jain: fair shares equal held shares at all times except none; index 1.
   EXPECT_NEAR(r->cluster.jain, 1.0, 1e-9);
 
@@ -374,6 +376,23 @@ TEST(ReplayTest, ReclaimByHand) {
   EXPECT_DOUBLE_EQ(r->tenants[1].wait.max, 30.0);
   EXPECT_EQ(r->tenants[1].reclaim_latency_max, 30 * 1000);
   EXPECT_NEAR(r->tenants[0].gpu_hours_lost, 2 * (30.5 / 60.0), 1e-9);  // runs end when the grace ends
+}
+
+// The same reclaim with a 45-minute minimum runtime before reclaim on the
+// borrower's queue (docs/semantics.md §11): B waits until A's runs are 45
+// minutes old, and the report's youngest preempted run says so.
+TEST(ReplayTest, ReclaimWaitsForTheMinimumRuntime) {
+  core::Config config = Cluster({{"a", 2}, {"b", 2}});
+  config.cluster_queues[0].reclaim_min_runtime = 45 * kMin;
+  std::vector<TraceJob> jobs;
+  for (int k = 0; k < 4; ++k) jobs.push_back(Job("a", 0, 60 * kMin, 1));
+  for (int k = 0; k < 2; ++k) jobs.push_back(Job("b", 30 * kMin, 30 * kMin, 1));
+  std::vector<TenantBinding> bindings = {{"a", "a", "default", 2000}, {"b", "b", "default", 2000}};
+  Result<ReplayResult> r = Replay(config, bindings, jobs, 4000, Instant());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->cluster.preemptions, 2);
+  EXPECT_EQ(r->cluster.youngest_preempted_run, 45 * kMin);
+  EXPECT_DOUBLE_EQ(r->tenants[1].wait.max, 15 * 60.0);
 }
 
 TEST(ReplayTest, WithoutReclaimTheOwnerWaits) {
