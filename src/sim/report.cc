@@ -73,9 +73,9 @@ json RunJson(const SimRun& run, bool with_series) {
       {"preemptions", c.preemptions},
       {"gpuHoursLost", Round(c.gpu_hours_lost)},
       // The shortest run a preemption ended; null when none was preempted.
-      {"youngestPreemptedRunSeconds", c.youngest_preempted_run < 0
-                                          ? json(nullptr)
-                                          : json(Round(static_cast<double>(c.youngest_preempted_run) / 1000.0))},
+      {"youngestPreemptedRunSeconds",
+       c.youngest_preempted_run < 0 ? json(nullptr)
+                                    : json(Round(static_cast<double>(c.youngest_preempted_run) / 1000.0))},
   };
   json perf = {{"wallSeconds", Round(c.wall_seconds, 1e4)},
                {"scheduleSeconds", Round(c.schedule_seconds, 1e4)},
