@@ -53,8 +53,14 @@ bool FitsNow(const EngineImpl& e, CqId cq, const FrAmounts& request) {
   return true;
 }
 
-std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
-                                       const std::function<bool()>& fits) {
+namespace {
+
+// FillBackAndRestore (preemption.h) with any callable and a caller-owned
+// scratch buffer (`keep_out`), so that the quota search allocates nothing
+// but its answer.
+template <typename FitsFn>
+std::vector<Target> FillBack(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
+                             std::vector<char>& keep_out, FitsFn&& fits) {
   QuotaTree& t = e.tree;
   auto put_back = [&](WlId id, int sign) { t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, sign); };
   std::vector<Target> targets;
@@ -63,21 +69,32 @@ std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>&
     return targets;
   }
   // The last one removed is needed by construction.
-  std::vector<char> keep_out(removed.size(), 1);
+  keep_out.assign(removed.size(), 1);
+  size_t kept = removed.size();
   for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
     put_back(removed[i].id, +1);
     if (fits()) {
       keep_out[i] = 0;
+      --kept;
     } else {
       put_back(removed[i].id, -1);
     }
   }
+  targets.reserve(kept);
   for (size_t i = 0; i < removed.size(); ++i) {
     if (!keep_out[i]) continue;
     targets.push_back(removed[i]);
     put_back(removed[i].id, +1);
   }
   return targets;
+}
+
+}  // namespace
+
+std::vector<Target> FillBackAndRestore(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
+                                       const std::function<bool()>& fits) {
+  std::vector<char> keep_out;
+  return FillBack(e, removed, fitted, keep_out, fits);
 }
 
 namespace {
@@ -269,39 +286,6 @@ class MergedOrder {
   std::vector<Head>& heap_;
   std::vector<Candidate>& prefix_;
 };
-
-// FillBackAndRestore without the std::function, with caller-owned buffers
-// (`removed` is left as it was, `keep_out` is scratch).
-template <typename FitsFn>
-std::vector<Target> FillBack(EngineImpl& e, const std::vector<Target>& removed, bool fitted,
-                             std::vector<char>& keep_out, FitsFn&& fits) {
-  QuotaTree& t = e.tree;
-  auto put_back = [&](WlId id, int sign) { t.AddUsage(e.cqs[e.wls[id].cq].node, e.wls[id].usage, sign); };
-  std::vector<Target> targets;
-  if (!fitted) {
-    for (const Target& x : removed) put_back(x.id, +1);
-    return targets;
-  }
-  // The last one removed is needed by construction.
-  keep_out.assign(removed.size(), 1);
-  size_t kept = removed.size();
-  for (int i = static_cast<int>(removed.size()) - 2; i >= 0; --i) {
-    put_back(removed[i].id, +1);
-    if (fits()) {
-      keep_out[i] = 0;
-      --kept;
-    } else {
-      put_back(removed[i].id, -1);
-    }
-  }
-  targets.reserve(kept);
-  for (size_t i = 0; i < removed.size(); ++i) {
-    if (!keep_out[i]) continue;
-    targets.push_back(removed[i]);
-    put_back(removed[i].id, +1);
-  }
-  return targets;
-}
 
 template <typename Order>
 std::vector<Target> Minimal(Ctx& c, Order& order, bool allow_borrowing) {
