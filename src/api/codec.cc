@@ -246,8 +246,8 @@ Status ReadInt(const Json& obj, std::string_view key, const std::string& path, s
   return Status::Ok();
 }
 
-Status ReadStringMap(const Json& obj, std::string_view key, const std::string& path,
-                     std::map<std::string, std::string>* out) {
+template <typename Map>  // std::map or core::FlatMap of string to string
+Status ReadStringMap(const Json& obj, std::string_view key, const std::string& path, Map* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return Invalid(Join(path, key), "must be a map of strings");
@@ -297,8 +297,8 @@ Status ReadQuantity(const Json& v, const std::string& path, core::Amount* out) {
   return Status::Ok();
 }
 
-Status ReadRequests(const Json& obj, std::string_view key, const std::string& path,
-                    std::map<std::string, core::Amount>* out) {
+template <typename Map>  // std::map or core::FlatMap of string to Amount
+Status ReadRequests(const Json& obj, std::string_view key, const std::string& path, Map* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return Invalid(Join(path, key), "must be a map of resource name to quantity");
@@ -455,7 +455,8 @@ Status CheckNoNul(const std::string& s, const std::string& field) {
   return Status::Ok();
 }
 
-Status CheckNoNul(const std::map<std::string, std::string>& m, const std::string& field) {
+template <typename Map>  // std::map or core::FlatMap of string to string
+Status CheckNoNul(const Map& m, const std::string& field) {
   for (const auto& [k, v] : m) {
     if (k.find('\0') != std::string::npos) return Invalid(field, "a key must not contain a NUL byte");
     if (Status s = CheckNoNul(v, field + "." + k); !s.ok()) return s;

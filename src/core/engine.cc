@@ -78,7 +78,7 @@ using K = PendingReason::Kind;
 //     sevenths; without gpu-compute: one GPU.
 // So a team without GPU quota gets no GPU through a slice.
 Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const BasicInterner<ResourceId>& resources) {
-  bool hinted = ps.gpu_share.any();
+  bool hinted = ps.gpu_share->any();
   for (const auto& [res, amt] : r.per_pod) {
     if (amt == 0) continue;
     const std::string& name = resources.Name(res);
@@ -182,7 +182,7 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     }
     std::sort(r.per_pod.begin(), r.per_pod.end());
     r.implicit_gpu = ImplicitGpu(ps, r, e.resources);
-    r.has_topology = !ps.topology.empty();
+    r.has_topology = !ps.topology->empty();
     w.pod_sets.push_back(std::move(r));
   }
   // New resource names may have appeared: grow the per-resource arrays

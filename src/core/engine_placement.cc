@@ -179,12 +179,12 @@ placement::PlaceResult EngineImpl::BuildGang(WlId id, const Assignment& a, place
   // Kueue fits each PodSet's topology request on its own; pod sets share a
   // domain only as a PodSet group (podset-group-name). A gang (Volcano, KAI,
   // minMember) or a workload-wide topology request keep one constraint.
-  if (w.pod_sets.size() > 1 && !spec.topology.KueueAsks() && gang.min_member == 0 &&
+  if (w.pod_sets.size() > 1 && !spec.topology->KueueAsks() && gang.min_member == 0 &&
       gang.network_mode.empty()) {
     bool any = false, grouped = false;
     for (const PodSetSpec& ps : spec.pod_sets) {
-      any = any || ps.topology.KueueAsks();
-      grouped = grouped || !ps.topology.group.empty();
+      any = any || ps.topology->KueueAsks();
+      grouped = grouped || !ps.topology->group.empty();
     }
     if (any && !grouped) {
       for (const PodSetSpec& ps : spec.pod_sets) {

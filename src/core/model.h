@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/boxed.h"
+#include "core/flat_map.h"
 #include "core/quantity.h"
 #include "core/status.h"
 
@@ -292,19 +294,20 @@ struct GangSpec {
 struct PodSetSpec {
   std::string name = "main";
   int32_t count = 1;
-  std::optional<int32_t> min_count;        // partial admission
-  std::map<std::string, Amount> requests;  // per pod
-  std::map<std::string, std::string> node_selector;
+  std::optional<int32_t> min_count;       // partial admission
+  FlatMap<std::string, Amount> requests;  // per pod
+  FlatMap<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> node_affinity;  // required node affinity; empty = none
   std::vector<Toleration> tolerations;
   // As submitted; the core reads the typed fields below, which the manifest
   // layer derives from them (manifest/typed_fields.h).
-  std::map<std::string, std::string> annotations;
-  TopologyRequest topology;
-  GpuShareRequest gpu_share;
+  FlatMap<std::string, std::string> annotations;
+  // Boxed: most pod sets ask for neither (core/boxed.h).
+  Boxed<TopologyRequest> topology;
+  Boxed<GpuShareRequest> gpu_share;
   // What the local runtime runs for each pod (the core ignores these).
   std::vector<std::string> command;
-  std::map<std::string, std::string> env;
+  FlatMap<std::string, std::string> env;
   std::string working_dir;
 };
 
@@ -315,11 +318,11 @@ struct WorkloadSpec {
   std::optional<std::string> priority_class;
   std::optional<int32_t> priority;  // explicit value; wins over the class
   std::vector<PodSetSpec> pod_sets;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;  // as submitted; see the typed fields below
-  TopologyRequest topology;  // workload-wide topology request (KAI PodGroup, annotations)
-  GangSpec gang;
-  bool active = true;  // Kueue spec.active
+  FlatMap<std::string, std::string> labels;
+  FlatMap<std::string, std::string> annotations;  // as submitted; see the typed fields below
+  Boxed<TopologyRequest> topology;  // workload-wide topology request (KAI PodGroup, annotations)
+  Boxed<GangSpec> gang;             // boxed: most workloads are no gang
+  bool active = true;               // Kueue spec.active
   // Kueue spec.maximumExecutionTimeSeconds, in ms: once the workload has run
   // this long in total (over all its admissions), it is stopped and finished
   // as Failed. Unset: its ClusterQueue's default, if any.

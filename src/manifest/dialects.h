@@ -126,7 +126,7 @@ Status ParseVolcanoPodGroup(const yaml::Node& root, PodGroupDoc* out);
 Status ParseKaiPodGroup(const yaml::Node& root, PodGroupDoc* out);
 
 // "hard"/"soft"/tiers of a Volcano networkTopology block -> annotations.
-Status ReadVolcanoNetworkTopology(const yaml::Node& nt, std::map<std::string, std::string>* annotations);
+Status ReadVolcanoNetworkTopology(const yaml::Node& nt, core::FlatMap<std::string, std::string>* annotations);
 
 // A metav1.LabelSelector (matchLabels, matchExpressions).
 Status ReadLabelSelectorNode(const yaml::Node& sel, core::LabelSelector* out);

@@ -11,7 +11,7 @@
 namespace artel::manifest {
 namespace {
 
-using Annotations = std::map<std::string, std::string>;
+using Annotations = core::FlatMap<std::string, std::string>;
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

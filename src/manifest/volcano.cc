@@ -204,7 +204,7 @@ Status ParseVolcanoHyperNode(const Node& root, DialectDocs* docs) {
 
 // ------------------------------------------------------------- workloads
 
-Status ReadVolcanoNetworkTopology(const Node& nt, std::map<std::string, std::string>* annotations) {
+Status ReadVolcanoNetworkTopology(const Node& nt, core::FlatMap<std::string, std::string>* annotations) {
   ARTEL_RETURN_IF_ERROR(nt.CheckKeys({"mode", "highestTierAllowed", "highestTierName"}));
   std::string mode = "hard";
   ARTEL_RETURN_IF_ERROR(nt.ReadEnum<std::string>("mode", {{"hard", "hard"}, {"soft", "soft"}}, &mode));

@@ -455,6 +455,11 @@ Status Node::ReadStringMap(std::string_view key, std::map<std::string, std::stri
   return ReadWith(*this, key, out, req, [](const Node& n) { return n.AsStringMap(); });
 }
 
+Status Node::ReadStringMap(std::string_view key, core::FlatMap<std::string, std::string>* out,
+                           Requirement req) const {
+  return ReadWith(*this, key, out, req, [](const Node& n) { return n.AsStringMap(); });
+}
+
 size_t ValidUtf8Prefix(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t n = s.size(), i = 0;

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/flat_map.h"
 #include "core/quantity.h"
 #include "core/status.h"
 
@@ -170,6 +171,8 @@ class Node {
   Status ReadStringList(std::string_view key, std::vector<std::string>* out,
                         Requirement req = kOptional) const;
   Status ReadStringMap(std::string_view key, std::map<std::string, std::string>* out,
+                       Requirement req = kOptional) const;
+  Status ReadStringMap(std::string_view key, core::FlatMap<std::string, std::string>* out,
                        Requirement req = kOptional) const;
   template <typename E>
   Status ReadEnum(std::string_view key, std::initializer_list<EnumName<E>> names, E* out,

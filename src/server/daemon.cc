@@ -1785,7 +1785,7 @@ bool Daemon::PrepareLaunchLocked(const std::string& key, PendingLaunch* l) {
       runtime::PodLaunch pl;
       pl.pod = ps->name + "-" + std::to_string(i);
       pl.command = ps->command;
-      pl.env = ps->env;
+      pl.env = ps->env.ToMap();
       pl.env["ARTEL_WORKLOAD"] = key;
       pl.env["ARTEL_NAMESPACE"] = w.spec.ns;
       pl.env["ARTEL_POD"] = pl.pod;

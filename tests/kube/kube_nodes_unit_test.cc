@@ -146,7 +146,7 @@ core::WorkloadSpec Gang(const std::string& name, const std::string& queue, int c
   core::PodSetSpec ps;
   ps.count = count;
   ps.requests["nvidia.com/gpu"] = gpus * kGpu;
-  if (queue == "tas") ps.topology.required = "block";
+  if (queue == "tas") ps.topology.mut().required = "block";
   w.pod_sets.push_back(ps);
   return w;
 }

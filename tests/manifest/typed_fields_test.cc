@@ -31,20 +31,20 @@ TEST(TypedFieldsTest, ReadsGangKeysAndTheWorkloadWins) {
           {kAnnHighestTierAllowed, "2"}},
          {{{kAnnMinMember, "9"}, {kAnnScore, "spread"}, {kAnnHighestTierName, "leaf"}}, {}});
   ASSERT_TRUE(ReadTypedFields(&w).ok());
-  EXPECT_EQ(w.gang.min_member, 3);  // the workload's, not the pod set's 9
-  EXPECT_EQ(w.gang.topology, "volcano-hypernodes");
-  EXPECT_EQ(w.gang.network_mode, "soft");
-  EXPECT_EQ(w.gang.highest_tier, 2);
-  EXPECT_EQ(w.gang.highest_tier_name, "leaf");  // first given, on a pod set
-  EXPECT_TRUE(w.gang.spread);
-  EXPECT_FALSE(w.gang.subgroup_topologies);
+  EXPECT_EQ(w.gang->min_member, 3);  // the workload's, not the pod set's 9
+  EXPECT_EQ(w.gang->topology, "volcano-hypernodes");
+  EXPECT_EQ(w.gang->network_mode, "soft");
+  EXPECT_EQ(w.gang->highest_tier, 2);
+  EXPECT_EQ(w.gang->highest_tier_name, "leaf");  // first given, on a pod set
+  EXPECT_TRUE(w.gang->spread);
+  EXPECT_FALSE(w.gang->subgroup_topologies);
 }
 
 TEST(TypedFieldsTest, AnEmptyNetworkModeIsHardAndMinMemberZeroIsOne) {
   core::WorkloadSpec w = Wl({{kAnnNetworkTopologyMode, ""}, {kAnnMinMember, "0"}}, {{}});
   ASSERT_TRUE(ReadTypedFields(&w).ok());
-  EXPECT_EQ(w.gang.network_mode, "hard");
-  EXPECT_EQ(w.gang.min_member, 1);
+  EXPECT_EQ(w.gang->network_mode, "hard");
+  EXPECT_EQ(w.gang->min_member, 1);
 }
 
 TEST(TypedFieldsTest, ReadsTopologyRequestsPerAnnotationMap) {
@@ -54,17 +54,17 @@ TEST(TypedFieldsTest, ReadsTopologyRequestsPerAnnotationMap) {
           {{kAnnKueueSliceRequired, "host"}, {kAnnKueueSliceSize, "4"}, {kAnnKueueUnconstrained, "false"}},
           {{kAnnKueueUnconstrained, "true"}, {kAnnKaiPreferredPlacement, "rack"}}});
   ASSERT_TRUE(ReadTypedFields(&w).ok());
-  EXPECT_EQ(w.topology.kai_required, "zone");
-  EXPECT_TRUE(w.gang.subgroup_topologies);
-  EXPECT_EQ(w.pod_sets[0].topology.required, "rack");  // trimmed
-  EXPECT_EQ(w.pod_sets[0].topology.group, "g");
-  EXPECT_TRUE(w.pod_sets[0].topology.KueueAsks());
-  EXPECT_EQ(w.pod_sets[1].topology.slice_required, "host");
-  EXPECT_EQ(w.pod_sets[1].topology.slice_size, 4);
-  EXPECT_FALSE(w.pod_sets[1].topology.unconstrained);
-  EXPECT_TRUE(w.pod_sets[2].topology.unconstrained);
-  EXPECT_EQ(w.pod_sets[2].topology.kai_preferred, "rack");
-  EXPECT_FALSE(w.pod_sets[2].topology.KueueAsks());
+  EXPECT_EQ(w.topology->kai_required, "zone");
+  EXPECT_TRUE(w.gang->subgroup_topologies);
+  EXPECT_EQ(w.pod_sets[0].topology->required, "rack");  // trimmed
+  EXPECT_EQ(w.pod_sets[0].topology->group, "g");
+  EXPECT_TRUE(w.pod_sets[0].topology->KueueAsks());
+  EXPECT_EQ(w.pod_sets[1].topology->slice_required, "host");
+  EXPECT_EQ(w.pod_sets[1].topology->slice_size, 4);
+  EXPECT_FALSE(w.pod_sets[1].topology->unconstrained);
+  EXPECT_TRUE(w.pod_sets[2].topology->unconstrained);
+  EXPECT_EQ(w.pod_sets[2].topology->kai_preferred, "rack");
+  EXPECT_FALSE(w.pod_sets[2].topology->KueueAsks());
 }
 
 TEST(TypedFieldsTest, ReadsKaiGpuShares) {
@@ -72,10 +72,10 @@ TEST(TypedFieldsTest, ReadsKaiGpuShares) {
                                  {{kAnnKaiGpuMemory, "2048"}},
                                  {{kAnnKaiGpuDevices, "2"}}});
   ASSERT_TRUE(ReadTypedFields(&w).ok());
-  EXPECT_EQ(w.pod_sets[0].gpu_share.fraction, 500);
-  EXPECT_EQ(w.pod_sets[0].gpu_share.devices, 2);
-  EXPECT_EQ(w.pod_sets[1].gpu_share.memory_mib, 2048);
-  EXPECT_FALSE(w.pod_sets[2].gpu_share.any());  // a device count alone asks for nothing
+  EXPECT_EQ(w.pod_sets[0].gpu_share->fraction, 500);
+  EXPECT_EQ(w.pod_sets[0].gpu_share->devices, 2);
+  EXPECT_EQ(w.pod_sets[1].gpu_share->memory_mib, 2048);
+  EXPECT_FALSE(w.pod_sets[2].gpu_share->any());  // a device count alone asks for nothing
 }
 
 TEST(TypedFieldsTest, ABadValueIsAnErrorNamingTheAnnotationAndChangesNothing) {
@@ -135,9 +135,9 @@ TEST(TypedFieldsTest, ThePathNamesTheCallersField) {
 TEST(TypedFieldsTest, LenientSkipsBadValuesAndKeepsTheRest) {
   core::WorkloadSpec w = Wl({{kAnnMinMember, "abc"}, {kAnnTopology, "net"}}, {{{kAnnKueueRequired, "rack"}}});
   ReadTypedFieldsLenient(&w);
-  EXPECT_EQ(w.gang.min_member, 0);
-  EXPECT_EQ(w.gang.topology, "net");
-  EXPECT_EQ(w.pod_sets[0].topology.required, "rack");
+  EXPECT_EQ(w.gang->min_member, 0);
+  EXPECT_EQ(w.gang->topology, "net");
+  EXPECT_EQ(w.pod_sets[0].topology->required, "rack");
 }
 
 }  // namespace

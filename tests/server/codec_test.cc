@@ -435,10 +435,10 @@ TEST(CodecTest, RequestAnnotationsAreTypedAndBadOnesRefusedAtSubmitOnly) {
   spec.pod_sets.push_back(ps);
   auto ok = WorkloadFromObject(WorkloadSpecToJson(spec));
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(ok->gang.min_member, 3);
-  EXPECT_TRUE(ok->gang.spread);
-  EXPECT_EQ(ok->pod_sets[0].topology.required, "rack");
-  EXPECT_EQ(ok->pod_sets[0].gpu_share.fraction, 500);
+  EXPECT_EQ(ok->gang->min_member, 3);
+  EXPECT_TRUE(ok->gang->spread);
+  EXPECT_EQ(ok->pod_sets[0].topology->required, "rack");
+  EXPECT_EQ(ok->pod_sets[0].gpu_share->fraction, 500);
 
   spec.pod_sets[0].annotations["kueue.x-k8s.io/podset-slice-size"] = "many";
   Json bad = WorkloadSpecToJson(spec);
@@ -449,8 +449,8 @@ TEST(CodecTest, RequestAnnotationsAreTypedAndBadOnesRefusedAtSubmitOnly) {
   // Read back from the journal, the bad value is ignored and the rest kept.
   auto recovered = WorkloadFromJson(bad);
   ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
-  EXPECT_EQ(recovered->pod_sets[0].topology.slice_size, 0);
-  EXPECT_EQ(recovered->gang.min_member, 3);
+  EXPECT_EQ(recovered->pod_sets[0].topology->slice_size, 0);
+  EXPECT_EQ(recovered->gang->min_member, 3);
 
   // A Kueue Workload's pod template annotations are named by their own path.
   auto kueue = WorkloadFromObject(Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",

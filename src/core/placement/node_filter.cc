@@ -27,8 +27,8 @@ const char* FilterReasonText(FilterReason reason) {
 
 namespace {
 
-bool LabelsMatch(const std::map<std::string, std::string>& want,
-                 const std::map<std::string, std::string>& have) {
+template <typename Want>  // std::map or FlatMap of string to string
+bool LabelsMatch(const Want& want, const std::map<std::string, std::string>& have) {
   for (const auto& [k, v] : want) {
     auto it = have.find(k);
     if (it == have.end() || it->second != v) return false;

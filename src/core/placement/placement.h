@@ -125,7 +125,7 @@ struct GpuRequest {
 //   a GpuShareRequest (KAI's gpu-fraction or gpu-memory annotation, read by
 //   the manifest layer)                   -> kShare, not isolated
 // Two different kinds in one pod are an InvalidArgument error.
-Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests,
+Result<GpuRequest> ParseGpuRequest(const FlatMap<std::string, Amount>& requests,
                                    const GpuShareRequest& share);
 
 // "3/7" or a quantity ("0.5", "500m") -> a fraction of a GPU in milli-units,
@@ -144,7 +144,7 @@ struct PodGroup {
   int32_t min_count = -1;  // -1 = count (Kueue minCount, Volcano minTaskMember, KAI subGroup minMember)
   std::map<std::string, Amount> requests;  // per pod; GPU names are ignored here, see `gpu`
   GpuRequest gpu;
-  std::map<std::string, std::string> node_selector;
+  FlatMap<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> node_affinity;  // required; ORed terms
   std::vector<Toleration> tolerations;
   int32_t min() const { return min_count < 0 ? count : min_count; }

@@ -65,7 +65,7 @@ Result<Amount> ParseGpuCompute(std::string_view text) {
   return *q;
 }
 
-Result<GpuRequest> ParseGpuRequest(const std::map<std::string, Amount>& requests,
+Result<GpuRequest> ParseGpuRequest(const FlatMap<std::string, Amount>& requests,
                                    const GpuShareRequest& share) {
   GpuRequest out;
   auto set_kind = [&](GpuKind k, const std::string& why) -> Status {
