@@ -203,7 +203,7 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
   w.info.created = now;
   w.info.queued_at = now;
   w.info.uid = e.next_uid++;
-  w.info.pending.kind = K::kNotYetTried;  // message built on read
+  w.SetPendingKind(K::kNotYetTried);  // message built on read
   w.msg_dirty = true;
   WlId id;
   if (!e.free_ids.empty()) {
@@ -321,8 +321,7 @@ Status EngineImpl::CompleteEvictionId(WlId id) {
   w.info.admitted_at = -1;
   admitted_count--;
   pending_count++;
-  w.info.pending = PendingReason{};
-  w.info.pending.kind = K::kNotYetTried;  // "requeued after eviction", built on read
+  w.SetPendingKind(K::kNotYetTried);  // "requeued after eviction", built on read
   w.msg_dirty = true;
   w.requeued = true;
   Resolve(id);

@@ -217,7 +217,10 @@ struct WorkloadInfo {
   WorkloadState state = WorkloadState::kPending;
   std::vector<PodSetAssignment> admission;   // valid when Admitted or Evicting
   std::vector<PodPlacementInfo> placements;  // with nodes: one per admitted pod
-  PendingReason pending;                     // valid when Pending
+  // Valid when Pending; read it as `pending->kind`. Boxed (core/boxed.h):
+  // the engine builds it when the workload is read, so that a pending
+  // workload nobody has looked at keeps only its kind (issue 17 §3).
+  Boxed<PendingReason> pending;
   Time created = 0;
   Time queued_at =
       0;  // submission time; kept across evictions (a requeued workload keeps its place, as in Kueue)

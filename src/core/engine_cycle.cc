@@ -130,8 +130,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (a.mode == Mode::kFit) {
       if (!FitsNow(*this, en.cq, a.usage)) {
         // Another entry of this cycle took the capacity; retry next cycle.
-        w.info.pending = Reason(K::kReservedByOther, "");
-        w.info.pending.cluster_queue = cq.name;
+        w.SetPendingKind(K::kReservedByOther);  // its ClusterQueue's name and message built on read
         w.msg_dirty = true;
         // Its victims are gone; it no longer holds the head of its queue.
         w.waiting_preemption = false;
@@ -144,16 +143,16 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       if (!reservations.empty() && !w.waiting_preemption) {
         if (const Reservation* r = DelayedReservation(en.wl, en.cq, a, now)) {
           std::optional<Time> rest = RemainingEstimate(w, en.cq);
-          w.info.pending = Reason(
-              K::kBlockedByReservation,
-              w.info.key + " in ClusterQueue " + cq.name + ": fits, but would delay the reservation of " +
-                  wls[r->wl].info.key + " (ClusterQueue " + cqs[r->cq].name + "), which starts in " +
-                  FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
-                  (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
-                        : "it has no runtime estimate (maximum runtime or queue default)") +
-                  (r->nodes ? " and it needs quota or room on the nodes the reservation holds"
-                            : " and it needs quota the reservation holds"));
-          w.info.pending.cluster_queue = cq.name;
+          w.SetPending(Reason(K::kBlockedByReservation,
+                              w.info.key + " in ClusterQueue " + cq.name +
+                                  ": fits, but would delay the reservation of " + wls[r->wl].info.key +
+                                  " (ClusterQueue " + cqs[r->cq].name + "), which starts in " +
+                                  FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
+                                  (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
+                                        : "it has no runtime estimate (maximum runtime or queue default)") +
+                                  (r->nodes ? " and it needs quota or room on the nodes the reservation holds"
+                                            : " and it needs quota the reservation holds")));
+          w.PendingMut().cluster_queue = cq.name;
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
             SoftPark(en.wl, tree.Root(cq.node));
@@ -166,8 +165,8 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       std::string why;
       if (!ResourceQuotaAllows(*this, w, &why)) {
         w.info.admission.clear();
-        w.info.pending = Reason(K::kResourceQuotaExceeded, w.info.key + ": " + why);
-        w.info.pending.cluster_queue = cq.name;
+        w.SetPending(Reason(K::kResourceQuotaExceeded, w.info.key + ": " + why));
+        w.PendingMut().cluster_queue = cq.name;
         Park(en.wl, &nss[w.ns].parked);
         if (cq.sticky == en.wl) cq.sticky = kNoWl;
         changed = true;
@@ -223,21 +222,22 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         }
         if (!pr.ok() && a.mode == Mode::kFit) {
           w.info.admission.clear();
-          w.info.pending =
+          w.SetPending(
               Reason(pr.outcome == placement::PlaceOutcome::kInfeasible ? K::kInfeasible : K::kUnschedulable,
                      w.info.key + ": quota fits in ClusterQueue " + cq.name +
-                         " but the pods do not fit on the nodes: " + pr.reason);
-          w.info.pending.cluster_queue = cq.name;
+                         " but the pods do not fit on the nodes: " + pr.reason));
+          PendingReason& pending = w.PendingMut();
+          pending.cluster_queue = cq.name;
           if (w.protected_until > now) {
-            w.info.pending.message.clear();  // FillMessage adds when the protection ends
-            w.info.pending.message = w.info.key + ": quota fits in ClusterQueue " + cq.name +
-                                     " but the pods do not fit on the nodes: " + pr.reason;
+            pending.message.clear();  // FillMessage adds when the protection ends
+            pending.message = w.info.key + ": quota fits in ClusterQueue " + cq.name +
+                              " but the pods do not fit on the nodes: " + pr.reason;
             PendingReason tmp;
             tmp.kind = K::kUnschedulable;
             tmp.cluster_queue = cq.name;
             FillMessage(*this, w, &tmp);
             size_t cut = tmp.message.find("; ");
-            if (cut != std::string::npos) w.info.pending.message += tmp.message.substr(cut);
+            if (cut != std::string::npos) pending.message += tmp.message.substr(cut);
           }
           // Reservations with nodes (docs/semantics.md §11): the quota
           // fits, the nodes do not; it reserves where the holders' ends
@@ -246,10 +246,10 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (any_reservation_config && pr.outcome == placement::PlaceOutcome::kUnschedulable) {
             if (Reserve(en.wl, en.cq, now)) {
               for (const Reservation& res : reservations) {
-                if (res.wl == en.wl) w.info.pending.message += ReservationText(*this, res);
+                if (res.wl == en.wl) w.PendingMut().message += ReservationText(*this, res);
               }
             } else {
-              w.info.pending.message += BeyondWindowText(*this, w);
+              w.PendingMut().message += BeyondWindowText(*this, w);
             }
           }
           Park(en.wl, &parked_placement);
@@ -264,7 +264,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         w.usage = a.usage;
         Dequeue(en.wl);
         w.info.state = WorkloadState::kAdmitted;
-        w.info.pending = PendingReason{};
+        w.ClearPending();
         w.info.admitted_at = now;
         w.admit_seq = next_admit_seq++;
         w.info.admission_seq = w.admit_seq;
@@ -344,10 +344,10 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       temp.emplace_back(cq.node, a.usage);
       w.waiting_preemption = true;
       cq.sticky = en.wl;
-      w.info.pending = PendingReason{};
-      w.info.pending.kind = K::kWaitingForEvictions;
-      w.info.pending.cluster_queue = cq.name;
-      w.info.pending.would_preempt = std::move(names);
+      w.SetPendingKind(K::kWaitingForEvictions);
+      PendingReason& waiting = w.PendingMut();
+      waiting.cluster_queue = cq.name;
+      waiting.would_preempt = std::move(names);
       w.pending_ref = a.ref;
       w.ref_dirty = true;
       w.msg_dirty = true;
@@ -406,15 +406,16 @@ void EngineImpl::SetStrictFifoReasons() {
     if (cq.spec->queueing_strategy != QueueingStrategy::kStrictFIFO || cq.held) continue;
     WlId h = Head(c);
     if (h == kNoWl) continue;
-    const PendingReason::Kind hk = wls[h].info.pending.kind;
+    const PendingReason::Kind hk = wls[h].pending_kind;
     if (hk == K::kNotYetTried || hk == K::kNone) continue;
     for (LqId l : cq.lqs) {
       for (const QueueKey& k : lqs[l].heap) {
         if (k.id == h) continue;
-        PendingReason& r = wls[k.id].info.pending;
-        r = Reason(K::kBlockedByStrictFIFO, wls[k.id].info.key + ": behind the StrictFIFO head " +
-                                                wls[h].info.key + " of ClusterQueue " + cq.name);
-        r.cluster_queue = cq.name;
+        Wl& behind = wls[k.id];
+        behind.SetPending(Reason(K::kBlockedByStrictFIFO, behind.info.key + ": behind the StrictFIFO head " +
+                                                              wls[h].info.key + " of ClusterQueue " +
+                                                              cq.name));
+        behind.PendingMut().cluster_queue = cq.name;
       }
     }
   }

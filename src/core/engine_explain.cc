@@ -120,14 +120,12 @@ void SetInadmissibleReason(Wl& w, const Assignment& a, const std::string& cq_nam
     kind = K::kPreemptionNoCandidates;
   if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
   if (kind == K::kNoFlavor || kind == K::kInfeasible) {
-    w.info.pending = PendingReason{};
-    w.info.pending.kind = kind;
-    w.info.pending.cluster_queue = cq_name;
-    w.info.pending.message = w.info.key + " in ClusterQueue " + cq_name + ": " + a.message;
+    w.SetPendingKind(kind);
+    PendingReason& r = w.PendingMut();
+    r.cluster_queue = cq_name;
+    r.message = w.info.key + " in ClusterQueue " + cq_name + ": " + a.message;
   } else {
-    w.info.pending.kind = kind;
-    w.info.pending.message.clear();
-    w.info.pending.would_preempt.clear();
+    w.SetPendingKind(kind);  // every field comes from `pending_ref` on read
   }
   w.pending_ref = a.ref;
   w.ref_dirty = true;
@@ -154,7 +152,7 @@ void EngineImpl::Materialize(WlId id) {
   }
   // Only the kinds RunRound sets from an assignment carry a ReasonRef; any
   // other kind was written whole since.
-  const K kind = w.info.pending.kind;
+  const K kind = w.pending_kind;
   if (w.ref_dirty && kind != K::kInsufficientQuota && kind != K::kPreemptionNoCandidates &&
       kind != K::kWaitingForEvictions && kind != K::kNoFlavor) {
     w.ref_dirty = false;
@@ -162,7 +160,7 @@ void EngineImpl::Materialize(WlId id) {
   if (w.ref_dirty) {
     w.ref_dirty = false;
     const ReasonRef& ref = w.pending_ref;
-    PendingReason& r = w.info.pending;
+    PendingReason& r = w.PendingMut();
     r.cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
     r.pod_set = ref.pod_set >= 0 && static_cast<size_t>(ref.pod_set) < w.info.spec.pod_sets.size()
                     ? w.info.spec.pod_sets[ref.pod_set].name
@@ -176,9 +174,12 @@ void EngineImpl::Materialize(WlId id) {
     r.available = ref.available;
     r.missing = ref.missing;
   }
+  // A reason kept as its kind only: built now, in its ClusterQueue.
+  if (kind != K::kNone && !w.info.pending.boxed())
+    w.PendingMut().cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
   if (!w.msg_dirty) return;
   w.msg_dirty = false;
-  FillMessage(*this, w, &w.info.pending);
+  FillMessage(*this, w, &w.PendingMut());
 }
 
 const WorkloadInfo* Engine::Find(const std::string& key) const {
@@ -331,7 +332,7 @@ Result<PendingReason> Engine::Why(const std::string& key) const {
   const Wl& w = e.wls[*id];
   if (w.info.state != WorkloadState::kPending) return PendingReason{};
   e.Materialize(*id);
-  PendingReason r = w.info.pending;
+  PendingReason r = *w.info.pending;
   if ((r.kind != K::kInsufficientQuota && r.kind != K::kPreemptionNoCandidates && r.kind != K::kNoFlavor &&
        r.kind != K::kInfeasible) ||
       !w.cq.valid())

@@ -33,35 +33,33 @@ void EngineImpl::Resolve(WlId id) {
   w.info.cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
   w.info.max_runtime = MaxRuntime(w, w.cq);
   if (!w.info.spec.active) {
-    w.info.pending = Reason(K::kInactive, "workload is deactivated (spec.active=false)");
+    w.SetPending(Reason(K::kInactive, "workload is deactivated (spec.active=false)"));
   } else if (!w.lq.valid()) {
-    w.info.pending = Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue +
-                                                       " does not exist in namespace " + w.info.spec.ns);
+    w.SetPending(Reason(K::kLocalQueueMissing, "LocalQueue " + w.info.spec.queue +
+                                                   " does not exist in namespace " + w.info.spec.ns));
   } else if (!w.cq.valid()) {
-    w.info.pending =
-        Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue + " of LocalQueue " +
-                                            w.info.spec.queue + " does not exist");
+    w.SetPending(Reason(K::kClusterQueueMissing, "ClusterQueue " + lqs[w.lq].spec->cluster_queue +
+                                                     " of LocalQueue " + w.info.spec.queue +
+                                                     " does not exist"));
   } else if (!cqs[w.cq].spec->namespace_selector ||
              !cqs[w.cq].spec->namespace_selector->Matches(nss[w.ns].labels)) {
-    w.info.pending =
-        Reason(K::kNamespaceNotAllowed, "namespace " + w.info.spec.ns +
-                                            " is not selected by the namespaceSelector of ClusterQueue " +
-                                            cqs[w.cq].name);
+    w.SetPending(Reason(K::kNamespaceNotAllowed,
+                        "namespace " + w.info.spec.ns +
+                            " is not selected by the namespaceSelector of ClusterQueue " + cqs[w.cq].name));
   } else if (lqs[w.lq].spec->stop_policy != StopPolicy::kNone) {
-    w.info.pending = Reason(K::kStopped, "LocalQueue " + w.info.spec.queue + " is stopped (stopPolicy)");
+    w.SetPending(Reason(K::kStopped, "LocalQueue " + w.info.spec.queue + " is stopped (stopPolicy)"));
   } else {
     if (cqs[w.cq].held) {
-      w.info.pending = Reason(K::kStopped, "ClusterQueue " + cqs[w.cq].name + " is stopped (stopPolicy)");
-    } else if (w.info.pending.kind == K::kNone || w.info.pending.kind == K::kLocalQueueMissing ||
-               w.info.pending.kind == K::kClusterQueueMissing ||
-               w.info.pending.kind == K::kNamespaceNotAllowed || w.info.pending.kind == K::kStopped ||
-               w.info.pending.kind == K::kInactive) {
-      w.info.pending = PendingReason{};
-      w.info.pending.kind = K::kNotYetTried;  // message built on read
+      w.SetPending(Reason(K::kStopped, "ClusterQueue " + cqs[w.cq].name + " is stopped (stopPolicy)"));
+    } else if (const K k = w.pending_kind; k == K::kNone || k == K::kLocalQueueMissing ||
+                                           k == K::kClusterQueueMissing || k == K::kNamespaceNotAllowed ||
+                                           k == K::kStopped || k == K::kInactive) {
+      w.SetPendingKind(K::kNotYetTried);  // message built on read
       w.msg_dirty = true;
       w.requeued = false;
     }
-    w.info.pending.cluster_queue = cqs[w.cq].name;
+    // (A reason kept as its kind gets the name when it is built.)
+    if (w.info.pending.boxed()) w.info.pending.mut().cluster_queue = cqs[w.cq].name;
     Enqueue(id);
     return;
   }

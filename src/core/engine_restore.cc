@@ -208,7 +208,7 @@ Status Engine::Restore(const std::string& key, const std::string& cluster_queue,
     });
   }
   w.info.state = WorkloadState::kAdmitted;
-  w.info.pending = PendingReason{};
+  w.ClearPending();
   w.info.admitted_at = admitted_at;
   if (admission_seq > 0) {
     w.admit_seq = admission_seq;

@@ -125,6 +125,10 @@ struct Wl {
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
   bool waiting_preemption = false;
   bool msg_dirty = false;  // pending.message is built on read (Materialize)
+  // The pending reason's kind. `info.pending` is boxed and may be absent
+  // (or stale) until Materialize builds it for a reader; the engine decides
+  // on this field, and writes the reason only through the helpers below.
+  PendingReason::Kind pending_kind = PendingReason::Kind::kNone;
   bool ref_dirty = false;  // pending's names and amounts come from `pending_ref` on read
   ReasonRef pending_ref;
   uint64_t admit_seq = 0;
@@ -151,6 +155,25 @@ struct Wl {
   uint64_t node_fit_gen = 0;
   std::vector<int8_t> node_fit;
   std::vector<std::string> node_why;
+
+  // The pending reason, written whole.
+  void SetPending(PendingReason r) {
+    pending_kind = r.kind;
+    info.pending = std::move(r);
+  }
+  // Only the kind: every field is built on read (Materialize).
+  void SetPendingKind(PendingReason::Kind k) {
+    pending_kind = k;
+    info.pending.reset();
+  }
+  // Not pending: no reason.
+  void ClearPending() { SetPendingKind(PendingReason::Kind::kNone); }
+  // The reason, to add fields to: built (with its kind) when absent.
+  PendingReason& PendingMut() {
+    PendingReason& r = info.pending.mut();
+    r.kind = pending_kind;
+    return r;
+  }
 };
 
 }  // namespace artel::core

@@ -825,17 +825,17 @@ void Controller::PendingStatusesLocked(core::Engine& engine, int64_t now) {
     if (!w.in_engine || w.admit_inflight) continue;
     const core::WorkloadInfo* info = engine.Find(key);
     if (info == nullptr || info->state != core::WorkloadState::kPending) continue;
-    if (info->pending.kind == core::PendingReason::Kind::kNone ||
-        info->pending.kind == core::PendingReason::Kind::kNotYetTried)
+    if (info->pending->kind == core::PendingReason::Kind::kNone ||
+        info->pending->kind == core::PendingReason::Kind::kNotYetTried)
       continue;
-    if (info->pending.message == w.pending_msg) continue;
-    if (!w.pending_msg.empty() && w.pending_kind == static_cast<int>(info->pending.kind) &&
+    if (info->pending->message == w.pending_msg) continue;
+    if (!w.pending_msg.empty() && w.pending_kind == static_cast<int>(info->pending->kind) &&
         now - w.pending_at < options_.pending_rewrite_interval_ms)
       continue;
     auto why = engine.Why(key);
     if (!why.ok()) continue;
-    w.pending_msg = info->pending.message;
-    w.pending_kind = static_cast<int>(info->pending.kind);
+    w.pending_msg = info->pending->message;
+    w.pending_kind = static_cast<int>(info->pending->kind);
     w.pending_at = now;
     Write wr;
     wr.type = Write::Type::kPending;

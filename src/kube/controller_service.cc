@@ -96,7 +96,7 @@ Json Controller::WorkloadJsonLocked(const std::string& key, const Wl& w, const s
       st["admittedAt"] = info->admitted_at;
     }
     if (info->state == core::WorkloadState::kPending) {
-      st["pending"] = {{"reason", core::PendingReasonKindName(info->pending.kind)},
+      st["pending"] = {{"reason", core::PendingReasonKindName(info->pending->kind)},
                        {"message", red.PendingMessage(info->pending)}};
     }
     if (info->last_eviction) {

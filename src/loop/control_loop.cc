@@ -424,8 +424,8 @@ void ControlLoop::MetricsLocked(server::PromWriter* out) const {
   for (const core::WorkloadInfo* w : engine_.Workloads()) {
     if (w->cluster_queue.empty()) continue;
     if (w->state == core::WorkloadState::kPending) {
-      bool act = w->pending.kind == core::PendingReason::Kind::kNotYetTried ||
-                 w->pending.kind == core::PendingReason::Kind::kWaitingForEvictions;
+      bool act = w->pending->kind == core::PendingReason::Kind::kNotYetTried ||
+                 w->pending->kind == core::PendingReason::Kind::kWaitingForEvictions;
       (act ? pending[w->cluster_queue].first : pending[w->cluster_queue].second)++;
     } else if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting) {
       ++active[w->cluster_queue];

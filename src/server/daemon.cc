@@ -2035,7 +2035,7 @@ Json Daemon::WorkloadJsonLocked(const std::string& key, const Wl& w, const Redac
       st["admission"] = AdmissionJson(*info, w.admitted_ms);
     }
     if (info->state == core::WorkloadState::kPending) {
-      st["pending"] = {{"reason", core::PendingReasonKindName(info->pending.kind)},
+      st["pending"] = {{"reason", core::PendingReasonKindName(info->pending->kind)},
                        {"message", red.PendingMessage(info->pending)}};
     }
     // The daemon's own holds (HoldAdmissionLocked) are not evictions to show.

@@ -55,7 +55,7 @@ class Redactor {
   // The visible keys of `keys`, in order.
   std::vector<std::string> VisibleOnly(const std::vector<std::string>& keys) const;
 
-  // A pending reason's message (status.pending.message, why), with its
+  // A pending reason's message (status.pending->message, why), with its
   // victims (`p.would_preempt`) described as above, then scrubbed.
   std::string PendingMessage(const core::PendingReason& p) const;
   // An eviction's message ("preempted by ns/name (ClusterQueue cq) to ..."),

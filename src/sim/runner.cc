@@ -502,10 +502,10 @@ class Runner {
           Fail(what, "want " + want + ", but the workload is " + core::WorkloadStateName(info->state));
           continue;
         }
-        std::string got = core::PendingReasonKindName(info->pending.kind);
+        std::string got = core::PendingReasonKindName(info->pending->kind);
         if (got != want) {
           std::string detail = "want " + want + ", got " + got;
-          if (!info->pending.message.empty()) detail += " (" + info->pending.message + ")";
+          if (!info->pending->message.empty()) detail += " (" + info->pending->message + ")";
           Fail(what, detail);
         }
       }

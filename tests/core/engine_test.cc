@@ -72,7 +72,7 @@ TEST(EngineTest, BorrowsIdleQuotaThenOwnerReclaims) {
     EXPECT_EQ(ev.reason, EvictionReason::kInCohortReclamation);
     EXPECT_EQ(ev.preemptor, "team-b/b-0");
   }
-  EXPECT_EQ(e.Find("team-b/b-0")->pending.kind, PendingReason::Kind::kWaitingForEvictions);
+  EXPECT_EQ(e.Find("team-b/b-0")->pending->kind, PendingReason::Kind::kWaitingForEvictions);
   for (const auto& ev : r.evictions) ASSERT_TRUE(e.CompleteEviction(ev.victim, 11).ok());
   Settle(e, 11);
   EXPECT_EQ(e.Find("team-b/b-0")->state, WorkloadState::kAdmitted);
@@ -88,13 +88,13 @@ TEST(EngineTest, AboveQuotaStaysPendingWithReason) {
   const WorkloadInfo* w = e.Find("team-a/big");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->state, WorkloadState::kPending);
-  EXPECT_EQ(w->pending.kind, PendingReason::Kind::kInsufficientQuota);
-  EXPECT_EQ(w->pending.resource, "nvidia.com/gpu");
-  EXPECT_EQ(w->pending.flavor, "a100");
-  EXPECT_EQ(w->pending.requested, 5 * kGpu);
-  EXPECT_EQ(w->pending.available, 4 * kGpu);
-  EXPECT_EQ(w->pending.missing, kGpu);
-  EXPECT_FALSE(w->pending.message.empty());
+  EXPECT_EQ(w->pending->kind, PendingReason::Kind::kInsufficientQuota);
+  EXPECT_EQ(w->pending->resource, "nvidia.com/gpu");
+  EXPECT_EQ(w->pending->flavor, "a100");
+  EXPECT_EQ(w->pending->requested, 5 * kGpu);
+  EXPECT_EQ(w->pending->available, 4 * kGpu);
+  EXPECT_EQ(w->pending->missing, kGpu);
+  EXPECT_FALSE(w->pending->message.empty());
 }
 
 TEST(EngineTest, PriorityPreemptsWithinQueue) {
@@ -234,7 +234,7 @@ TEST(EngineHandleTest, IdsMatchKeysInResultsAndCalls) {
     EXPECT_EQ(e.Get(ev.victim_id)->key, ev.victim);
     EXPECT_TRUE(e.CompleteEviction(ev.victim_id, 2).ok());
     EXPECT_EQ(e.Get(ev.victim_id)->state, WorkloadState::kPending);
-    EXPECT_EQ(e.Get(ev.victim_id)->pending.message, "requeued after eviction");
+    EXPECT_EQ(e.Get(ev.victim_id)->pending->message, "requeued after eviction");
     // Completing twice is a precondition failure, not a crash.
     EXPECT_EQ(e.CompleteEviction(ev.victim_id, 2).code(), StatusCode::kFailedPrecondition);
   }
@@ -265,8 +265,8 @@ TEST(EngineForgetTest, FreesTheKeyAndReusesTheSlot) {
   EXPECT_EQ(x2, x);
   EXPECT_EQ(e.Get(x2)->key, "team-a/x");
   EXPECT_EQ(e.Get(x2)->state, WorkloadState::kPending);
-  EXPECT_EQ(e.Get(x2)->pending.kind, PendingReason::Kind::kNotYetTried);
-  EXPECT_EQ(e.Get(x2)->pending.message, "waiting for the next scheduling cycle");
+  EXPECT_EQ(e.Get(x2)->pending->kind, PendingReason::Kind::kNotYetTried);
+  EXPECT_EQ(e.Get(x2)->pending->message, "waiting for the next scheduling cycle");
   // Workloads() stays in submission order although x2 sits in an older slot.
   std::vector<std::string> keys;
   for (const WorkloadInfo* w : e.Workloads()) keys.push_back(w->key);
@@ -313,7 +313,7 @@ TEST(EngineParkTest, OnlyAReleaseInItsTreeRequeuesAParkedWorkload) {
   WorkloadId a1 = MustSubmit(e, Job("team-a", "a-1", 1), 1);
   CycleResult r = e.Schedule(1);
   EXPECT_EQ(r.decisions, 1);  // a-1 tried, parked
-  EXPECT_EQ(e.Get(a1)->pending.kind, PendingReason::Kind::kPreemptionNoCandidates);
+  EXPECT_EQ(e.Get(a1)->pending->kind, PendingReason::Kind::kPreemptionNoCandidates);
   r = e.Schedule(2);
   EXPECT_EQ(r.decisions, 0);  // nothing changed: a-1 is not retried
   ASSERT_TRUE(e.Finish(b0, 3).ok());
@@ -395,8 +395,8 @@ TEST(EngineParkTest, DeepQueueThatCannotFitIsParkedInBulk) {
     ASSERT_NE(w, nullptr);
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(w->state, WorkloadState::kPending) << key;
-    EXPECT_EQ(w->pending.kind, v->pending.kind) << key;
-    EXPECT_EQ(w->pending.message, v->pending.message) << key;
+    EXPECT_EQ(w->pending->kind, v->pending->kind) << key;
+    EXPECT_EQ(w->pending->message, v->pending->message) << key;
   }
 }
 
@@ -437,8 +437,8 @@ TEST(EngineParkTest, HeadsThatCannotFitAreSkippedInTheOnlyActiveQueue) {
     ASSERT_NE(v, nullptr);
     // The kind is the same; the amounts are read from the state now (a-small
     // took the last free GPU since), not from the cycle that would have tried it.
-    EXPECT_EQ(w->pending.kind, v->pending.kind) << key;
-    EXPECT_EQ(w->pending.resource, v->pending.resource) << key;
+    EXPECT_EQ(w->pending->kind, v->pending->kind) << key;
+    EXPECT_EQ(w->pending->resource, v->pending->resource) << key;
   }
 }
 
@@ -450,10 +450,10 @@ TEST(EngineReasonTest, NoFlavorKeepsTheDetail) {
   WorkloadId id = MustSubmit(e, Job("team-a", "a-0", 1), 0);
   Settle(e, 0);
   const WorkloadInfo* w = e.Get(id);
-  EXPECT_EQ(w->pending.kind, PendingReason::Kind::kNoFlavor);
-  EXPECT_EQ(w->pending.pod_set, "main");
-  EXPECT_NE(w->pending.message.find("untolerated taint dedicated=ml:NoSchedule"), std::string::npos)
-      << w->pending.message;
+  EXPECT_EQ(w->pending->kind, PendingReason::Kind::kNoFlavor);
+  EXPECT_EQ(w->pending->pod_set, "main");
+  EXPECT_NE(w->pending->message.find("untolerated taint dedicated=ml:NoSchedule"), std::string::npos)
+      << w->pending->message;
 }
 
 // Reasons name quota-tree nodes; a new configuration rebuilds the tree, and
@@ -494,10 +494,10 @@ TEST(EngineReasonTest, ReasonSurvivesReconfiguration) {
   std::swap(c.cluster_queues[0], c.cluster_queues[1]);
   ASSERT_TRUE(e.Configure(c).ok());
   const WorkloadInfo* w = e.Get(id);
-  EXPECT_EQ(w->pending.kind, PendingReason::Kind::kInsufficientQuota);
-  EXPECT_EQ(w->pending.level, "shared");
-  EXPECT_EQ(w->pending.flavor, "a100");
-  EXPECT_EQ(w->pending.requested, 5 * kGpu);
+  EXPECT_EQ(w->pending->kind, PendingReason::Kind::kInsufficientQuota);
+  EXPECT_EQ(w->pending->level, "shared");
+  EXPECT_EQ(w->pending->flavor, "a100");
+  EXPECT_EQ(w->pending->requested, 5 * kGpu);
 }
 
 }  // namespace
@@ -553,7 +553,7 @@ TEST(EngineRestoreTest, PlacementIsRestoredAsIsOrRefused) {
   ASSERT_TRUE(after.Submit(Job("team-b", "pair", 2), 1).ok());
   Settle(after, 1);
   EXPECT_EQ(after.Find("team-b/big")->state, WorkloadState::kPending);
-  EXPECT_EQ(after.Find("team-b/big")->pending.kind, PendingReason::Kind::kUnschedulable);
+  EXPECT_EQ(after.Find("team-b/big")->pending->kind, PendingReason::Kind::kUnschedulable);
   ASSERT_EQ(after.Find("team-b/pair")->state, WorkloadState::kAdmitted);
   EXPECT_EQ(after.Find("team-b/pair")->placements.at(0).visible_devices.find(devices), std::string::npos);
 
@@ -686,7 +686,7 @@ TEST(EngineFlavorNodesTest, FlavorWithoutNodesIsSkippedAndNodeChangesRetry) {
   EXPECT_EQ(e.Get(small)->admission[0].flavors.at("nvidia.com/gpu"), "a100-80g");
   // 12 GPUs: no a100-80g node holds them, and no node has a100-40g's labels.
   ASSERT_EQ(e.Get(wide)->state, WorkloadState::kPending);
-  EXPECT_EQ(e.Get(wide)->pending.kind, PendingReason::Kind::kInfeasible) << e.Get(wide)->pending.message;
+  EXPECT_EQ(e.Get(wide)->pending->kind, PendingReason::Kind::kInfeasible) << e.Get(wide)->pending->message;
   // 6 GPUs: short of a100-80g quota; a100-40g is listed as excluded by `why`.
   ASSERT_EQ(e.Get(more)->state, WorkloadState::kPending);
   auto why = e.Why("team-nlp/more");
@@ -705,9 +705,9 @@ TEST(EngineFlavorNodesTest, FlavorWithoutNodesIsSkippedAndNodeChangesRetry) {
   ASSERT_TRUE(
       e.SetNodes({host("h80", "NVIDIA-A100-SXM4-80GB", 8), host("h40", "NVIDIA-A100-SXM4-40GB", 24)}).ok());
   Settle(e, 1);
-  ASSERT_EQ(e.Get(wide)->state, WorkloadState::kAdmitted) << e.Get(wide)->pending.message;
+  ASSERT_EQ(e.Get(wide)->state, WorkloadState::kAdmitted) << e.Get(wide)->pending->message;
   EXPECT_EQ(e.Get(wide)->admission[0].flavors.at("nvidia.com/gpu"), "a100-40g");
-  ASSERT_EQ(e.Get(more)->state, WorkloadState::kAdmitted) << e.Get(more)->pending.message;
+  ASSERT_EQ(e.Get(more)->state, WorkloadState::kAdmitted) << e.Get(more)->pending->message;
   EXPECT_EQ(e.Get(more)->admission[0].flavors.at("nvidia.com/gpu"), "a100-40g");
 }
 

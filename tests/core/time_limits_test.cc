@@ -204,7 +204,7 @@ TEST(ReservationTest, BackfillWindowBoundsHowFarAheadAStartMayBe) {
   // Its start (60m) lies beyond the window: no reservation, and the engine
   // retries when it comes within it.
   EXPECT_TRUE(e.Reservations().empty());
-  EXPECT_THAT(e.Find("ns/gang")->pending.message,
+  EXPECT_THAT(e.Find("ns/gang")->pending->message,
               ::testing::HasSubstr("not reserved: its quota is expected to be free only in 59m (at t=1h)"));
   EXPECT_EQ(e.NextTimedEvent(), std::optional<Time>(20 * kMin));
   // `short` ends at 20m by its maximum runtime; then the start is 40m away.

@@ -176,11 +176,11 @@ TEST(KubeEngineNodes, TopologyFlavorsPlacedNodesFollowedIncrementally) {
   // The TAS gang needs 3 x 4 GPUs in one block: block a has 8.
   ASSERT_TRUE(e.Submit(Gang("big", "tas", 3, 4), 0).ok());
   core::CycleResult r = e.Schedule(1);
-  EXPECT_EQ(r.admitted, std::vector<std::string>{"ns/plain"}) << e.Find("ns/plain")->pending.message;
+  EXPECT_EQ(r.admitted, std::vector<std::string>{"ns/plain"}) << e.Find("ns/plain")->pending->message;
   EXPECT_TRUE(e.Find("ns/plain")->placements.empty());
   EXPECT_EQ(e.Find("ns/big")->state, core::WorkloadState::kPending);
-  EXPECT_NE(e.Find("ns/big")->pending.message.find("block"), std::string::npos)
-      << e.Find("ns/big")->pending.message;
+  EXPECT_NE(e.Find("ns/big")->pending->message.find("block"), std::string::npos)
+      << e.Find("ns/big")->pending->message;
   // A third node in block a: admitted there.
   ASSERT_TRUE(e.AddNode(GpuNode("a3", "a", 4)).ok());
   r = e.Schedule(2);

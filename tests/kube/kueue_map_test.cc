@@ -423,7 +423,7 @@ TEST(BuildConfigTest, LocalQueueNamingAMissingClusterQueue) {
   w.pod_sets.push_back(core::PodSetSpec{});
   ASSERT_TRUE(engine.Submit(w, 0).ok());
   engine.Schedule(1);
-  EXPECT_EQ(engine.Find("team-a/w")->pending.kind, core::PendingReason::Kind::kClusterQueueMissing);
+  EXPECT_EQ(engine.Find("team-a/w")->pending->kind, core::PendingReason::Kind::kClusterQueueMissing);
 }
 
 TEST(BuildConfigTest, InvalidLocalQueueIsLeftOut) {

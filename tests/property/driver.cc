@@ -204,7 +204,7 @@ ReclaimProbe RunReclaimProbe(uint64_t seed, size_t qi) {
   out.admitted = w != nullptr && w->state == WorkloadState::kAdmitted;
   if (!out.admitted && out.settled) {
     std::ostringstream os;
-    os << "probe in " << q.name << " not admitted: " << (w ? w->pending.message : "missing")
+    os << "probe in " << q.name << " not admitted: " << (w ? w->pending->message : "missing")
        << "\nprobe requests:";
     for (const auto& [r, a] : ps.requests) os << " " << r << "=" << a << "m";
     os << "\nusage before the probe:\n";

@@ -91,7 +91,7 @@ RC_GTEST_PROP(TimeLimitsProperty, ProtectedWorkloadIsNeverEvictedForFairness, ()
     if (!settled) RC_DISCARD("did not settle");
     for (const core::WorkloadInfo* w : e.Workloads()) {
       if (w->state == core::WorkloadState::kPending &&
-          w->pending.message.find("protected by a minimum runtime") != std::string::npos)
+          w->pending->message.find("protected by a minimum runtime") != std::string::npos)
         ++protected_waits;
     }
     if (!failure.empty()) RC_FAIL(failure + "seed=" + std::to_string(seed) + "\n" + Describe(s));
