@@ -128,18 +128,7 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
   std::string key;
   key.reserve(spec.ns.size() + 1 + spec.name.size());
   key.append(spec.ns).append(1, '/').append(spec.name);
-  // One hash for the duplicate check and the insertion; a failure below
-  // takes the reservation back.
-  auto [slot, inserted] = e.wl_index.try_emplace(key, kNoWl);
-  if (!inserted) return AlreadyExists("workload " + key + " already exists");
-  struct Unreserve {
-    EngineImpl& e;
-    decltype(e.wl_index)::iterator it;  // not decltype(slot): clang 14 refuses a local binding here
-    bool armed = true;
-    ~Unreserve() {
-      if (armed) e.wl_index.erase(it);
-    }
-  } unreserve{e, slot};
+  if (e.wl_index.Find(key, e.KeyOf()) != kNoWl) return AlreadyExists("workload " + key + " already exists");
   if (spec.pod_sets.empty())
     return InvalidArgument("workload " + key + " has no pod sets").WithField("podSets");
   if (spec.max_runtime && *spec.max_runtime < 0)
@@ -216,17 +205,16 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     e.wls.push_back(std::move(w));
   }
   e.wls[id].info.id = id;
-  slot->second = id;
-  unreserve.armed = false;
+  e.wl_index.Insert(e.wls[id].info.key, id);
   e.pending_count++;
   e.Resolve(id);
   return id;
 }
 
 Result<WlId> Lookup(const EngineImpl& e, const std::string& key) {
-  auto it = e.wl_index.find(key);
-  if (it == e.wl_index.end()) return NotFound("workload " + key + " not found");
-  return it->second;
+  const WlId id = e.wl_index.Find(key, e.KeyOf());
+  if (id == kNoWl) return NotFound("workload " + key + " not found");
+  return id;
 }
 
 bool Live(const EngineImpl& e, WlId id) { return id < e.wls.size() && !e.wls[id].forgotten; }
@@ -265,8 +253,7 @@ Status Engine::Forget(WorkloadId id) {
   if (w.info.state != WorkloadState::kFinished)
     return FailedPrecondition("workload " + w.info.key + " is " + WorkloadStateName(w.info.state) +
                               ", not finished");
-  auto it = e.wl_index.find(w.info.key);
-  if (it != e.wl_index.end() && it->second == id) e.wl_index.erase(it);
+  e.wl_index.Erase(w.info.key, e.KeyOf(), id);
   // A handle must not linger where a later workload could inherit it.
   if (w.listed) {
     auto drop = [id](std::vector<WlId>* v) { v->erase(std::remove(v->begin(), v->end(), id), v->end()); };
@@ -299,7 +286,7 @@ Status Engine::Cancel(const std::string& key, Time now) {
     e.pending_count--;
   }
   w.info.state = WorkloadState::kFinished;
-  e.wl_index.erase(key);
+  e.wl_index.Erase(key, e.KeyOf());
   return Status::Ok();
 }
 

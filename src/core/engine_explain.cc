@@ -183,16 +183,16 @@ void EngineImpl::Materialize(WlId id) {
 }
 
 const WorkloadInfo* Engine::Find(const std::string& key) const {
-  auto it = impl_->wl_index.find(key);
-  if (it == impl_->wl_index.end()) return nullptr;
-  impl_->Materialize(it->second);
-  return &impl_->wls[it->second].info;
+  const WlId id = impl_->wl_index.Find(key, impl_->KeyOf());
+  if (id == kNoWl) return nullptr;
+  impl_->Materialize(id);
+  return &impl_->wls[id].info;
 }
 
 const placement::Placement* Engine::Placement(const std::string& key) const {
-  auto it = impl_->wl_index.find(key);
-  if (it == impl_->wl_index.end()) return nullptr;
-  const Wl& w = impl_->wls[it->second];
+  const WlId id = impl_->wl_index.Find(key, impl_->KeyOf());
+  if (id == kNoWl) return nullptr;
+  const Wl& w = impl_->wls[id];
   return w.has_placement ? w.placement.get() : nullptr;
 }
 
@@ -206,9 +206,9 @@ std::vector<const WorkloadInfo*> Engine::Workloads() const {
   std::vector<const WorkloadInfo*> out;
   for (const Wl& w : impl_->wls) {
     if (w.forgotten) continue;
-    auto it = impl_->wl_index.find(w.info.key);
-    if (it != impl_->wl_index.end() && &impl_->wls[it->second] == &w) {
-      impl_->Materialize(it->second);
+    const WlId id = impl_->wl_index.Find(w.info.key, impl_->KeyOf());
+    if (id != kNoWl && &impl_->wls[id] == &w) {
+      impl_->Materialize(id);
       out.push_back(&w.info);
     }
   }

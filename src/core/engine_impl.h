@@ -31,6 +31,7 @@
 #include "core/engine.h"
 #include "core/id.h"
 #include "core/interner.h"
+#include "core/key_index.h"
 #include "core/placement/placement.h"
 #include "core/queue_state.h"
 #include "core/quota_tree.h"
@@ -74,7 +75,11 @@ class EngineImpl {
   std::unordered_map<std::string, int32_t> priority_classes;
 
   StableVector<Wl> wls;
-  std::unordered_map<std::string, WlId> wl_index;
+  KeyIndex wl_index;  // key -> id of the live workload under it
+  // The key of workload `id`, for wl_index.
+  auto KeyOf() const {
+    return [this](WlId id) -> const std::string& { return wls[id].info.key; };
+  }
   std::vector<WlId> free_ids;  // forgotten slots, reused by Submit
   bool reused_slots = false;   // a slot was reused: slot order is no longer submission order
   size_t queued_count = 0;     // workloads in any LocalQueue heap

@@ -142,13 +142,15 @@ bool NodesExclude(EngineImpl& e, WlId id, size_t i, FlavorId f, std::string* why
   if (!e.cluster || !e.opts.placement_matches_labels || !e.FlavorPlaced(f)) return false;
   Wl& w = e.wls[id];
   const size_t nf = e.flavors.size();
-  if (w.node_fit_gen != e.nodes_gen || w.node_fit.size() != w.pod_sets.size() * nf) {
-    w.node_fit_gen = e.nodes_gen;
-    w.node_fit.assign(w.pod_sets.size() * nf, -1);
-    w.node_why.clear();
+  if (!w.node_fit) w.node_fit = std::make_unique<NodeFit>();
+  NodeFit& nfit = *w.node_fit;
+  if (nfit.gen != e.nodes_gen || nfit.fit.size() != w.pod_sets.size() * nf) {
+    nfit.gen = e.nodes_gen;
+    nfit.fit.assign(w.pod_sets.size() * nf, -1);
+    nfit.why.clear();
   }
   const size_t slot = i * nf + static_cast<size_t>(f.value());
-  if (w.node_fit[slot] < 0) {
+  if (nfit.fit[slot] < 0) {
     std::string bad;
     bool fits = true;
     if (e.flavor_nodes.contains(f) && e.flavor_nodes[f].empty()) {
@@ -173,14 +175,14 @@ bool NodesExclude(EngineImpl& e, WlId id, size_t i, FlavorId f, std::string* why
               " (of the " + std::to_string(e.flavor_nodes[f].size()) + " node(s) with the flavor's labels)";
       }
     }
-    w.node_fit[slot] = fits ? 1 : 0;
+    nfit.fit[slot] = fits ? 1 : 0;
     if (!fits) {
-      if (w.node_why.size() != w.node_fit.size()) w.node_why.resize(w.node_fit.size());
-      w.node_why[slot] = std::move(bad);
+      if (nfit.why.size() != nfit.fit.size()) nfit.why.resize(nfit.fit.size());
+      nfit.why[slot] = std::move(bad);
     }
   }
-  if (w.node_fit[slot] == 1) return false;
-  *why = w.node_why[slot];
+  if (nfit.fit[slot] == 1) return false;
+  *why = nfit.why[slot];
   return true;
 }
 

@@ -93,6 +93,16 @@ struct ReasonRef {
   bool set() const { return resource.valid(); }
 };
 
+// Static node feasibility per (pod set, flavor id), index pod_set *
+// flavors.size() + flavor: 1 = some node of the flavor can hold one pod, 0 =
+// none (`why` says why), -1 = not known yet. Valid while gen ==
+// EngineImpl::nodes_gen.
+struct NodeFit {
+  uint64_t gen = 0;
+  std::vector<int8_t> fit;
+  std::vector<std::string> why;
+};
+
 struct Wl {
   WorkloadInfo info;
   std::vector<PodSetReq> pod_sets;
@@ -109,6 +119,9 @@ struct Wl {
   // park_epoch == EngineImpl::root_epoch[park_root]. Releasing quota in the
   // tree bumps the epoch, which unparks every such workload at once.
   bool soft_parked = false;
+  bool reason_stale = false;  // parked by BulkPark's head skip without an examination
+  bool forgotten = false;     // slot free for reuse (Engine::Forget)
+  bool requeued = false;      // NotYetTried after an eviction (message wording)
   NodeId park_root;
   uint64_t park_epoch = 0;
   std::set<QueueKey>::iterator heap_it;  // valid while in_heap
@@ -119,21 +132,19 @@ struct Wl {
   // While in a heap: (resource id, the least it can be admitted with), per
   // resource it requests in its ClusterQueue (CqRt::min_req).
   std::vector<std::pair<ResourceId, Amount>> min_req;
-  bool reason_stale = false;  // parked by BulkPark's head skip without an examination
-  bool forgotten = false;     // slot free for reuse (Engine::Forget)
-  bool requeued = false;      // NotYetTried after an eviction (message wording)
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
-  bool waiting_preemption = false;
-  bool msg_dirty = false;  // pending.message is built on read (Materialize)
+  ReasonRef pending_ref;
+  uint64_t admit_seq = 0;
   // The pending reason's kind. `info.pending` is boxed and may be absent
   // (or stale) until Materialize builds it for a reader; the engine decides
   // on this field, and writes the reason only through the helpers below.
   PendingReason::Kind pending_kind = PendingReason::Kind::kNone;
-  bool ref_dirty = false;  // pending's names and amounts come from `pending_ref` on read
-  ReasonRef pending_ref;
-  uint64_t admit_seq = 0;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
   bool has_placement = false;
+  bool waiting_preemption = false;
+  bool msg_dirty = false;   // pending.message is built on read (Materialize)
+  bool ref_dirty = false;   // pending's names and amounts come from `pending_ref` on read
+  bool delay_held = false;  // protected_until is its own preemption delay
   std::unique_ptr<placement::Placement>
       placement;  // with has_placement; committed in EngineImpl::cluster under info.key
   Time run_started = 0;
@@ -144,17 +155,12 @@ struct Wl {
   // minimum runtime (or was itself held by its preemption delay): the
   // earliest time that changes; -1 when nothing was skipped.
   Time protected_until = -1;
-  bool delay_held = false;  // protected_until is its own preemption delay
   // The start its reservation would have had when that lay beyond its
   // ClusterQueue's backfill window (so it has none); -1 otherwise.
   Time beyond_window = -1;
-  // Static node feasibility per (pod set, flavor id), index pod_set *
-  // flavors.size() + flavor: 1 = some node of the flavor can hold one pod,
-  // 0 = none (`node_why` says why), -1 = not known yet. Valid while
-  // node_fit_gen == EngineImpl::nodes_gen (flavor_assigner.cc NodesExclude).
-  uint64_t node_fit_gen = 0;
-  std::vector<int8_t> node_fit;
-  std::vector<std::string> node_why;
+  // Static node feasibility (flavor_assigner.cc NodesExclude); null until
+  // the first check, which only engines with nodes make.
+  std::unique_ptr<NodeFit> node_fit;
 
   // The pending reason, written whole.
   void SetPending(PendingReason r) {

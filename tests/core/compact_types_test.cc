@@ -8,9 +8,12 @@
 #include <map>
 #include <random>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "core/boxed.h"
 #include "core/flat_map.h"
+#include "core/key_index.h"
 #include "core/model.h"
 
 namespace artel::core {
@@ -135,6 +138,55 @@ TEST(BoxedTest, TheModelsOptionalPartsAreBoxed) {
   EXPECT_FALSE(w.pod_sets[0].topology.boxed());
   EXPECT_FALSE(w.pod_sets[0].gpu_share.boxed());
   EXPECT_LE(sizeof(WorkloadSpec), 360u);
+}
+
+TEST(KeyIndexTest, AnswersAsAnUnorderedMapUnderRandomEdits) {
+  // Keys live outside the index, as in the engine; ids are reused.
+  std::vector<std::string> keys;
+  std::unordered_map<std::string, WorkloadId> ref;
+  KeyIndex idx;
+  auto key_of = [&keys](WorkloadId id) -> const std::string& { return keys[id]; };
+  std::mt19937 rng(11);
+  for (int step = 0; step < 20000; ++step) {
+    const std::string k = "ns-" + std::to_string(rng() % 7) + "/w" + std::to_string(rng() % 300);
+    const WorkloadId found = idx.Find(k, key_of);
+    auto it = ref.find(k);
+    ASSERT_EQ(found, it == ref.end() ? kNoWorkload : it->second) << "step " << step << " key " << k;
+    if (rng() % 3 != 0) {
+      if (it == ref.end()) {
+        const auto id = static_cast<WorkloadId>(keys.size());
+        keys.push_back(k);
+        idx.Insert(keys.back(), id);
+        ref[k] = id;
+      }
+    } else if (it != ref.end()) {
+      // Erasing with another id leaves the entry.
+      EXPECT_FALSE(idx.Erase(k, key_of, it->second + 1));
+      EXPECT_TRUE(idx.Erase(k, key_of, it->second));
+      ref.erase(it);
+    } else {
+      EXPECT_FALSE(idx.Erase(k, key_of));
+    }
+    ASSERT_EQ(idx.size(), ref.size());
+    ASSERT_LE(idx.size() * 2, idx.capacity() == 0 ? 0 : idx.capacity());
+  }
+  for (const auto& [k, id] : ref) EXPECT_EQ(idx.Find(k, key_of), id) << k;
+}
+
+TEST(KeyIndexTest, ProbeRunsSurviveDeletionsThatWrapAround) {
+  // Few slots, many collisions: deletions in the middle of runs that wrap
+  // past the end of the table must keep every other key reachable.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 7; ++i) keys.push_back("k" + std::to_string(i));
+  auto key_of = [&keys](WorkloadId id) -> const std::string& { return keys[id]; };
+  for (int drop = 0; drop < 7; ++drop) {
+    KeyIndex idx;
+    for (WorkloadId i = 0; i < 7; ++i) idx.Insert(keys[i], i);
+    ASSERT_TRUE(idx.Erase(keys[drop], key_of));
+    for (WorkloadId i = 0; i < 7; ++i) {
+      EXPECT_EQ(idx.Find(keys[i], key_of), static_cast<int>(i) == drop ? kNoWorkload : i) << drop << " " << i;
+    }
+  }
 }
 
 }  // namespace
