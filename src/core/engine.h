@@ -414,8 +414,16 @@ class Engine {
   // it fit. Costs O(admitted workloads in the tree); meant for `why`.
   // Returns NotFound for an unknown key; kind None for a non-pending one.
   Result<PendingReason> Why(const std::string& key) const;
-  std::vector<const WorkloadInfo*> Workloads() const;  // in submission order
-  std::vector<QuotaUsage> Usage() const;               // every node x flavor x resource
+  // Every live workload, in submission order. Without `with_reasons` the
+  // pending reasons are not built (Get and Find build them): `pending` may
+  // then be absent or out of date, so read the kind with PendingKind. For
+  // scans that count or look at states, this spares building a message for
+  // every pending workload and keeps their reasons off the heap.
+  std::vector<const WorkloadInfo*> Workloads(bool with_reasons = true) const;
+  // The kind of a workload's pending reason (kNone when it is not pending or
+  // unknown), without building the reason.
+  PendingReason::Kind PendingKind(WorkloadId id) const;
+  std::vector<QuotaUsage> Usage() const;  // every node x flavor x resource
   // Dominant resource share (x1000, as Kueue reports it: the exact share
   // rounded up) of a ClusterQueue or cohort; -1 for infinity (weight 0 while
   // borrowing). Decisions compare the exact shares.

@@ -132,7 +132,7 @@ void SetInadmissibleReason(Wl& w, const Assignment& a, const std::string& cq_nam
   w.msg_dirty = true;
 }
 
-void EngineImpl::Materialize(WlId id) {
+void EngineImpl::RefreshStaleReason(WlId id) {
   Wl& w = wls[id];
   if (ReasonStale(id)) {
     // Parked in bulk without an examination (BulkPark): the reason a cycle
@@ -150,9 +150,19 @@ void EngineImpl::Materialize(WlId id) {
     protect_delay = saved_delay;
     if (a.mode != Mode::kFit && targets.empty()) SetInadmissibleReason(w, a, cq.name);
   }
+}
+
+void EngineImpl::Materialize(WlId id) {
+  RefreshStaleReason(id);
+  Wl& w = wls[id];
   // Only the kinds RunRound sets from an assignment carry a ReasonRef; any
   // other kind was written whole since.
   const K kind = w.pending_kind;
+  if (kind == K::kNone) {  // not pending: no reason
+    w.ref_dirty = w.msg_dirty = false;
+    w.info.pending.reset();
+    return;
+  }
   if (w.ref_dirty && kind != K::kInsufficientQuota && kind != K::kPreemptionNoCandidates &&
       kind != K::kWaitingForEvictions && kind != K::kNoFlavor) {
     w.ref_dirty = false;
@@ -175,8 +185,7 @@ void EngineImpl::Materialize(WlId id) {
     r.missing = ref.missing;
   }
   // A reason kept as its kind only: built now, in its ClusterQueue.
-  if (kind != K::kNone && !w.info.pending.boxed())
-    w.PendingMut().cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
+  if (!w.info.pending.boxed()) w.PendingMut().cluster_queue = w.cq.valid() ? cqs[w.cq].name : "";
   if (!w.msg_dirty) return;
   w.msg_dirty = false;
   FillMessage(*this, w, &w.PendingMut());
@@ -202,13 +211,20 @@ const WorkloadInfo* Engine::Get(WorkloadId id) const {
   return &impl_->wls[id].info;
 }
 
-std::vector<const WorkloadInfo*> Engine::Workloads() const {
+PendingReason::Kind Engine::PendingKind(WorkloadId id) const {
+  if (!Live(*impl_, id)) return PendingReason::Kind::kNone;
+  if (impl_->wls[id].info.state != WorkloadState::kPending) return PendingReason::Kind::kNone;
+  impl_->RefreshStaleReason(id);  // parked in bulk: the kind a cycle would have given it
+  return impl_->wls[id].pending_kind;
+}
+
+std::vector<const WorkloadInfo*> Engine::Workloads(bool with_reasons) const {
   std::vector<const WorkloadInfo*> out;
   for (const Wl& w : impl_->wls) {
     if (w.forgotten) continue;
     const WlId id = impl_->wl_index.Find(w.info.key, impl_->KeyOf());
     if (id != kNoWl && &impl_->wls[id] == &w) {
-      impl_->Materialize(id);
+      if (with_reasons) impl_->Materialize(id);
       out.push_back(&w.info);
     }
   }

@@ -215,6 +215,9 @@ class EngineImpl {
   bool RunRound(Time now, CycleResult* result, bool fresh_snapshot);
   void RebuildUsage();
   void Materialize(WlId id);
+  // A workload parked in bulk without an examination (ReasonStale) gets the
+  // reason a cycle would give it now: its kind and ReasonRef, not its text.
+  void RefreshStaleReason(WlId id);
   Status RebuildCluster();
   // Fills flavor_nodes / flavor_nodes_why from the cluster (RebuildCluster).
   void BindFlavorsToNodes();

@@ -199,7 +199,7 @@ bool NodeWatcher::Poll(int64_t now) {
 
 void NodeWatcher::EvictOnLocked(core::Engine& engine, const std::string& node, const std::string& why,
                                 int64_t now) {
-  for (const core::WorkloadInfo* w : engine.Workloads()) {
+  for (const core::WorkloadInfo* w : engine.Workloads(/*with_reasons=*/false)) {
     if (w->state != core::WorkloadState::kAdmitted) continue;
     bool on = std::any_of(w->placements.begin(), w->placements.end(),
                           [&](const core::PodPlacementInfo& p) { return p.node == node; });

@@ -311,7 +311,7 @@ Json UsageEntry(const core::QuotaUsage& u) {
 Json ControlLoop::ClusterQueuesJson() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::pair<int, int>> counts;  // pending, admitted
-  for (const core::WorkloadInfo* w : engine_.Workloads()) {
+  for (const core::WorkloadInfo* w : engine_.Workloads(/*with_reasons=*/false)) {
     if (w->cluster_queue.empty()) continue;
     if (w->state == core::WorkloadState::kPending) ++counts[w->cluster_queue].first;
     if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting) {
@@ -355,7 +355,7 @@ Json ControlLoop::ClusterQueuesJson() const {
 Json ControlLoop::LocalQueuesJson(const std::optional<std::set<std::string>>& namespaces) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::pair<int, int>> counts;
-  for (const core::WorkloadInfo* w : engine_.Workloads()) {
+  for (const core::WorkloadInfo* w : engine_.Workloads(/*with_reasons=*/false)) {
     std::string k = w->spec.ns + "/" + w->spec.queue;
     if (w->state == core::WorkloadState::kPending) ++counts[k].first;
     if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting)
@@ -421,11 +421,12 @@ void ControlLoop::MetricsLocked(server::PromWriter* out) const {
 
   std::map<std::string, std::pair<int, int>> pending;  // active, inadmissible
   std::map<std::string, int> active;
-  for (const core::WorkloadInfo* w : engine_.Workloads()) {
+  for (const core::WorkloadInfo* w : engine_.Workloads(/*with_reasons=*/false)) {
     if (w->cluster_queue.empty()) continue;
     if (w->state == core::WorkloadState::kPending) {
-      bool act = w->pending->kind == core::PendingReason::Kind::kNotYetTried ||
-                 w->pending->kind == core::PendingReason::Kind::kWaitingForEvictions;
+      const core::PendingReason::Kind kind = engine_.PendingKind(w->id);
+      bool act = kind == core::PendingReason::Kind::kNotYetTried ||
+                 kind == core::PendingReason::Kind::kWaitingForEvictions;
       (act ? pending[w->cluster_queue].first : pending[w->cluster_queue].second)++;
     } else if (w->state == core::WorkloadState::kAdmitted || w->state == core::WorkloadState::kEvicting) {
       ++active[w->cluster_queue];

@@ -187,7 +187,7 @@ class Runner {
       // Everything due at this instant finishes in submission order, then the
       // engine settles once, as if the pods had exited together.
       std::vector<std::string> due;
-      for (const core::WorkloadInfo* info : engine_.Workloads()) {
+      for (const core::WorkloadInfo* info : engine_.Workloads(/*with_reasons=*/false)) {
         auto st = started_.find(info->key);
         auto rt = runtime_.find(info->key);
         if (st != started_.end() && rt != runtime_.end() && st->second + rt->second <= now_)
@@ -229,7 +229,7 @@ class Runner {
       *changed = true;
     }
     std::vector<std::pair<std::string, std::shared_ptr<const core::Eviction>>> evicting;
-    for (const core::WorkloadInfo* info : engine_.Workloads()) {
+    for (const core::WorkloadInfo* info : engine_.Workloads(/*with_reasons=*/false)) {
       if (info->state == core::WorkloadState::kEvicting)
         evicting.emplace_back(info->key, info->last_eviction);
     }
@@ -357,7 +357,7 @@ class Runner {
 
   std::set<std::string> InState(core::WorkloadState state) const {
     std::set<std::string> out;
-    for (const core::WorkloadInfo* info : engine_.Workloads()) {
+    for (const core::WorkloadInfo* info : engine_.Workloads(/*with_reasons=*/false)) {
       if (info->state == state) out.insert(Display(info->key));
     }
     return out;

@@ -59,6 +59,33 @@ void Settle(Engine& e, Time now) {
   FAIL() << "did not settle";
 }
 
+TEST(EngineTest, APendingReasonIsBuiltOnlyWhenTheWorkloadIsRead) {
+  // Memory per pending workload (issue 17 §3): the engine keeps a pending
+  // workload's reason as its kind until someone reads the workload.
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  Result<WorkloadId> big = e.Submit(Job("team-a", "big", 8), 0);  // more than the cohort has
+  ASSERT_TRUE(big.ok());
+  Settle(e, 0);
+  EXPECT_EQ(e.PendingKind(*big), PendingReason::Kind::kInsufficientQuota);
+  std::vector<const WorkloadInfo*> unread = e.Workloads(/*with_reasons=*/false);
+  ASSERT_EQ(unread.size(), 1u);
+  EXPECT_FALSE(unread[0]->pending.boxed()) << "a scan without reasons must not build them";
+  const WorkloadInfo* read = e.Get(*big);
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->pending->kind, PendingReason::Kind::kInsufficientQuota);
+  EXPECT_EQ(read->pending->cluster_queue, "team-a");
+  EXPECT_EQ(read->pending->resource, "nvidia.com/gpu");
+  EXPECT_NE(read->pending->message.find("team-a/big"), std::string::npos) << read->pending->message;
+  // Admitted: no reason, and PendingKind says so.
+  Result<WorkloadId> small = e.Submit(Job("team-b", "small", 1), 1);
+  ASSERT_TRUE(small.ok());
+  Settle(e, 1);
+  EXPECT_EQ(e.PendingKind(*small), PendingReason::Kind::kNone);
+  EXPECT_FALSE(e.Get(*small)->pending.boxed());
+  EXPECT_EQ(e.Get(*small)->pending->kind, PendingReason::Kind::kNone);
+}
+
 TEST(EngineTest, BorrowsIdleQuotaThenOwnerReclaims) {
   Engine e;
   ASSERT_TRUE(e.Configure(TwoTeams()).ok());
