@@ -8,6 +8,7 @@
 // Thread-safety: none.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -33,6 +34,79 @@ inline bool IsSlicingHint(const std::string& name) {
 using WlId = WorkloadId;
 inline constexpr WlId kNoWl = kNoWorkload;
 
+// Up to N (resource, amount) pairs inside the object, more on the heap. A
+// workload's per-pod requests and its least admissible amounts are read for
+// every queue head a cycle looks at; kept inline, they cost no allocation
+// and no cache miss of their own for the usual two to four resources
+// (issue 17 §2 and §3).
+template <size_t N>
+class InlinePairs {
+ public:
+  using value_type = std::pair<ResourceId, Amount>;
+  InlinePairs() = default;
+  InlinePairs(InlinePairs&& o) noexcept : heap_(std::move(o.heap_)), size_(o.size_), cap_(o.cap_) {
+    std::copy(o.inline_, o.inline_ + N, inline_);
+    o.size_ = 0;
+    o.cap_ = N;
+  }
+  InlinePairs& operator=(InlinePairs&& o) noexcept {
+    if (this != &o) {
+      heap_ = std::move(o.heap_);
+      std::copy(o.inline_, o.inline_ + N, inline_);
+      size_ = o.size_;
+      cap_ = o.cap_;
+      o.size_ = 0;
+      o.cap_ = N;
+    }
+    return *this;
+  }
+  InlinePairs(const InlinePairs& o) { *this = o; }
+  InlinePairs& operator=(const InlinePairs& o) {
+    if (this != &o) {
+      clear();
+      reserve(o.size_);
+      std::copy(o.begin(), o.end(), data());
+      size_ = o.size_;
+    }
+    return *this;
+  }
+  ~InlinePairs() = default;
+
+  value_type* begin() { return data(); }
+  value_type* end() { return data() + size_; }
+  const value_type* begin() const { return data(); }
+  const value_type* end() const { return data() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() {
+    size_ = 0;
+    heap_.reset();
+    cap_ = N;
+  }
+  void reserve(size_t n) {
+    if (n > cap_) Grow(n);
+  }
+  void emplace_back(ResourceId r, Amount a) {
+    if (size_ == cap_) Grow(static_cast<size_t>(cap_) * 2);
+    data()[size_++] = value_type(r, a);
+  }
+
+ private:
+  value_type* data() { return heap_ ? heap_.get() : inline_; }
+  const value_type* data() const { return heap_ ? heap_.get() : inline_; }
+  void Grow(size_t n) {
+    auto p = std::make_unique<value_type[]>(n);
+    std::copy(begin(), end(), p.get());
+    heap_ = std::move(p);
+    cap_ = static_cast<uint32_t>(n);
+  }
+
+  value_type inline_[N];
+  std::unique_ptr<value_type[]> heap_;
+  uint32_t size_ = 0;
+  uint32_t cap_ = N;
+};
+
 struct PodSetReq {
   int32_t count = 1;
   int32_t min_count = 1;
@@ -40,8 +114,8 @@ struct PodSetReq {
   // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
   // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
   Amount implicit_gpu = 0;
-  std::vector<ResourceId> hint_res;                    // slicing-hint resources it requests (> 0)
-  std::vector<std::pair<ResourceId, Amount>> per_pod;  // (resource, amount), sorted
+  std::vector<ResourceId> hint_res;  // slicing-hint resources it requests (> 0)
+  InlinePairs<3> per_pod;            // (resource, amount), sorted
   // The spec's pod set asks for a topology (!PodSetSpec::topology.empty()):
   // kept here so that a flavor assignment reads the spec only when it must.
   bool has_topology = false;
@@ -131,7 +205,7 @@ struct Wl {
   uint64_t reason_stamp = 0;
   // While in a heap: (resource id, the least it can be admitted with), per
   // resource it requests in its ClusterQueue (CqRt::min_req).
-  std::vector<std::pair<ResourceId, Amount>> min_req;
+  InlinePairs<3> min_req;
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
   ReasonRef pending_ref;
   uint64_t admit_seq = 0;
