@@ -78,7 +78,7 @@ void EngineImpl::Enqueue(WlId id) {
   Wl& w = wls[id];
   if (w.in_heap || !w.lq.valid()) return;
   LqRt& lq = lqs[w.lq];
-  QueueKey key{.neg_priority = -w.info.priority, .id = id, .queued_at = w.info.queued_at, .uid = w.info.uid};
+  QueueKey key{-w.info.priority, id, w.info.queued_at, w.info.uid};
   key.enq_seq = ++enqueue_counter;
   w.enq_seq = key.enq_seq;
   auto it = lq.heap.insert(key).first;
