@@ -119,13 +119,11 @@ void SetInadmissibleReason(Wl& w, const Assignment& a, const std::string& cq_nam
   if (a.mode == Mode::kNoCandidates || a.mode == Mode::kPreempt || a.mode == Mode::kReclaim)
     kind = K::kPreemptionNoCandidates;
   if (kind == K::kNone || kind == K::kNotYetTried) kind = K::kInsufficientQuota;
+  w.SetPendingKind(kind);  // otherwise every field comes from `pending_ref` on read
   if (kind == K::kNoFlavor || kind == K::kInfeasible) {
-    w.SetPendingKind(kind);
     PendingReason& r = w.PendingMut();
     r.cluster_queue = cq_name;
     r.message = w.info.key + " in ClusterQueue " + cq_name + ": " + a.message;
-  } else {
-    w.SetPendingKind(kind);  // every field comes from `pending_ref` on read
   }
   w.pending_ref = a.ref;
   w.ref_dirty = true;
