@@ -512,6 +512,44 @@ class Simulator {
     unmet_since_[t] = -1;
   }
 
+  // ClusterReport::sizes, from the outcomes of the submitted jobs.
+  void SizeClasses() {
+    struct Class {
+      const char* label;
+      Amount lo, hi;  // milli-GPUs, inclusive; hi -1 = none
+    };
+    static constexpr Class kClasses[] = {{"under 1", 0, core::kMilli - 1},
+                                         {"1", core::kMilli, core::kMilli},
+                                         {"over 1, under 8", core::kMilli + 1, 8 * core::kMilli - 1},
+                                         {"8 to 31", 8 * core::kMilli, 32 * core::kMilli - 1},
+                                         {"32 or more", 32 * core::kMilli, -1}};
+    constexpr size_t kN = sizeof(kClasses) / sizeof(kClasses[0]);
+    std::vector<std::vector<double>> waits(kN);
+    std::vector<int64_t> jobs(kN, 0);
+    for (size_t j = 0; j < hot_.size(); ++j) {
+      if (tenant_of_[j] < 0) continue;  // not submitted: its tenant has no queue
+      const Amount g = hot_[j].gpus;
+      size_t k = 0;
+      while (k + 1 < kN && g > kClasses[k].hi) ++k;
+      ++jobs[k];
+      const JobOutcome& o = result_.outcomes[j];
+      if (o.first_admit >= 0)
+        waits[k].push_back(static_cast<double>(o.first_admit - hot_[j].submit) / 1000.0);
+    }
+    result_.cluster.sizes.clear();
+    for (size_t k = 0; k < kN; ++k) {
+      if (jobs[k] == 0) continue;
+      SizeClassReport sc;
+      sc.label = kClasses[k].label;
+      sc.min_gpus = kClasses[k].lo;
+      sc.max_gpus = kClasses[k].hi;
+      sc.jobs = jobs[k];
+      sc.admitted = static_cast<int64_t>(waits[k].size());
+      sc.wait = ComputePercentiles(&waits[k]);
+      result_.cluster.sizes.push_back(std::move(sc));
+    }
+  }
+
   Result<ReplayResult> Finalize() {
     ClusterReport& c = result_.cluster;
     c.capacity = capacity_;
@@ -536,6 +574,7 @@ class Simulator {
       c.preemptions += tr.preemptions;
       c.gpu_hours_lost += tr.gpu_hours_lost;
     }
+    SizeClasses();
     c.utilization = cluster_cap_ms_ > 0 ? cluster_used_ms_ / cluster_cap_ms_ : 0;
     c.bound = cluster_cap_ms_ > 0 ? cluster_bound_ms_ / cluster_cap_ms_ : 0;
     c.jain = active_ms_ > 0 ? jain_ms_ / active_ms_ : 1.0;

@@ -130,6 +130,18 @@ struct Series {
   std::vector<double> bound;                 // min(capacity, demand) GPUs
 };
 
+// The waits of the jobs of one size class (GPUs a job asks for in total), so
+// that large and small jobs can be compared, e.g. with reservations off and
+// on (docs/semantics.md §11).
+struct SizeClassReport {
+  std::string label;           // "1", "2-7", "8-31", "32 or more", "under 1"
+  core::Amount min_gpus = 0;   // milli-GPUs, inclusive
+  core::Amount max_gpus = -1;  // milli-GPUs, inclusive; -1 = no upper bound
+  int64_t jobs = 0;            // submitted (jobs of unbound tenants are not)
+  int64_t admitted = 0;        // admitted at least once
+  Percentiles wait;            // first admission - submission, admitted jobs
+};
+
 struct ClusterReport {
   core::Amount capacity = 0;  // milli-GPUs
   int64_t jobs = 0;
@@ -147,6 +159,9 @@ struct ClusterReport {
   // admission), ms; -1 when nothing was preempted. With a minimum runtime
   // (docs/semantics.md §11) it is at least that long.
   core::Time youngest_preempted_run = -1;
+  // Waits by job size: under 1 GPU, 1, more than 1 and under 8, 8 to under
+  // 32, 32 or more; only classes with jobs, smallest first.
+  std::vector<SizeClassReport> sizes;
   // Speed (only with a wall clock).
   double wall_seconds = 0;
   double schedule_seconds = 0;

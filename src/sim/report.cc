@@ -77,6 +77,16 @@ json RunJson(const SimRun& run, bool with_series) {
        c.youngest_preempted_run < 0 ? json(nullptr)
                                     : json(Round(static_cast<double>(c.youngest_preempted_run) / 1000.0))},
   };
+  json sizes = json::array();
+  for (const SizeClassReport& sc : c.sizes) {
+    sizes.push_back({{"label", sc.label},
+                     {"minGpus", Gpus(sc.min_gpus)},
+                     {"maxGpus", sc.max_gpus < 0 ? json(nullptr) : json(Gpus(sc.max_gpus))},
+                     {"jobs", sc.jobs},
+                     {"admitted", sc.admitted},
+                     {"waitSeconds", PercentilesJson(sc.wait)}});
+  }
+  cluster["waitBySize"] = sizes;
   json perf = {{"wallSeconds", Round(c.wall_seconds, 1e4)},
                {"scheduleSeconds", Round(c.schedule_seconds, 1e4)},
                {"eventsPerSecond", std::round(c.events_per_second)},
@@ -180,6 +190,21 @@ std::string ClusterTable(const ClusterReport& c) {
       Gpus(c.capacity), c.jobs, HumanDuration(static_cast<double>(c.end) / 1000.0), Pct(c.utilization),
       Pct(c.bound), c.jain, c.preemptions, c.gpu_hours_lost, c.events, c.decisions, c.schedule_calls,
       c.wall_seconds, c.events_per_second, c.decisions_per_second);
+}
+
+// Waits by job size (GPUs asked for in total).
+std::string SizeTable(const ClusterReport& c) {
+  if (c.sizes.empty()) return "";
+  std::string h =
+      "<table><thead><tr><th>job size (GPUs)</th><th>jobs</th><th>admitted</th><th>wait p50</th>"
+      "<th>p95</th><th>p99</th><th>mean</th><th>max</th></tr></thead><tbody>";
+  for (const SizeClassReport& sc : c.sizes) {
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        HtmlEscape(sc.label), sc.jobs, sc.admitted, HumanDuration(sc.wait.p50), HumanDuration(sc.wait.p95),
+        HumanDuration(sc.wait.p99), HumanDuration(sc.wait.mean), HumanDuration(sc.wait.max));
+  }
+  return h + "</tbody></table>";
 }
 
 // The page script: draws every chart from the inlined data.
@@ -386,7 +411,8 @@ std::string ReportHtml(const SimMeta& meta, const std::vector<SimRun>& runs) {
     if (!run.config.empty()) h += "<p class=\"note\">Config: " + HtmlEscape(run.config) + "</p>\n";
     for (const std::string& w : run.result.warnings)
       h += "<p class=\"note\">Warning: " + HtmlEscape(w) + "</p>\n";
-    h += ClusterTable(run.result.cluster) + "\n" + TenantTable(run.result) + "\n";
+    h += ClusterTable(run.result.cluster) + "\n" + SizeTable(run.result.cluster) + "\n" +
+         TenantTable(run.result) + "\n";
     for (const std::string& id : ChartIds(i))
       h += "<div class=\"chart\"><div id=\"" + id + "\"></div></div>\n";
     h += "</section>\n";
@@ -458,6 +484,16 @@ Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJ
         static_cast<double>(c.end) / 1000.0, c.utilization, c.bound, c.jain, c.preemptions, c.gpu_hours_lost,
         c.wall_seconds, c.events_per_second, c.decisions_per_second);
     if (Status s = write("cluster" + suffix + ".csv", cl); !s.ok()) return s;
+    std::string sz =
+        "size_class,min_gpus,max_gpus,jobs,admitted,wait_p50_s,wait_p95_s,wait_p99_s,wait_mean_s,wait_max_"
+        "s\n";
+    for (const SizeClassReport& x : c.sizes) {
+      sz += fmt::format("{},{:g},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", CsvField(x.label),
+                        Gpus(x.min_gpus),
+                        x.max_gpus < 0 ? std::string() : fmt::format("{:g}", Gpus(x.max_gpus)), x.jobs,
+                        x.admitted, x.wait.p50, x.wait.p95, x.wait.p99, x.wait.mean, x.wait.max);
+    }
+    if (Status s = write("sizes" + suffix + ".csv", sz); !s.ok()) return s;
     std::string ts = "t_seconds,used_gpus,bound_gpus";
     for (const TenantReport& x : r.tenants) {
       ts += "," + CsvField("held:" + x.binding.tenant) + "," + CsvField("pending:" + x.binding.tenant);

@@ -314,6 +314,50 @@ TEST(ReplayTest, SingleTenantFixedArrivalsWaitsByHand) {
   EXPECT_NEAR(integral / 3600.0, 250.0 / 60.0, 1e-6);
 }
 
+// Waits by job size: the jobs of the test above plus a 4-GPU job of another
+// tenant's queue that arrives at 0 and waits for its own 4-GPU queue to be
+// free of its first job (1 hour), and a half-GPU job that starts at once.
+TEST(ReplayTest, WaitsBySizeClass) {
+  core::Config config = Cluster({{"solo", 2}, {"big", 4}});
+  std::vector<TraceJob> jobs;
+  for (int k = 0; k < 10; ++k) jobs.push_back(Job("solo", 10 * k * kMin, 25 * kMin, 1));
+  jobs.push_back(Job("big", 0, 60 * kMin, 4));
+  jobs.push_back(Job("big", 0, 60 * kMin, 4));
+  TraceJob half = Job("big", 200 * kMin, 10 * kMin, 0);
+  half.gpus = core::kMilli / 2;
+  jobs.push_back(half);
+  jobs.push_back(Job("nobody", 0, kMin, 1));  // its tenant has no queue: not counted
+  Result<ReplayResult> r = Replay(
+      config, {{"solo", "solo", "default", 2000}, {"big", "big", "default", 4000}}, jobs, 6000, Instant());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::vector<SizeClassReport>& sizes = r->cluster.sizes;
+  ASSERT_EQ(sizes.size(), 3u);
+  EXPECT_EQ(sizes[0].label, "under 1");
+  EXPECT_EQ(sizes[0].jobs, 1);
+  EXPECT_DOUBLE_EQ(sizes[0].wait.max, 0);
+  EXPECT_EQ(sizes[1].label, "1");
+  EXPECT_EQ(sizes[1].min_gpus, core::kMilli);
+  EXPECT_EQ(sizes[1].jobs, 10);
+  EXPECT_EQ(sizes[1].admitted, 10);
+  EXPECT_DOUBLE_EQ(sizes[1].wait.p50, 600.0);  // as in SingleTenantFixedArrivalsWaitsByHand
+  EXPECT_DOUBLE_EQ(sizes[1].wait.p95, 1200.0);
+  EXPECT_EQ(sizes[2].label, "over 1, under 8");
+  EXPECT_EQ(sizes[2].max_gpus, 8 * core::kMilli - 1);
+  EXPECT_EQ(sizes[2].jobs, 2);
+  EXPECT_DOUBLE_EQ(sizes[2].wait.p50, 0);
+  EXPECT_DOUBLE_EQ(sizes[2].wait.max, 3600.0);
+  // In the report: JSON, HTML and sizes.csv.
+  SimMeta meta;
+  std::vector<SimRun> runs = {{"one", "", *r}};
+  nlohmann::json j = nlohmann::json::parse(ReportJson(meta, runs));
+  const nlohmann::json& w = j["runs"][0]["cluster"]["waitBySize"];
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[2]["label"], "over 1, under 8");
+  EXPECT_EQ(w[2]["waitSeconds"]["max"], 3600.0);
+  EXPECT_TRUE(w[2]["maxGpus"].is_number());
+  EXPECT_NE(ReportHtml(meta, runs).find("<th>job size (GPUs)</th>"), std::string::npos);
+}
+
 // Time limits in the replay (docs/semantics.md §11): the engine's own
 // instants wake the simulator. A 1-hour job in a queue whose default maximum
 // runtime is 20 minutes is stopped then (and ends there); the job queued

@@ -510,9 +510,13 @@ TEST(ReplayReportTest, CsvReportsQuoteTextFields) {
   std::vector<SimRun> runs = {{"one", "", *r}, {"two", "", *r}};
   std::vector<std::string> written;
   ASSERT_TRUE(WriteCsvReports(runs, jobs, dir, &written).ok());
-  EXPECT_EQ(written,
-            (std::vector<std::string>{"tenants-1.csv", "cluster-1.csv", "timeseries-1.csv", "jobs-1.csv",
-                                      "tenants-2.csv", "cluster-2.csv", "timeseries-2.csv", "jobs-2.csv"}));
+  EXPECT_EQ(written, (std::vector<std::string>{
+                         "tenants-1.csv", "cluster-1.csv", "sizes-1.csv", "timeseries-1.csv", "jobs-1.csv",
+                         "tenants-2.csv", "cluster-2.csv", "sizes-2.csv", "timeseries-2.csv", "jobs-2.csv"}));
+  std::string sizes = ReadFile(dir + "/sizes-1.csv");
+  EXPECT_EQ(
+      sizes.substr(0, sizes.find('\n')),
+      "size_class,min_gpus,max_gpus,jobs,admitted,wait_p50_s,wait_p95_s,wait_p99_s,wait_mean_s,wait_max_s");
   std::string js = ReadFile(dir + "/jobs-1.csv");
   EXPECT_NE(js.find("\n\"job \"\"1\"\", first\",\"team, a\",0,"), std::string::npos) << js;
   std::string ts = ReadFile(dir + "/timeseries-2.csv");
