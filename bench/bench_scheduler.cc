@@ -608,6 +608,58 @@ void BM_BaselineReplay(benchmark::State& state) {
 }
 
 // ---------------------------------------------------------------------------
+// StrictFIFO, deep: one StrictFIFO ClusterQueue (10 cpu, no cohort) whose head
+// asks for 20 cpu, with 100,000 workloads of 1 cpu queued behind it. Timed:
+// one Schedule call, which decides nothing new. Before issue 17 §2's change
+// each call wrote a BlockedByStrictFIFO reason (a message) for every workload
+// behind the head; now those are written when a workload is read.
+
+const int kStrictQueued = Shrink(100000, 100);
+
+void BM_StrictFifoDeep(benchmark::State& state) {
+  core::Config c;
+  c.flavors.push_back({"flavor-0"});
+  c.namespaces.push_back({"ns"});
+  core::ClusterQueueSpec q;
+  q.name = "strict";
+  q.namespace_selector = core::LabelSelector{};
+  q.queueing_strategy = core::QueueingStrategy::kStrictFIFO;
+  core::ResourceGroupSpec g;
+  g.covered_resources = {"cpu"};
+  core::FlavorQuotasSpec f;
+  f.flavor = "flavor-0";
+  f.resources.push_back({"cpu", 10 * core::kMilli, std::nullopt, std::nullopt});
+  g.flavors.push_back(f);
+  q.resource_groups.push_back(g);
+  c.cluster_queues.push_back(q);
+  c.local_queues.push_back({"ns", "lq", "strict"});
+  Engine e;
+  Check(e.Configure(c), "configure");
+  for (int i = 0; i <= kStrictQueued; ++i) {
+    WorkloadSpec w;
+    w.ns = "ns";
+    w.name = "w-" + std::to_string(i);
+    w.queue = "lq";
+    core::PodSetSpec ps;
+    ps.requests["cpu"] = (i == 0 ? 20 : 1) * core::kMilli;
+    w.pod_sets.push_back(std::move(ps));
+    Check(e.Submit(w, i), "submit");
+  }
+  Time now = kStrictQueued + 1;
+  e.Schedule(now++);
+  Samples samples;
+  for (auto _ : state) {
+    CycleResult r;
+    Timed t = Measure([&] { r = e.Schedule(now++); });
+    state.SetIterationTime(t.wall);
+    samples.Add(t);
+    if (!r.admitted.empty()) std::abort();
+  }
+  state.counters["queued"] = static_cast<double>(e.PendingCount());
+  samples.Report(state);
+}
+
+// ---------------------------------------------------------------------------
 // Registration. Iteration counts are fixed so `make bench` stays short.
 
 void Register() {
@@ -635,6 +687,10 @@ void Register() {
   // Five fresh engines: one run lasts about 60 ms, too short to read alone.
   benchmark::RegisterBenchmark("preemption-heavy", BM_Preemption)
       ->Iterations(Shrink(5, 1))
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("strict-fifo-deep/schedule", BM_StrictFifoDeep)
+      ->Iterations(Shrink(20, 1))
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("xl/full_schedule", BM_FullCycle, &kXl, true, true)

@@ -135,7 +135,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
   // Pending reasons refer to quota-tree nodes by id: name them before the
   // tree is rebuilt.
   for (WlId id = 0; id < wls.size(); ++id) {
-    if (wls[id].ref_dirty || ReasonStale(id)) Materialize(id);
+    if (wls[id].ref_dirty || ReasonStale(id) || StrictBehind(id)) Materialize(id);
   }
   // Take pending workloads out of the old structures.
   for (auto& q : lqs) q.heap.clear();

@@ -401,6 +401,10 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
 }
 
 void EngineImpl::SetStrictFifoReasons() {
+  // O(queues): the entries behind each head get their reason when read
+  // (StrictBehind), not here, so that a call costs nothing per queued
+  // workload. A queue held, without a head or whose head was not tried
+  // keeps its last record, as its entries kept their last reason before.
   for (CqId c : cqs.ids()) {
     CqRt& cq = cqs[c];
     if (cq.spec->queueing_strategy != QueueingStrategy::kStrictFIFO || cq.held) continue;
@@ -408,17 +412,20 @@ void EngineImpl::SetStrictFifoReasons() {
     if (h == kNoWl) continue;
     const PendingReason::Kind hk = wls[h].pending_kind;
     if (hk == K::kNotYetTried || hk == K::kNone) continue;
-    for (LqId l : cq.lqs) {
-      for (const QueueKey& k : lqs[l].heap) {
-        if (k.id == h) continue;
-        Wl& behind = wls[k.id];
-        behind.SetPending(Reason(K::kBlockedByStrictFIFO, behind.info.key + ": behind the StrictFIFO head " +
-                                                              wls[h].info.key + " of ClusterQueue " +
-                                                              cq.name));
-        behind.PendingMut().cluster_queue = cq.name;
-      }
-    }
+    cq.strict_head = h;
+    if (cq.strict_head_key != wls[h].info.key) cq.strict_head_key = wls[h].info.key;
+    cq.strict_bound = enqueue_counter;
   }
+}
+
+bool EngineImpl::StrictBehind(WlId id) const {
+  const Wl& w = wls[id];
+  if (!w.in_heap || !w.lq.valid() || w.info.state != WorkloadState::kPending) return false;
+  const CqId c = lqs[w.lq].cq;
+  if (!c.valid()) return false;
+  const CqRt& cq = cqs[c];
+  return cq.strict_head != kNoWl && id != cq.strict_head && w.enq_seq <= cq.strict_bound &&
+         cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO;
 }
 
 }  // namespace artel::core

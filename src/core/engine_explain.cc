@@ -64,10 +64,21 @@ std::string BeyondWindowText(const EngineImpl& e, const Wl& w) {
          "; it reserves from t=" + FormatSpan(w.beyond_window - window);
 }
 
+// The message of a workload behind its StrictFIFO queue's head (the head
+// of the last Schedule call, EngineImpl::SetStrictFifoReasons).
+std::string StrictFifoMessage(const EngineImpl& e, const Wl& w) {
+  const CqRt& cq = e.cqs[e.lqs[w.lq].cq];
+  return w.info.key + ": behind the StrictFIFO head " + cq.strict_head_key + " of ClusterQueue " + cq.name;
+}
+
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r) {
   if (!r->message.empty()) return;
   if (r->kind == K::kNotYetTried) {
     r->message = w.requeued ? "requeued after eviction" : "waiting for the next scheduling cycle";
+    return;
+  }
+  if (r->kind == K::kBlockedByStrictFIFO && w.lq.valid() && e.lqs[w.lq].cq.valid()) {
+    r->message = StrictFifoMessage(e, w);
     return;
   }
   std::string m = w.info.key + " in ClusterQueue " + r->cluster_queue + ": ";
@@ -132,6 +143,17 @@ void SetInadmissibleReason(Wl& w, const Assignment& a, const std::string& cq_nam
 
 void EngineImpl::RefreshStaleReason(WlId id) {
   Wl& w = wls[id];
+  if (StrictBehind(id)) {
+    // Behind the StrictFIFO head of the last call; the message (FillMessage)
+    // names that head. A reason already built for it stays as it is, so
+    // that references into it from an earlier read stay valid.
+    if (w.pending_kind == K::kBlockedByStrictFIFO && w.info.pending.boxed() && !w.msg_dirty &&
+        w.info.pending->message == StrictFifoMessage(*this, w))
+      return;
+    w.SetPendingKind(K::kBlockedByStrictFIFO);
+    w.msg_dirty = true;
+    return;
+  }
   if (ReasonStale(id)) {
     // Parked in bulk without an examination (BulkPark): the reason a cycle
     // would have given it, from the state now.

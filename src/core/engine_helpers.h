@@ -31,6 +31,8 @@ std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& 
 std::string BeyondWindowText(const EngineImpl& e, const Wl& w);
 // Fills r->message from its kind and fields, unless it already has one.
 void FillMessage(const EngineImpl& e, const Wl& w, PendingReason* r);
+// The message of a workload behind its StrictFIFO queue's head.
+std::string StrictFifoMessage(const EngineImpl& e, const Wl& w);
 // The pending reason of a workload the cycle found inadmissible with
 // assignment `a` in ClusterQueue `cq_name`: only the kind is set (names and
 // the message are built on read), except for no-flavor and infeasible

@@ -218,6 +218,9 @@ class EngineImpl {
   // A workload parked in bulk without an examination (ReasonStale) gets the
   // reason a cycle would give it now: its kind and ReasonRef, not its text.
   void RefreshStaleReason(WlId id);
+  // Behind its StrictFIFO queue's head as of the last Schedule call (its
+  // reason, BlockedByStrictFIFO, is written when read).
+  bool StrictBehind(WlId id) const;
   Status RebuildCluster();
   // Fills flavor_nodes / flavor_nodes_why from the cluster (RebuildCluster).
   void BindFlavorsToNodes();

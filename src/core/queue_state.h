@@ -69,6 +69,13 @@ struct AmountBag {
 
 struct CqRt {
   std::string name;
+  // StrictFIFO (EngineImpl::SetStrictFifoReasons): the head at the end of
+  // the last Schedule call that named one. The queued entries of then
+  // (enq_seq <= strict_bound) other than it read as BlockedByStrictFIFO
+  // behind it; the reason is written when read (EngineImpl::StrictBehind).
+  WlId strict_head = kNoWl;
+  std::string strict_head_key;
+  uint64_t strict_bound = 0;
   NodeId node;  // QuotaTree node
   const ClusterQueueSpec* spec = nullptr;
   std::vector<GroupRt> groups;

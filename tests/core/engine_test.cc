@@ -86,6 +86,56 @@ TEST(EngineTest, APendingReasonIsBuiltOnlyWhenTheWorkloadIsRead) {
   EXPECT_EQ(e.Get(*small)->pending->kind, PendingReason::Kind::kNone);
 }
 
+TEST(EngineTest, StrictFifoReasonsAreWrittenWhenRead) {
+  // A Schedule call costs nothing per workload queued behind a StrictFIFO
+  // head (issue 17 §2): those read as BlockedByStrictFIFO behind the head
+  // of the last call, a reason built when the workload is read.
+  Config c = TwoTeams();
+  c.cluster_queues[0].queueing_strategy = QueueingStrategy::kStrictFIFO;
+  c.cluster_queues[0].cohort.clear();  // no borrowing: the head does not fit
+  Engine e;
+  ASSERT_TRUE(e.Configure(c).ok());
+  Result<WorkloadId> big = e.Submit(Job("team-a", "big", 3, 5), 0);  // more than team-a has
+  ASSERT_TRUE(big.ok());
+  std::vector<WorkloadId> small;
+  for (int i = 0; i < 3; ++i) {
+    Result<WorkloadId> id = e.Submit(Job("team-a", "s" + std::to_string(i), 1), 1 + i);
+    ASSERT_TRUE(id.ok());
+    small.push_back(*id);
+  }
+  Settle(e, 10);
+  EXPECT_EQ(e.AdmittedCount(), 0u);  // StrictFIFO: nothing passes the head
+  for (const WorkloadInfo* w : e.Workloads(/*with_reasons=*/false)) {
+    if (w->id != *big) {
+      EXPECT_FALSE(w->pending.boxed()) << w->key << ": no reason built by the call";
+    }
+  }
+  EXPECT_EQ(e.PendingKind(*big), PendingReason::Kind::kInsufficientQuota);
+  EXPECT_EQ(e.PendingKind(small[1]), PendingReason::Kind::kBlockedByStrictFIFO);
+  const WorkloadInfo* s0 = e.Get(small[0]);
+  ASSERT_NE(s0, nullptr);
+  EXPECT_EQ(s0->pending->kind, PendingReason::Kind::kBlockedByStrictFIFO);
+  EXPECT_EQ(s0->pending->cluster_queue, "team-a");
+  EXPECT_EQ(s0->pending->message, "team-a/s0: behind the StrictFIFO head team-a/big of ClusterQueue team-a");
+  // A second read keeps the reason it built (a reference into it stays valid).
+  const std::string* message = &s0->pending->message;
+  EXPECT_EQ(&e.Get(small[0])->pending->message, message);
+  // Submitted after the call: not tried yet, whatever is ahead of it.
+  Result<WorkloadId> late = e.Submit(Job("team-a", "late", 1), 11);
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(e.PendingKind(*late), PendingReason::Kind::kNotYetTried);
+  // The head leaves: after the next call, the first small one is admitted
+  // and the others read as behind the new head.
+  ASSERT_TRUE(e.Cancel("team-a/big", 12).ok());
+  Settle(e, 12);
+  EXPECT_EQ(e.Get(small[0])->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Get(small[1])->state, WorkloadState::kAdmitted);
+  // team-a's 2 GPUs are taken: s2 is the head now, late behind it.
+  EXPECT_EQ(e.PendingKind(small[2]), PendingReason::Kind::kPreemptionNoCandidates);
+  EXPECT_EQ(e.Get(*late)->pending->message,
+            "team-a/late: behind the StrictFIFO head team-a/s2 of ClusterQueue team-a");
+}
+
 TEST(EngineTest, BorrowsIdleQuotaThenOwnerReclaims) {
   Engine e;
   ASSERT_TRUE(e.Configure(TwoTeams()).ok());
