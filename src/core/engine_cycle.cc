@@ -413,7 +413,7 @@ void EngineImpl::SetStrictFifoReasons() {
     const PendingReason::Kind hk = wls[h].pending_kind;
     if (hk == K::kNotYetTried || hk == K::kNone) continue;
     cq.strict_head = h;
-    if (cq.strict_head_key != wls[h].info.key) cq.strict_head_key = wls[h].info.key;
+    cq.strict_head_key = wls[h].info.key;
     cq.strict_bound = enqueue_counter;
   }
 }

@@ -134,7 +134,7 @@ struct Series {
 // that large and small jobs can be compared, e.g. with reservations off and
 // on (docs/semantics.md §11).
 struct SizeClassReport {
-  std::string label;           // "1", "2-7", "8-31", "32 or more", "under 1"
+  std::string label;           // "under 1", "1", "over 1, under 8", "8 to 31", "32 or more"
   core::Amount min_gpus = 0;   // milli-GPUs, inclusive
   core::Amount max_gpus = -1;  // milli-GPUs, inclusive; -1 = no upper bound
   int64_t jobs = 0;            // submitted (jobs of unbound tenants are not)

@@ -485,8 +485,8 @@ Status WriteCsvReports(const std::vector<SimRun>& runs, const std::vector<TraceJ
         c.wall_seconds, c.events_per_second, c.decisions_per_second);
     if (Status s = write("cluster" + suffix + ".csv", cl); !s.ok()) return s;
     std::string sz =
-        "size_class,min_gpus,max_gpus,jobs,admitted,wait_p50_s,wait_p95_s,wait_p99_s,wait_mean_s,wait_max_"
-        "s\n";
+        "size_class,min_gpus,max_gpus,jobs,admitted,"
+        "wait_p50_s,wait_p95_s,wait_p99_s,wait_mean_s,wait_max_s\n";
     for (const SizeClassReport& x : c.sizes) {
       sz += fmt::format("{},{:g},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", CsvField(x.label),
                         Gpus(x.min_gpus),
