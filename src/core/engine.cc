@@ -68,6 +68,31 @@ namespace {
 
 using K = PendingReason::Kind;
 
+// A hash of the fields that usually tell pod sets apart (names, counts,
+// requests, how many of everything else); equal pod sets hash equal.
+uint64_t HashPodSets(const SharedVec<PodSetSpec>& pod_sets) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  auto mix_str = [&mix](const std::string& s) { mix(std::hash<std::string>{}(s)); };
+  for (const PodSetSpec& ps : pod_sets) {
+    mix_str(ps.name);
+    mix(static_cast<uint64_t>(ps.count));
+    mix(ps.min_count ? static_cast<uint64_t>(*ps.min_count) + 1 : 0);
+    for (const auto& [res, amt] : ps.requests) {
+      mix_str(res);
+      mix(static_cast<uint64_t>(amt));
+    }
+    mix(ps.node_selector.size());
+    mix(ps.node_affinity.size());
+    mix(ps.tolerations.size());
+    mix(ps.annotations.size());
+    mix(ps.command.size());
+    mix(ps.env.size());
+    mix(ps.working_dir.size());
+  }
+  return h;
+}
+
 // The GPU quota a pod takes through slicing hints alone (see PodSetReq).
 // Charged as nvidia.com/gpu unless the queue covers the hint resource:
 //   KAI gpu-fraction F (x gpu-fraction-num-devices N): F x N, as KAI counts
@@ -77,16 +102,13 @@ using K = PendingReason::Kind;
 //   artel.dev/gpu-memory with artel.dev/gpu-compute C: C rounded up to
 //     sevenths; without gpu-compute: one GPU.
 // So a team without GPU quota gets no GPU through a slice.
-Amount ImplicitGpu(const PodSetSpec& ps, PodSetReq& r, const BasicInterner<ResourceId>& resources) {
+Amount ImplicitGpu(const PodSetSpec& ps, const PodSetReq& r, const BasicInterner<ResourceId>& resources) {
   bool hinted = ps.gpu_share->any();
   for (const auto& [res, amt] : r.per_pod) {
     if (amt == 0) continue;
     const std::string& name = resources.Name(res);
     if (name == kGpuResource) return 0;  // charged as requested
-    if (IsSlicingHint(name)) {
-      hinted = true;
-      r.hint_res.push_back(res);
-    }
+    if (IsSlicingHint(name)) hinted = true;
   }
   if (!hinted) return 0;
   Result<placement::GpuRequest> g = placement::ParseGpuRequest(ps.requests, ps.gpu_share);
@@ -146,8 +168,20 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     priority = it->second;
   }
   Wl w;
+  const uint64_t pod_sets_hash = HashPodSets(spec.pod_sets);
+  EngineImpl::RecentPodSets* recent = nullptr;
+  for (EngineImpl::RecentPodSets& r : e.recent_pod_sets) {
+    if (r.hash == pod_sets_hash && !r.spec.empty() && r.spec == spec.pod_sets) {
+      recent = &r;
+      break;
+    }
+  }
+  if (recent) {  // equal to pod sets already checked and derived
+    spec.pod_sets = recent->spec;
+    w.pod_sets = recent->reqs;
+  }
   w.pod_sets.reserve(spec.pod_sets.size());
-  for (size_t i = 0; i < spec.pod_sets.size(); ++i) {
+  for (size_t i = 0; !recent && i < spec.pod_sets.size(); ++i) {
     const PodSetSpec& ps = spec.pod_sets[i];
     auto path = [i] { return "podSets[" + std::to_string(i) + "]"; };
     for (size_t j = 0; j < i; ++j) {
@@ -173,6 +207,12 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     r.implicit_gpu = ImplicitGpu(ps, r, e.resources);
     r.has_topology = !ps.topology->empty();
     w.pod_sets.push_back(std::move(r));
+  }
+  if (!recent) {
+    EngineImpl::RecentPodSets& r = e.recent_pod_sets[e.recent_pod_sets_next++ % e.recent_pod_sets.size()];
+    r.hash = pod_sets_hash;
+    r.spec = spec.pod_sets;
+    r.reqs = w.pod_sets;
   }
   // New resource names may have appeared: grow the per-resource arrays
   // (only then, so a submission costs O(1) in the number of queues).

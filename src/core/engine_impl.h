@@ -17,6 +17,7 @@
 // Thread-safety: none.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -96,6 +97,17 @@ class EngineImpl {
   std::vector<WlId> orphans;                             // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
+  // Pod sets submitted lately, with the requests Submit derived from them:
+  // a workload submitted with equal pod sets shares both arrays instead of
+  // holding copies (the replicas of a Job, a job array, a trace's jobs of
+  // one shape; issue 17 §3). Round robin; a miss costs one hash.
+  struct RecentPodSets {
+    uint64_t hash = 0;
+    SharedVec<PodSetSpec> spec;
+    SharedVec<PodSetReq> reqs;
+  };
+  std::array<RecentPodSets, 16> recent_pod_sets;
+  uint32_t recent_pod_sets_next = 0;
   // Preemption answers (GetTargets' memo) stay valid while both are
   // unchanged: state_gen is bumped by changes that may alter any tree's
   // answers (configuration, nodes, ended protections), tree_gen[root] by
@@ -243,11 +255,16 @@ class EngineImpl {
   // or none when it asks for none or the queue covers a slicing resource the
   // pod set requests (then that resource is its quota).
   ResourceId ImplicitGpuRes(const CqRt& cq, const PodSetReq& ps) const {
-    if (ps.implicit_gpu <= 0) return {};
-    for (ResourceId h : ps.hint_res) {
-      if (GroupOf(cq, h) >= 0) return {};
-    }
+    if (ps.implicit_gpu <= 0 || HintIsQuota(cq, ps)) return {};
     return cq.gpu_res;
+  }
+  // Whether `cq` covers a slicing-hint resource that pod set `ps` requests
+  // (then that resource, not nvidia.com/gpu, is its GPU quota).
+  bool HintIsQuota(const CqRt& cq, const PodSetReq& ps) const {
+    for (const auto& [res, amt] : ps.per_pod) {
+      if (amt != 0 && GroupOf(cq, res) >= 0 && IsSlicingHint(resources.Name(res))) return true;
+    }
+    return false;
   }
   int32_t GroupOf(const CqRt& cq, ResourceId res) const {
     return cq.group_of_res.contains(res) ? cq.group_of_res[res] : -1;

@@ -275,9 +275,7 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
     }
     if (cq.pods_res.valid())
       reqs.push_back({e.GroupOf(cq, cq.pods_res), cq.pods_res, Amount{1000} * counts[i]});
-    bool hint_is_quota = false;  // the queue covers a slicing resource this pod set requests
-    for (ResourceId h : ps.hint_res) hint_is_quota = hint_is_quota || e.GroupOf(cq, h) >= 0;
-    if (ps.implicit_gpu > 0 && !hint_is_quota) {
+    if (ps.implicit_gpu > 0 && !e.HintIsQuota(cq, ps)) {
       // A GPU slice is GPU quota (see ImplicitGpu in engine.cc).
       if (!cq.gpu_res.valid()) {
         a.mode = Mode::kNoFit;

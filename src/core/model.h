@@ -21,6 +21,7 @@
 #include "core/boxed.h"
 #include "core/flat_map.h"
 #include "core/quantity.h"
+#include "core/shared_vec.h"
 #include "core/status.h"
 
 namespace artel::core {
@@ -41,6 +42,7 @@ struct Toleration {
   std::string value;
   std::string effect;  // empty = all effects
   bool Tolerates(const Taint& t) const;
+  bool operator==(const Toleration&) const = default;
 };
 
 struct LabelSelectorRequirement {
@@ -60,12 +62,14 @@ struct NodeSelectorRequirement {
   // Why the requirement is malformed, or "" when it is well formed; sets
   // *field to the culprit ("key", "operator" or "values").
   std::string Problem(std::string* field) const;
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   // An empty term matches nothing (as in Kubernetes).
   bool Matches(const std::map<std::string, std::string>& labels) const;
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 // True when no terms are given or one of them matches.
@@ -309,6 +313,7 @@ struct PodSetSpec {
   std::vector<std::string> command;
   FlatMap<std::string, std::string> env;
   std::string working_dir;
+  bool operator==(const PodSetSpec&) const = default;
 };
 
 struct WorkloadSpec {
@@ -317,7 +322,10 @@ struct WorkloadSpec {
   std::string queue;  // LocalQueue name in `ns`
   std::optional<std::string> priority_class;
   std::optional<int32_t> priority;  // explicit value; wins over the class
-  std::vector<PodSetSpec> pod_sets;
+  // Shared copy-on-write (core/shared_vec.h): copies of a spec, and the
+  // engine's workloads submitted with equal pod sets, share one array.
+  // Read as a vector; change elements through pod_sets.mut(i).
+  SharedVec<PodSetSpec> pod_sets;
   FlatMap<std::string, std::string> labels;
   FlatMap<std::string, std::string> annotations;  // as submitted; see the typed fields below
   Boxed<TopologyRequest> topology;  // workload-wide topology request (KAI PodGroup, annotations)

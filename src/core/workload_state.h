@@ -114,8 +114,7 @@ struct PodSetReq {
   // HAMi gpumem without nvidia.com/gpu, an artel.dev/gpu-memory need), in
   // milli-GPUs; 0 when the pod requests nvidia.com/gpu itself.
   Amount implicit_gpu = 0;
-  std::vector<ResourceId> hint_res;  // slicing-hint resources it requests (> 0)
-  InlinePairs<3> per_pod;            // (resource, amount), sorted
+  InlinePairs<3> per_pod;  // (resource, amount), sorted
   // The spec's pod set asks for a topology (!PodSetSpec::topology.empty()):
   // kept here so that a flavor assignment reads the spec only when it must.
   bool has_topology = false;
@@ -183,7 +182,9 @@ struct NodeFit {
 
 struct Wl {
   WorkloadInfo info;
-  std::vector<PodSetReq> pod_sets;
+  // Derived from info.spec.pod_sets; shared with other workloads submitted
+  // with equal pod sets (EngineImpl::recent_pod_sets).
+  SharedVec<PodSetReq> pod_sets;
   NamespaceId ns;                                       // namespace id
   LqId lq;                                              // LocalQueue; invalid = unresolved
   CqId cq;                                              // ClusterQueue; invalid = unresolved
@@ -225,7 +226,6 @@ struct Wl {
   bool delay_held = false;  // protected_until is its own preemption delay
   std::unique_ptr<placement::Placement>
       placement;  // with has_placement; committed in EngineImpl::cluster under info.key
-  Time run_started = 0;
   // While Admitted with a maximum runtime: when it runs out (the key of its
   // entry in EngineImpl::expiries); -1 otherwise.
   Time expiry = -1;

@@ -1109,7 +1109,7 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
                       "one task or subgroup must be alike",
                       pod.meta.name, firsts[set]->meta.name, set));
     }
-    existing->count += 1;
+    pg.workload.pod_sets.mut(static_cast<size_t>(existing - pg.workload.pod_sets.begin())).count += 1;
   }
   for (PodGroupDoc& pg : *groups) {
     core::WorkloadSpec& w = pg.workload;
@@ -1127,7 +1127,7 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
       }
     }
     int64_t total = 0;
-    for (core::PodSetSpec& ps : w.pod_sets) {
+    for (core::PodSetSpec& ps : w.pod_sets.mut_all()) {
       total += ps.count;
       if (auto m = pg.min_per_set.find(ps.name); m != pg.min_per_set.end()) {
         if (m->second > ps.count) {
@@ -1156,7 +1156,7 @@ Status AttachPods(std::vector<PodGroupDoc>* groups, const std::vector<PodDoc>& p
       }
       if (w.pod_sets.size() == 1 && !pg.min_per_set.count(w.pod_sets[0].name) && min_member < total &&
           min_member > 0) {
-        w.pod_sets[0].min_count = static_cast<int32_t>(min_member);
+        w.pod_sets.mut(0).min_count = static_cast<int32_t>(min_member);
       }
     }
   }

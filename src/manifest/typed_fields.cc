@@ -171,8 +171,8 @@ Status Read(core::WorkloadSpec* w, bool strict, const AnnotationPath& path) {
   w->gang = std::move(gang);
   w->topology = std::move(topology);
   for (size_t i = 0; i < w->pod_sets.size(); ++i) {
-    w->pod_sets[i].topology = std::move(set_topology[i]);
-    w->pod_sets[i].gpu_share = set_share[i];
+    w->pod_sets.mut(i).topology = std::move(set_topology[i]);
+    w->pod_sets.mut(i).gpu_share = set_share[i];
   }
   return Status::Ok();
 }

@@ -324,12 +324,12 @@ Status ParseVolcanoJob(const Node& root, core::WorkloadSpec* out) {
   if (min_available >= task_min_total) {
     // The scheduler holds every task to its own minimum.
     for (size_t i = 0; i < w.pod_sets.size(); ++i) {
-      w.pod_sets[i].min_count = static_cast<int32_t>(task_mins[i]);
+      w.pod_sets.mut(i).min_count = static_cast<int32_t>(task_mins[i]);
     }
   } else if (w.pod_sets.size() == 1) {
     // A job minimum below the task minimums: Volcano's scheduler checks only
     // the job minimum. One task: partial admission down to it.
-    w.pod_sets[0].min_count = static_cast<int32_t>(min_available);
+    w.pod_sets.mut(0).min_count = static_cast<int32_t>(min_available);
   }
   // Otherwise (several tasks) the task minimums are not checked; the gang
   // keeps at least one pod of each task (the engine's default for a gang).

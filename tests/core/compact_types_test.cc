@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "core/flat_map.h"
 #include "core/key_index.h"
 #include "core/model.h"
+#include "core/shared_vec.h"
 
 namespace artel::core {
 namespace {
@@ -138,6 +142,106 @@ TEST(BoxedTest, TheModelsOptionalPartsAreBoxed) {
   EXPECT_FALSE(w.pod_sets[0].topology.boxed());
   EXPECT_FALSE(w.pod_sets[0].gpu_share.boxed());
   EXPECT_LE(sizeof(WorkloadSpec), 360u);
+}
+
+// Handles that copy, append, change, shrink and clear at random: every handle
+// must read as its own std::vector, so a write through one handle never shows
+// through another that shared its array.
+TEST(SharedVecTest, EveryHandleReadsAsItsOwnVectorUnderRandomEdits) {
+  std::mt19937 rng(13);
+  constexpr int kHandles = 6;
+  std::vector<SharedVec<std::string>> got(kHandles);
+  std::vector<std::vector<std::string>> want(kHandles);
+  int shared_writes = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const size_t i = rng() % kHandles;
+    const size_t j = rng() % kHandles;
+    const std::string v = "value-long-enough-to-allocate-" + std::to_string(rng() % 1000);
+    if (got[i].use_count() > 1) shared_writes++;
+    switch (rng() % 8) {
+      case 0:
+        got[i] = got[j];
+        want[i] = want[j];
+        break;
+      case 1:
+      case 2:
+        got[i].push_back(v);
+        want[i].push_back(v);
+        break;
+      case 3:
+        if (!want[i].empty()) {
+          const size_t k = rng() % want[i].size();
+          got[i].mut(k) = v;
+          want[i][k] = v;
+        }
+        break;
+      case 4: {
+        const size_t n = rng() % 6;
+        got[i].resize(n);
+        want[i].resize(n);
+        break;
+      }
+      case 5:
+        if (!want[i].empty()) {
+          const size_t k = rng() % want[i].size();
+          got[i].erase(k);
+          want[i].erase(want[i].begin() + static_cast<std::ptrdiff_t>(k));
+        }
+        break;
+      case 6:
+        for (std::string& x : got[i].mut_all()) x += "!";
+        for (std::string& x : want[i]) x += "!";
+        break;
+      case 7:
+        if (!want[j].empty()) {  // an argument that refers into the array itself
+          got[j].push_back(got[j][0]);
+          want[j].push_back(std::string(want[j][0]));
+        }
+        break;
+    }
+    for (int k = 0; k < kHandles; ++k) {
+      ASSERT_EQ(got[k].ToVector(), want[k]) << "handle " << k << " at step " << step;
+      ASSERT_TRUE(got[k] == want[k]);
+    }
+  }
+  EXPECT_GT(shared_writes, 1000) << "the edits must often write through shared handles";
+}
+
+TEST(SharedVecTest, CopiesShareUntilOneIsWritten) {
+  SharedVec<PodSetSpec> a;
+  EXPECT_EQ(sizeof(a), sizeof(void*));
+  EXPECT_EQ(a.use_count(), 0u) << "an empty handle holds no array";
+  a.emplace_back().count = 3;
+  SharedVec<PodSetSpec> b = a;
+  EXPECT_TRUE(a.SharesWith(b));
+  EXPECT_EQ(a.use_count(), 2u);
+  EXPECT_EQ(&a[0], &b[0]) << "reads of a copy see the same array";
+  b.mut(0).count = 4;
+  EXPECT_FALSE(a.SharesWith(b));
+  EXPECT_EQ(a[0].count, 3);
+  EXPECT_EQ(b[0].count, 4);
+  EXPECT_EQ(a.use_count(), 1u);
+  b.mut(0).count = 3;
+  EXPECT_TRUE(a == b) << "equal arrays compare equal without sharing";
+  SharedVec<PodSetSpec> c = std::move(b);
+  EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move): a moved-from handle is empty
+  EXPECT_EQ(c[0].count, 3);
+  EXPECT_THROW((void)c.at(1), std::out_of_range);
+}
+
+TEST(SharedVecTest, CopiesMayBeDroppedOnOtherThreads) {
+  SharedVec<std::string> v{"a", "b"};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&v] {
+      for (int i = 0; i < 20000; ++i) {
+        SharedVec<std::string> copy = v;  // reads and copies race only on the count
+        if (copy.size() != 2 || copy[1] != "b") std::abort();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(v.use_count(), 1u) << "every copy's reference was returned";
 }
 
 TEST(KeyIndexTest, AnswersAsAnUnorderedMapUnderRandomEdits) {

@@ -86,6 +86,43 @@ TEST(EngineTest, APendingReasonIsBuiltOnlyWhenTheWorkloadIsRead) {
   EXPECT_EQ(e.Get(*small)->pending->kind, PendingReason::Kind::kNone);
 }
 
+TEST(EngineTest, WorkloadsWithEqualPodSetsShareThem) {
+  // Memory per pending workload (issue 17 §3): workloads submitted with
+  // equal pod sets share one array, each submitted as its own copy.
+  Engine e;
+  ASSERT_TRUE(e.Configure(TwoTeams()).ok());
+  Result<WorkloadId> a = e.Submit(Job("team-a", "a", 1), 0);
+  Result<WorkloadId> b = e.Submit(Job("team-b", "b", 1), 1);  // equal, built separately
+  Result<WorkloadId> c = e.Submit(Job("team-a", "c", 2), 2);  // differs
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  const WorkloadInfo* ia = e.Get(*a);
+  const WorkloadInfo* ib = e.Get(*b);
+  const WorkloadInfo* ic = e.Get(*c);
+  EXPECT_TRUE(ia->spec.pod_sets.SharesWith(ib->spec.pod_sets));
+  EXPECT_FALSE(ia->spec.pod_sets.SharesWith(ic->spec.pod_sets));
+  EXPECT_EQ(ic->spec.pod_sets[0].requests.at("nvidia.com/gpu"), 2 * kGpu);
+  // A caller's copy that it changes leaves the engine's workloads alone.
+  WorkloadInfo copy = *ia;
+  copy.spec.pod_sets.mut(0).requests["nvidia.com/gpu"] = 7 * kGpu;
+  EXPECT_EQ(e.Get(*a)->spec.pod_sets[0].requests.at("nvidia.com/gpu"), kGpu);
+  EXPECT_EQ(e.Get(*b)->spec.pod_sets[0].requests.at("nvidia.com/gpu"), kGpu);
+  // Equal in what the hash reads but not in full: not shared.
+  WorkloadSpec d = Job("team-b", "d", 1);
+  d.pod_sets.mut(0).tolerations.push_back({"gpu", "Exists", "", ""});
+  Result<WorkloadId> did = e.Submit(d, 3);
+  ASSERT_TRUE(did.ok());
+  WorkloadSpec f = Job("team-b", "f", 1);
+  f.pod_sets.mut(0).tolerations.push_back({"cpu", "Exists", "", ""});
+  Result<WorkloadId> fid = e.Submit(f, 4);
+  ASSERT_TRUE(fid.ok());
+  EXPECT_FALSE(e.Get(*did)->spec.pod_sets.SharesWith(e.Get(*fid)->spec.pod_sets));
+  EXPECT_EQ(e.Get(*fid)->spec.pod_sets[0].tolerations[0].key, "cpu");
+  // The shared workloads are scheduled as if they had their own: both fit.
+  Settle(e, 5);
+  EXPECT_EQ(e.Get(*a)->state, WorkloadState::kAdmitted);
+  EXPECT_EQ(e.Get(*b)->state, WorkloadState::kAdmitted);
+}
+
 TEST(EngineTest, StrictFifoReasonsAreWrittenWhenRead) {
   // A Schedule call costs nothing per workload queued behind a StrictFIFO
   // head (issue 17 §2): those read as BlockedByStrictFIFO behind the head

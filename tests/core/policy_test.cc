@@ -161,7 +161,7 @@ std::vector<std::string> EvictionsOfALargeReclaim(bool candidate_index) {
   e.Schedule(64);
   EXPECT_EQ(e.AdmittedCount(), 64u);
   WorkloadSpec big = GpuJob("big", "prod", 10);
-  big.pod_sets[0].requests["nvidia.com/gpu"] = 40000;
+  big.pod_sets.mut(0).requests["nvidia.com/gpu"] = 40000;
   EXPECT_TRUE(e.Submit(big, 65).ok());
   std::vector<std::string> out;
   for (const Eviction& ev : e.Schedule(65).evictions) out.push_back(ev.victim);

@@ -311,8 +311,9 @@ TEST(ReservationTest, StartWithNodesNeverMovesLaterBecauseOfBackfill) {
         WorkloadSpec w =
             Job("j" + std::to_string(next_name++), 1, 0, (5 + static_cast<Time>(rng() % 56)) * kMin);
         if (rng() % 3 == 0) {
-          w.pod_sets[0].count = 2 + static_cast<int32_t>(rng() % static_cast<uint32_t>(smallest_rack - 1));
-          w.pod_sets[0].topology.mut().required = "topology/rack";
+          w.pod_sets.mut(0).count =
+              2 + static_cast<int32_t>(rng() % static_cast<uint32_t>(smallest_rack - 1));
+          w.pod_sets.mut(0).topology.mut().required = "topology/rack";
         }
         ASSERT_TRUE(e.Submit(w, at).ok());
       }

@@ -33,6 +33,9 @@ set(core_banned_headers
   httplib.h sqlite3.h spdlog/)
 set(core_banned_calls system_clock steady_clock high_resolution_clock file_clock utc_clock getenv
   random_device "std::time\\(" "std::rand\\(")
+# The one exception, one header in one file: a reference count that copies handed to
+# other threads may drop (core/shared_vec.h, as std::shared_ptr's own count).
+set(core_allowed_atomic core/shared_vec.h)
 
 get_filename_component(SRC "${SRC}" ABSOLUTE)
 set(errors)
@@ -63,6 +66,9 @@ foreach(f ${files})
         foreach(b ${core_banned_headers})
           string(LENGTH "${b}" blen)
           string(SUBSTRING "${h}" 0 ${blen} hp)
+          if(h STREQUAL "atomic" AND f STREQUAL core_allowed_atomic)
+            continue()
+          endif()
           if(h STREQUAL b OR (b MATCHES "/$" AND hp STREQUAL b))
             list(APPEND errors "${f}:${n}: src/core is pure and may not include <${h}> (I/O, threads, clocks, randomness)")
           endif()

@@ -440,7 +440,7 @@ TEST(CodecTest, RequestAnnotationsAreTypedAndBadOnesRefusedAtSubmitOnly) {
   EXPECT_EQ(ok->pod_sets[0].topology->required, "rack");
   EXPECT_EQ(ok->pod_sets[0].gpu_share->fraction, 500);
 
-  spec.pod_sets[0].annotations["kueue.x-k8s.io/podset-slice-size"] = "many";
+  spec.pod_sets.mut(0).annotations["kueue.x-k8s.io/podset-slice-size"] = "many";
   Json bad = WorkloadSpecToJson(spec);
   auto refused = WorkloadFromObject(bad);
   ASSERT_FALSE(refused.ok());
