@@ -179,8 +179,9 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
   if (recent) {  // equal to pod sets already checked and derived
     spec.pod_sets = recent->spec;
     w.pod_sets = recent->reqs;
+  } else {
+    w.pod_sets.reserve(spec.pod_sets.size());
   }
-  w.pod_sets.reserve(spec.pod_sets.size());
   for (size_t i = 0; !recent && i < spec.pod_sets.size(); ++i) {
     const PodSetSpec& ps = spec.pod_sets[i];
     auto path = [i] { return "podSets[" + std::to_string(i) + "]"; };
