@@ -66,10 +66,9 @@ class SharedVec {
   }
   SharedVec(SharedVec&& o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
   SharedVec& operator=(const SharedVec& o) noexcept {
-    if (b_ != o.b_) {
-      SharedVec tmp(o);
-      std::swap(b_, tmp.b_);
-    }
+    if (this == &o || b_ == o.b_) return *this;
+    SharedVec tmp(o);
+    std::swap(b_, tmp.b_);
     return *this;
   }
   SharedVec& operator=(SharedVec&& o) noexcept {
