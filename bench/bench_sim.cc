@@ -85,7 +85,7 @@ const Trace& Synthetic() {
   return trace;
 }
 
-void RunReplay(benchmark::State& state, const Trace& trace, int64_t gpus) {
+void RunReplay(benchmark::State& state, const Trace& trace, int64_t gpus, bool fast_rounds = true) {
   auto aq = artel::sim::BuildAutoQueues(trace.jobs, gpus);
   if (!aq.ok()) {
     state.SkipWithError(aq.status().ToString().c_str());
@@ -94,6 +94,7 @@ void RunReplay(benchmark::State& state, const Trace& trace, int64_t gpus) {
   artel::sim::ReplayOptions options;  // `artel sim` defaults: 1 s interval, 30 s grace
   options.interval = 1000;
   options.grace = 30000;
+  options.engine.fast_rounds = fast_rounds;
   int64_t events = 0, decisions = 0, calls = 0;
   for (auto _ : state) {
     auto r = artel::sim::Replay(aq->config, aq->tenants, trace.jobs, aq->capacity, options);
@@ -142,7 +143,7 @@ void BM_ReplaySynthetic(benchmark::State& state) { RunReplay(state, Synthetic(),
 // thousands of jobs wait; the cost of an event should not grow with the
 // queue. The ITP trace from the shared folder, else the committed Philly
 // excerpt (a much smaller trace: its figures are not comparable).
-void BM_ReplayDeep(benchmark::State& state) {
+void BM_ReplayDeep(benchmark::State& state, bool fast_rounds) {
   std::string why;
   const Trace* t =
       Smoke() ? nullptr
@@ -163,7 +164,7 @@ void BM_ReplayDeep(benchmark::State& state) {
   } else {
     state.SetLabel("itp");
   }
-  RunReplay(state, *t, state.range(0));
+  RunReplay(state, *t, state.range(0), fast_rounds);
 }
 
 void OneIterationInSmoke(benchmark::internal::Benchmark* b) {
@@ -171,7 +172,7 @@ void OneIterationInSmoke(benchmark::internal::Benchmark* b) {
 }
 
 // 256 to 4,096 GPUs; the ITP trace's default size is 1,851.
-BENCHMARK(BM_ReplayDeep)
+BENCHMARK_CAPTURE(BM_ReplayDeep, fast, true)
     ->Name("deep")
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (int gpus : {256, 512, 1024, 4096})
@@ -192,6 +193,14 @@ BENCHMARK(BM_ReplaySynthetic)
 // traces take minutes under the sanitizers (the excerpt stands in).
 void RegisterShared() {
   if (Smoke()) return;
+  // deep/N with every cycle run in full (EngineOptions::fast_rounds off: the
+  // exact reference of the fast cycles), side by side in the same run.
+  benchmark::RegisterBenchmark("deep_full_rounds", BM_ReplayDeep, false)
+      ->Arg(256)
+      ->Arg(512)
+      ->Arg(1024)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_ReplayShared/philly", BM_ReplayShared,
                                std::string("philly_vc_sia/philly.csv"), artel::sim::TracePreset::kPhilly)
       ->Arg(0)

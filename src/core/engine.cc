@@ -466,6 +466,7 @@ CycleResult Engine::Schedule(Time now) {
   result.evictions = std::move(e.pending_evictions);
   e.pending_evictions.clear();
   e.now = now;
+  e.quiet_valid = false;  // fast rounds follow a quiet round of this call only
   if (!e.expiries.empty()) e.ExpireRuntimes(now, &result.evictions);
   // Protections that parked workloads skipped have ended: retry them (the
   // memoised preemption answers are stale too).

@@ -74,6 +74,17 @@ struct EngineOptions {
   // step 5). An exact shortcut for admissions and
   // evictions: false is the reference the property tests compare.
   bool bulk_park = true;
+  // true: a cycle that follows one whose only change was parking the heads
+  // that could not be admitted (BestEffortFIFO) reuses that cycle's
+  // nominations and outcomes for the heads that did not change, and
+  // nominates only the next heads of the queues that parked one; when each
+  // of those cannot be admitted either, the cycle is decided without
+  // ordering or examining the others (they would do again what they did).
+  // Without fair sharing, Admission Fair Sharing, nodes, reservations and
+  // runtime protections. An exact shortcut (the same admissions, evictions,
+  // reasons, cycles and decisions): false is the reference the property
+  // tests compare.
+  bool fast_rounds = true;
   // With nodes: true matches pods to nodes by labels (the admitted flavors'
   // nodeLabels and the pod sets' nodeSelector) and taints, as in a cluster,
   // and a flavor is a candidate for a pod set only where some node could

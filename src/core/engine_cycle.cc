@@ -82,8 +82,20 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   std::vector<Entry>& all_entries = round_entries;
   size_t n = 0;
   // Queues none of whose workloads can be admitted are parked at once.
-  const int64_t bulk = BulkPark();
+  // After a quiet round BulkPark would do again what it did (nothing) unless
+  // that round made a queue inactive or changed the head of a tree's only
+  // active queue (bulk_idle).
+  int64_t bulk = 0;
+  if (!quiet_valid || !bulk_idle) {
+    bulk = BulkPark();
+    bulk_idle = bulk == 0;
+  }
   result->decisions += bulk;
+  if (quiet_valid) {
+    bool fast_changed = false;
+    if (bulk == 0 && TryFastRound(result, &fast_changed)) return fast_changed;
+    quiet_valid = false;
+  }
   for (CqId c : cqs.ids()) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
     WlId h = Head(c);
@@ -102,6 +114,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
   if (n == 0) return bulk > 0;
+  // Whether this round changes nothing but parking heads that failed, so
+  // that the next one may be a fast round (TryFastRound).
+  bool quiet = FastRoundsApply();
+  if (quiet) quiet_parked.assign(n, 0);
+  int64_t parked_here = 0;
+  const int64_t decisions_before = result->decisions;
   struct Live {
     std::vector<Entry>& v;
     size_t n;
@@ -130,6 +148,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (a.mode == Mode::kFit) {
       if (!FitsNow(*this, en.cq, a.usage)) {
         // Another entry of this cycle took the capacity; retry next cycle.
+        if (w.waiting_preemption || cq.sticky == en.wl) quiet = false;
         w.SetPendingKind(K::kReservedByOther);  // its ClusterQueue's name and message built on read
         w.msg_dirty = true;
         // Its victims are gone; it no longer holds the head of its queue.
@@ -142,6 +161,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       // would delay a reservation; a waiting preemptor is not held back.
       if (!reservations.empty() && !w.waiting_preemption) {
         if (const Reservation* r = DelayedReservation(en.wl, en.cq, a, now)) {
+          quiet = false;
           std::optional<Time> rest = RemainingEstimate(w, en.cq);
           w.SetPending(Reason(K::kBlockedByReservation,
                               w.info.key + " in ClusterQueue " + cq.name +
@@ -161,6 +181,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           continue;
         }
       }
+      quiet = false;  // admitted, parked or placed below
       BuildAdmission(*this, w, a);
       std::string why;
       if (!ResourceQuotaAllows(*this, w, &why)) {
@@ -324,9 +345,11 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         }
       }
       std::vector<std::string> names;
+      if (!w.waiting_preemption || cq.sticky != en.wl) quiet = false;
       for (const Target& t : en.targets) {
         names.push_back(wls[t.id].info.key);
         if (wls[t.id].info.state == WorkloadState::kAdmitted) {
+          quiet = false;
           std::string msg = "preempted by " + w.info.key + " (ClusterQueue " + cq.name + ") to " +
                             (t.reason == EvictionReason::kInClusterQueue ? "admit a higher-priority workload"
                              : t.reason == EvictionReason::kInCohortFairSharing ? "restore the fair share"
@@ -363,7 +386,9 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (any_reservation_config &&
         (preempt_mode || a.kind == K::kInsufficientQuota || a.kind == K::kNone || a.kind == K::kNotYetTried))
       Reserve(en.wl, en.cq, now);
+    if (w.waiting_preemption || cq.sticky == en.wl) quiet = false;
     if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) {
+      quiet = false;  // it holds back quota for the rest of the cycle
       FrAmounts reserve;
       const auto& node = tree.node(cq.node);
       // Kueue scheduler.go quotaResourcesToReserve: what the queue may still
@@ -392,12 +417,133 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
       SoftPark(en.wl, tree.Root(cq.node));
       changed = true;
+      NoteParkedHead(en.cq);
+      if (quiet) quiet_parked[idx] = 1;
+      ++parked_here;
     }
   }
   // The cycle-only usage is gone: the tree is back to the committed state.
   for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
   overlay_gen = 0;
+  quiet_valid = quiet;
+  if (quiet) {
+    quiet_n = n;
+    // Each parked entry added one decision; the others add this again in
+    // every round that repeats them.
+    quiet_net = result->decisions - decisions_before - parked_here;
+  }
   return changed || bulk > 0;
+}
+
+// A fast round (EngineOptions::fast_rounds). The round before it changed
+// nothing but parking some of its heads in place: no admission, eviction,
+// hold-back, reservation or change of a waiting preemptor. The quota tree,
+// the admitted workloads and every head that was not parked are then as
+// they were, so each such head would be nominated the same way, take the
+// same place in the order and do the same again (fail for a capacity that a
+// waiting preemptor holds, re-issue a preemption whose victims are already
+// being evicted, fail). Only the queues that parked their head have a new
+// one. When every new head fails in a way that changes nothing for the
+// others (no assignment that fits, no preemption targets, no hold-back of
+// quota), this round is the last one again plus those failures: they are
+// recorded as the round would record them, and the round is over. Otherwise
+// (or when some other head differs) it returns false and the round runs in
+// full, reusing nothing.
+bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
+  std::vector<Entry>& all = round_entries;
+  fast_heads.clear();
+  size_t k = 0;
+  for (CqId c : cqs.ids()) {
+    const bool had = k < quiet_n && all[k].cq == c;
+    WlId h = kNoWl;
+    if (!cqs[c].held && ActiveQueued(cqs[c]) != 0) h = Head(c);
+    if (!had) {
+      if (h != kNoWl) return false;
+      continue;
+    }
+    if (!quiet_parked[k]) {
+      if (h != all[k].wl) return false;
+    } else {
+      fast_heads.push_back({k, h});
+    }
+    ++k;
+  }
+  if (k != quiet_n) return false;
+  // Nominate the new heads; every one must fail without effect on others.
+  if (fast_entries.size() < fast_heads.size()) fast_entries.resize(fast_heads.size());
+  for (size_t i = 0; i < fast_heads.size(); ++i) {
+    const FastHead& fh = fast_heads[i];
+    if (fh.wl == kNoWl) continue;
+    Entry& en = fast_entries[i];
+    en.wl = fh.wl;
+    en.cq = all[fh.entry].cq;
+    Wl& w = wls[en.wl];
+    const CqRt& cq = cqs[en.cq];
+    if (w.waiting_preemption || cq.sticky == en.wl) return false;
+    w.reason_stamp = bulk_counter;
+    w.reason_stale = false;
+    protect_min = -1;
+    protect_delay = false;
+    flavor_assigner->Nominate(*this, en.wl, en.cq, &en.assignment, &en.targets);
+    w.protected_until = protect_min;
+    w.delay_held = protect_delay;
+    const Mode m = en.assignment.mode;
+    if (m == Mode::kFit) return false;
+    const bool preempt_mode = m == Mode::kNoCandidates || m == Mode::kPreempt || m == Mode::kReclaim;
+    if ((m == Mode::kPreempt || m == Mode::kReclaim) && !en.targets.empty()) return false;
+    if (preempt_mode && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny)
+      return false;
+  }
+  // The round: the heads that did not change do what they did; the new
+  // ones fail (RunRound's "inadmissible this cycle").
+  for (size_t e = 0; e < quiet_n; ++e) {
+    if (!quiet_parked[e]) wls[all[e].wl].reason_stamp = bulk_counter;
+  }
+  int64_t entries = static_cast<int64_t>(quiet_n);
+  int64_t net = quiet_net;
+  int64_t parked = 0;
+  *changed = false;
+  for (size_t i = 0; i < fast_heads.size(); ++i) {
+    const FastHead& fh = fast_heads[i];
+    if (fh.wl == kNoWl) {  // the queue has no head left: no entry
+      --entries;
+      quiet_parked[fh.entry] = 2;
+      continue;
+    }
+    Entry& en = fast_entries[i];
+    Wl& w = wls[en.wl];
+    const CqRt& cq = cqs[en.cq];
+    SetInadmissibleReason(w, en.assignment, cq.name);
+    w.waiting_preemption = false;
+    const bool parks = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO;
+    if (parks) {
+      SoftPark(en.wl, tree.Root(cq.node));
+      NoteParkedHead(en.cq);
+      *changed = true;
+      ++parked;
+    } else {
+      ++net;  // it stays the head and fails again in the next round
+    }
+    std::swap(all[fh.entry], en);
+    quiet_parked[fh.entry] = parks ? 1 : 0;
+  }
+  if (entries == 0) {  // RunRound ends before counting anything
+    quiet_valid = false;
+    return true;
+  }
+  result->decisions += net + parked;
+  size_t out = 0;
+  for (size_t e = 0; e < quiet_n; ++e) {
+    if (quiet_parked[e] == 2) continue;
+    if (out != e) {
+      std::swap(all[out], all[e]);
+      quiet_parked[out] = quiet_parked[e];
+    }
+    ++out;
+  }
+  quiet_n = out;
+  quiet_net = net;
+  return true;
 }
 
 void EngineImpl::SetStrictFifoReasons() {

@@ -225,6 +225,10 @@ class EngineImpl {
   void Evict(WlId id, EvictionReason reason, WlId preemptor, Time now, std::vector<Eviction>* out,
              const std::string& msg);
   bool RunRound(Time now, CycleResult* result, bool fresh_snapshot);
+  // Runs the round that follows a quiet one without nominating or ordering
+  // the heads that did not change: true when it could (the round's changes
+  // and decisions are then in `*changed` and `result`).
+  bool TryFastRound(CycleResult* result, bool* changed);
   void RebuildUsage();
   void Materialize(WlId id);
   // A workload parked in bulk without an examination (ReasonStale) gets the
@@ -317,6 +321,45 @@ class EngineImpl {
   };
   std::vector<BoundRemoval> bound_removed;
   std::vector<char> round_done;
+  // Fast rounds (EngineOptions::fast_rounds; engine_cycle.cc, TryFastRound):
+  // the last round of this Schedule call changed nothing but parking heads
+  // that failed, so `round_entries[0, quiet_n)` (in ClusterQueue order) are
+  // what the next round would nominate again, except for the queues whose
+  // head was parked (`quiet_parked`). `quiet_net` is the decisions that the
+  // entries not parked add to each such round.
+  bool quiet_valid = false;
+  size_t quiet_n = 0;
+  std::vector<char> quiet_parked;
+  int64_t quiet_net = 0;
+  struct FastHead {  // a queue's next head in a fast round
+    size_t entry;    // its index in round_entries
+    WlId wl;
+  };
+  std::vector<FastHead> fast_heads;
+  std::vector<Entry> fast_entries;  // their nominations
+  // In a run of quiet rounds: the last BulkPark call parked nothing, and no
+  // round since made a queue inactive or changed the head of a tree's only
+  // active queue, so BulkPark would park nothing again (NoteParkedHead).
+  bool bulk_idle = false;
+  // A head of `c` was parked in place in a quiet round: clears `bulk_idle`
+  // when that changes what BulkPark sees.
+  void NoteParkedHead(CqId c) {
+    if (!bulk_idle) return;
+    if (ActiveQueued(cqs[c]) == 0) {
+      bulk_idle = false;
+      return;
+    }
+    int active = 0;
+    for (CqId m : root_cqs[tree.Root(cqs[c].node)]) {
+      if (!cqs[m].held && ActiveQueued(cqs[m]) != 0) ++active;
+    }
+    if (active <= 1) bulk_idle = false;
+  }
+  // Whether fast rounds may be used with these options and configuration.
+  bool FastRoundsApply() const {
+    return opts.fast_rounds && opts.multi_admission && !opts.fair_sharing && !opts.admission_fair_sharing &&
+           !cluster && !any_reservation_config && !any_protection && reservations.empty();
+  }
   // The quota search's buffers (preemption.cc), made on first use.
   std::unique_ptr<PreemptionScratch, void (*)(PreemptionScratch*)> preemption_scratch{
       nullptr, &DeletePreemptionScratch};

@@ -17,11 +17,16 @@ obs_skip() { "$(dirname "${BASH_SOURCE[0]}")/../missing_tool.sh" "$*"; exit $?; 
 obs_fail() { echo "FAIL: $*"; exit 1; }
 obs_log() { echo "[$(date +%T)] $*"; }
 
-# A free TCP port on 127.0.0.1 (nothing answers on it now).
+# A free TCP port on 127.0.0.1 (nothing answers on it now), below the
+# kernel's ephemeral range, so that no socket of another process (a client's
+# connection, a server bound to port 0) takes it between now and its use.
 obs_free_port() {
-  local p
+  local p lo=32768 span
+  read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  span=$((lo - 10000))
+  ((span >= 1000)) || span=20000
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % span))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return 0; fi
   done
   return 1

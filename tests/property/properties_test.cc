@@ -354,6 +354,80 @@ RC_GTEST_PROP(DeepQueueProperty, BulkParkEqualsOneByOne, ()) {
   RC_CLASSIFY(admitted >= 8, "8+ admitted");
 }
 
+// (i) Fast rounds are exact: an engine that decides a round after a quiet
+// one (only failing heads parked) from the heads that changed gives, in
+// every Schedule call, the same admissions in the same order, the same
+// evictions, cycles, decisions and `changed` as one that runs every round
+// in full, and after every settle every workload has the same state and
+// pending reason (kind and message).
+std::string CompareFastRounds(uint64_t seed, const Scenario& s, const EngineOptions& opts, bool* used_quiet) {
+  EngineOptions full_opts = opts;
+  full_opts.fast_rounds = false;
+  Engine a(opts), b(full_opts);
+  if (!a.Configure(s.config).ok() || !b.Configure(s.config).ok()) return "configure failed";
+  for (const Batch& batch : s.batches) {
+    std::string err = ApplyBatch({&a, &b}, batch);
+    if (!err.empty()) return err;
+    bool settled = false;
+    for (int call = 0; call < 200 && !settled; ++call) {
+      core::CycleResult ra = a.Schedule(batch.at);
+      core::CycleResult rb = b.Schedule(batch.at);
+      if (ra.rounds > 2) *used_quiet = true;
+      std::ostringstream why;
+      if (ra.admitted != rb.admitted) why << "admitted differ (order included)";
+      if (Keys(ra.evictions) != Keys(rb.evictions)) why << "evictions differ";
+      if (ra.rounds != rb.rounds) why << "rounds " << ra.rounds << " vs " << rb.rounds << "; ";
+      if (ra.decisions != rb.decisions) why << "decisions " << ra.decisions << " vs " << rb.decisions << "; ";
+      if (ra.changed != rb.changed) why << "changed differs; ";
+      if (!why.str().empty())
+        return "t=" + std::to_string(batch.at) + " call " + std::to_string(call) + ": " + why.str();
+      for (const auto& ev : ra.evictions) {
+        (void)a.CompleteEviction(ev.victim, batch.at);
+        (void)b.CompleteEviction(ev.victim, batch.at);
+      }
+      settled = ra.admitted.empty() && ra.evictions.empty();
+    }
+    if (!settled) RC_DISCARD(kLivelock);
+    auto wa = a.Workloads(), wb = b.Workloads();
+    if (wa.size() != wb.size()) return "workload counts differ";
+    for (size_t i = 0; i < wa.size(); ++i) {
+      const core::WorkloadInfo& x = *wa[i];
+      const core::WorkloadInfo& y = *wb[i];
+      if (x.key != y.key || x.state != y.state || x.pending->kind != y.pending->kind ||
+          x.pending->message != y.pending->message) {
+        return "t=" + std::to_string(batch.at) + ": workload " + x.key + " differs: state " +
+               core::WorkloadStateName(x.state) + " vs " + core::WorkloadStateName(y.state) + ", reason '" +
+               x.pending->message + "' vs '" + y.pending->message + "'";
+      }
+    }
+  }
+  (void)seed;
+  return "";
+}
+
+RC_GTEST_PROP(FastRoundsProperty, EqualsFullRounds, ()) {
+  const auto seed = *rc::gen::arbitrary<uint64_t>();
+  EngineOptions opts;
+  opts.fair_sharing = *rc::gen::inRange(0, 4) == 0;
+  opts.bulk_park = *rc::gen::arbitrary<bool>();
+  Scenario s = GenerateScenario(seed);
+  bool quiet = false;
+  std::string err = CompareFastRounds(seed, s, opts, &quiet);
+  if (!err.empty()) RC_FAIL("fast rounds differ from full rounds: " + err + "\n" + Header(seed, s));
+  RC_CLASSIFY(quiet, "3+ rounds in a call");
+}
+
+RC_GTEST_PROP(FastRoundsProperty, EqualsFullRoundsOnDeepQueues, ()) {
+  const auto seed = *rc::gen::arbitrary<uint64_t>();
+  EngineOptions opts;
+  opts.bulk_park = *rc::gen::arbitrary<bool>();
+  Scenario s = GenerateDeepQueueScenario(seed);
+  bool quiet = false;
+  std::string err = CompareFastRounds(seed, s, opts, &quiet);
+  if (!err.empty()) RC_FAIL("fast rounds differ from full rounds: " + err + "\n" + Header(seed, s));
+  RC_CLASSIFY(quiet, "3+ rounds in a call");
+}
+
 TEST(GeneratorTest, SameSeedSameScenario) {
   for (uint64_t seed : {1u, 2u, 99u}) {
     EXPECT_EQ(Describe(GenerateScenario(seed)), Describe(GenerateScenario(seed)));
