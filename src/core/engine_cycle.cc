@@ -513,6 +513,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
     Entry& en = fast_entries[i];
     Wl& w = wls[en.wl];
     const CqRt& cq = cqs[en.cq];
+    w.beyond_window = -1;
     SetInadmissibleReason(w, en.assignment, cq.name);
     w.waiting_preemption = false;
     const bool parks = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO;
