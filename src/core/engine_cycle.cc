@@ -100,24 +100,15 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
     WlId h = Head(c);
     if (h == kNoWl) continue;
-    wls[h].reason_stamp = bulk_counter;
-    wls[h].reason_stale = false;
     if (all_entries.size() <= n) all_entries.emplace_back();
-    Entry& en = all_entries[n++];
-    en.wl = h;
-    en.cq = c;
-    protect_min = -1;
-    protect_delay = false;
-    flavor_assigner->Nominate(*this, h, c, &en.assignment, &en.targets);
-    wls[h].protected_until = protect_min;
-    wls[h].delay_held = protect_delay;
+    NominateHead(h, c, &all_entries[n++]);
     if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
   if (n == 0) return bulk > 0;
   // Whether this round changes nothing but parking heads that failed, so
   // that the next one may be a fast round (TryFastRound).
   bool quiet = FastRoundsApply();
-  if (quiet) quiet_parked.assign(n, 0);
+  if (quiet) quiet_parked.assign(n, kQuietKept);
   int64_t parked_here = 0;
   const int64_t decisions_before = result->decisions;
   struct Live {
@@ -418,7 +409,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       SoftPark(en.wl, tree.Root(cq.node));
       changed = true;
       NoteParkedHead(en.cq);
-      if (quiet) quiet_parked[idx] = 1;
+      if (quiet) quiet_parked[idx] = kQuietParked;
       ++parked_here;
     }
   }
@@ -433,6 +424,19 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     quiet_net = result->decisions - decisions_before - parked_here;
   }
   return changed || bulk > 0;
+}
+
+void EngineImpl::NominateHead(WlId h, CqId c, Entry* en) {
+  Wl& w = wls[h];
+  w.reason_stamp = bulk_counter;
+  w.reason_stale = false;
+  en->wl = h;
+  en->cq = c;
+  protect_min = -1;
+  protect_delay = false;
+  flavor_assigner->Nominate(*this, h, c, &en->assignment, &en->targets);
+  w.protected_until = protect_min;
+  w.delay_held = protect_delay;
 }
 
 // A fast round (EngineOptions::fast_rounds). The round before it changed
@@ -461,7 +465,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
       if (h != kNoWl) return false;
       continue;
     }
-    if (!quiet_parked[k]) {
+    if (quiet_parked[k] == kQuietKept) {
       if (h != all[k].wl) return false;
     } else {
       fast_heads.push_back({k, h});
@@ -474,19 +478,11 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
   for (size_t i = 0; i < fast_heads.size(); ++i) {
     const FastHead& fh = fast_heads[i];
     if (fh.wl == kNoWl) continue;
+    const CqId c = all[fh.entry].cq;
+    const CqRt& cq = cqs[c];
+    if (wls[fh.wl].waiting_preemption || cq.sticky == fh.wl) return false;
     Entry& en = fast_entries[i];
-    en.wl = fh.wl;
-    en.cq = all[fh.entry].cq;
-    Wl& w = wls[en.wl];
-    const CqRt& cq = cqs[en.cq];
-    if (w.waiting_preemption || cq.sticky == en.wl) return false;
-    w.reason_stamp = bulk_counter;
-    w.reason_stale = false;
-    protect_min = -1;
-    protect_delay = false;
-    flavor_assigner->Nominate(*this, en.wl, en.cq, &en.assignment, &en.targets);
-    w.protected_until = protect_min;
-    w.delay_held = protect_delay;
+    NominateHead(fh.wl, c, &en);
     const Mode m = en.assignment.mode;
     if (m == Mode::kFit) return false;
     const bool preempt_mode = m == Mode::kNoCandidates || m == Mode::kPreempt || m == Mode::kReclaim;
@@ -497,7 +493,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
   // The round: the heads that did not change do what they did; the new
   // ones fail (RunRound's "inadmissible this cycle").
   for (size_t e = 0; e < quiet_n; ++e) {
-    if (!quiet_parked[e]) wls[all[e].wl].reason_stamp = bulk_counter;
+    if (quiet_parked[e] == kQuietKept) wls[all[e].wl].reason_stamp = bulk_counter;
   }
   int64_t entries = static_cast<int64_t>(quiet_n);
   int64_t net = quiet_net;
@@ -507,7 +503,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
     const FastHead& fh = fast_heads[i];
     if (fh.wl == kNoWl) {  // the queue has no head left: no entry
       --entries;
-      quiet_parked[fh.entry] = 2;
+      quiet_parked[fh.entry] = kQuietGone;
       continue;
     }
     Entry& en = fast_entries[i];
@@ -526,7 +522,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
       ++net;  // it stays the head and fails again in the next round
     }
     std::swap(all[fh.entry], en);
-    quiet_parked[fh.entry] = parks ? 1 : 0;
+    quiet_parked[fh.entry] = parks ? kQuietParked : kQuietKept;
   }
   if (entries == 0) {  // RunRound ends before counting anything
     quiet_valid = false;
@@ -535,7 +531,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
   result->decisions += net + parked;
   size_t out = 0;
   for (size_t e = 0; e < quiet_n; ++e) {
-    if (quiet_parked[e] == 2) continue;
+    if (quiet_parked[e] == kQuietGone) continue;
     if (out != e) {
       std::swap(all[out], all[e]);
       quiet_parked[out] = quiet_parked[e];

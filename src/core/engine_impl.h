@@ -229,6 +229,9 @@ class EngineImpl {
   // the heads that did not change: true when it could (the round's changes
   // and decisions are then in `*changed` and `result`).
   bool TryFastRound(CycleResult* result, bool* changed);
+  // Nominates `h`, the head of `c`, into `en` (a cycle's entry), noting the
+  // protections its preemption search skipped.
+  void NominateHead(WlId h, CqId c, Entry* en);
   void RebuildUsage();
   void Materialize(WlId id);
   // A workload parked in bulk without an examination (ReasonStale) gets the
@@ -329,6 +332,9 @@ class EngineImpl {
   // entries not parked add to each such round.
   bool quiet_valid = false;
   size_t quiet_n = 0;
+  // Per entry of the quiet round: kept (the same head again), parked (its
+  // queue has a new head) or, within a fast round, gone (no head left).
+  static constexpr char kQuietKept = 0, kQuietParked = 1, kQuietGone = 2;
   std::vector<char> quiet_parked;
   int64_t quiet_net = 0;
   struct FastHead {  // a queue's next head in a fast round
