@@ -474,13 +474,23 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
   }
   if (k != quiet_n) return false;
   // Nominate the new heads; every one must fail without effect on others.
+  // A head that fails the bound is known to (BoundFails) and is not
+  // nominated: it is parked as BulkPark parks, its reason built on read.
+  const bool bound_skip = opts.bulk_park;
+  bool all_bound = !fast_heads.empty();
   if (fast_entries.size() < fast_heads.size()) fast_entries.resize(fast_heads.size());
   for (size_t i = 0; i < fast_heads.size(); ++i) {
-    const FastHead& fh = fast_heads[i];
-    if (fh.wl == kNoWl) continue;
+    FastHead& fh = fast_heads[i];
+    if (fh.wl == kNoWl) {
+      all_bound = false;
+      continue;
+    }
     const CqId c = all[fh.entry].cq;
     const CqRt& cq = cqs[c];
     if (wls[fh.wl].waiting_preemption || cq.sticky == fh.wl) return false;
+    fh.bound = bound_skip && BoundFails(fh.wl, c);
+    if (fh.bound) continue;
+    all_bound = false;
     Entry& en = fast_entries[i];
     NominateHead(fh.wl, c, &en);
     const Mode m = en.assignment.mode;
@@ -506,6 +516,14 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
       quiet_parked[fh.entry] = kQuietGone;
       continue;
     }
+    if (fh.bound) {
+      ParkBound(fh.wl, all[fh.entry].cq);
+      all[fh.entry].wl = fh.wl;
+      quiet_parked[fh.entry] = kQuietParked;
+      *changed = true;
+      ++parked;
+      continue;
+    }
     Entry& en = fast_entries[i];
     Wl& w = wls[en.wl];
     const CqRt& cq = cqs[en.cq];
@@ -529,6 +547,34 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
     return true;
   }
   result->decisions += net + parked;
+  // Further rounds in which every queue that parks has a next head that
+  // fails the bound: each is this round again (the same heads kept, one
+  // head parked per such queue), recorded here without a return to
+  // Schedule. It stops where a next head must be nominated, a queue runs
+  // out, BulkPark could park something (bulk_idle cleared) or the rounds
+  // reach max_rounds.
+  if (all_bound && bulk_idle) {
+    while (result->rounds + 2 <= opts.max_rounds) {
+      bool next_all = true;
+      for (FastHead& fh : fast_heads) {
+        const CqId c = all[fh.entry].cq;
+        const CqRt& cq = cqs[c];
+        fh.wl = cq.held || ActiveQueued(cq) == 0 ? kNoWl : Head(c);
+        if (fh.wl == kNoWl || wls[fh.wl].waiting_preemption || cq.sticky == fh.wl || !BoundFails(fh.wl, c)) {
+          next_all = false;
+          break;
+        }
+      }
+      if (!next_all) break;
+      for (const FastHead& fh : fast_heads) {
+        ParkBound(fh.wl, all[fh.entry].cq);
+        all[fh.entry].wl = fh.wl;
+      }
+      result->rounds++;
+      result->decisions += net + static_cast<int64_t>(fast_heads.size());
+      if (!bulk_idle) break;
+    }
+  }
   size_t out = 0;
   for (size_t e = 0; e < quiet_n; ++e) {
     if (quiet_parked[e] == kQuietGone) continue;
@@ -541,6 +587,15 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
   quiet_n = out;
   quiet_net = net;
   return true;
+}
+
+void EngineImpl::ParkBound(WlId h, CqId c) {
+  Wl& w = wls[h];
+  w.beyond_window = -1;
+  w.waiting_preemption = false;
+  SoftPark(h, tree.Root(cqs[c].node));
+  w.reason_stale = true;
+  NoteParkedHead(c);
 }
 
 void EngineImpl::SetStrictFifoReasons() {

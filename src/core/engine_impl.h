@@ -204,6 +204,19 @@ class EngineImpl {
   // resource exceeds the queue's unused quota over all flavors); `c` never
   // borrows (a borrowing limit of zero on every flavor-resource).
   bool NoLowerPriorityAdmitted(CqId c);
+  // BulkPark's shape for ClusterQueue `c` of the tree rooted at `root`:
+  // BestEffortFIFO, classical preemption whose policies let a workload
+  // that fails the bound (BulkCap) find no candidate, and a root or a
+  // direct child of its root cohort.
+  bool BulkShape(CqId c, NodeId root);
+  // A fast round's bound (TryFastRound): `h`, queued in `c`, cannot be
+  // admitted or preempt for in the current state nor in any tighter one,
+  // and failing holds nothing back (reclaimWithinCohort Any), so that its
+  // nomination can be skipped.
+  bool BoundFails(WlId h, CqId c);
+  // Parks head `h` of `c` that fails the bound, in a fast round, without a
+  // nomination: its reason is built on read (ReasonStale).
+  void ParkBound(WlId h, CqId c);
   bool QueuedMustBorrow(CqId c) const;
   bool NeverBorrows(CqId c) const;
   // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
@@ -340,6 +353,7 @@ class EngineImpl {
   struct FastHead {  // a queue's next head in a fast round
     size_t entry;    // its index in round_entries
     WlId wl;
+    bool bound = false;  // it fails the bound (BoundFails): parked without a nomination
   };
   std::vector<FastHead> fast_heads;
   std::vector<Entry> fast_entries;  // their nominations

@@ -109,6 +109,7 @@ void EngineImpl::Enqueue(WlId id) {
   if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
   w.in_heap = true;
   w.soft_parked = false;
+  w.reason_stale = false;  // whoever queues it set its reason
   if (lq.cq.valid()) cqs[lq.cq].queued++;
   queued_count++;
 }
@@ -304,6 +305,31 @@ bool EngineImpl::NeverBorrows(CqId c) const {
   return true;
 }
 
+bool EngineImpl::BulkShape(CqId c, NodeId root) {
+  const CqRt& cq = cqs[c];
+  const PreemptionSpec& pol = cq.spec->preemption;
+  const NodeId parent = tree.node(cq.node).parent;
+  return cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
+         (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever ||
+          (pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerPriority &&
+           NoLowerPriorityAdmitted(c))) &&
+         pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
+         (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
+          pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
+         (!parent.valid() || parent == root);
+}
+
+bool EngineImpl::BoundFails(WlId h, CqId c) {
+  const CqRt& cq = cqs[c];
+  if (cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) return false;
+  const Wl& w = wls[h];
+  if (w.min_req.empty() || !BulkShape(c, tree.Root(cq.node))) return false;
+  for (const auto& [res, a] : w.min_req) {
+    if (a > BulkCap(c, res)) return true;
+  }
+  return false;
+}
+
 int64_t EngineImpl::BulkPark() {
   if (!opts.bulk_park || opts.fair_sharing || opts.admission_fair_sharing || cluster ||
       any_reservation_config || any_protection || !reservations.empty() ||
@@ -323,17 +349,7 @@ int64_t EngineImpl::BulkPark() {
     for (CqId c : members) {
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
-      const PreemptionSpec& pol = cq.spec->preemption;
-      const NodeId parent = tree.node(cq.node).parent;
-      const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
-                         (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever ||
-                          (pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerPriority &&
-                           NoLowerPriorityAdmitted(c))) &&
-                         pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
-                         (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
-                          pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
-                         (!parent.valid() || parent == root);
-      if (!shape) {  // a tree of another shape: left to the cycles
+      if (!BulkShape(c, root)) {  // a tree of another shape: left to the cycles
         shape_ok = false;
         break;
       }

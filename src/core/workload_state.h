@@ -201,6 +201,8 @@ struct Wl {
   bool reason_stale = false;  // parked by BulkPark's head skip without an examination
   bool forgotten = false;     // slot free for reuse (Engine::Forget)
   bool requeued = false;      // NotYetTried after an eviction (message wording)
+  // Beside the fields a cycle reads of every head it parks (cache lines).
+  bool waiting_preemption = false;
   NodeId park_root;
   uint64_t park_epoch = 0;
   std::set<QueueKey>::iterator heap_it;  // valid while in_heap
@@ -211,6 +213,9 @@ struct Wl {
   // While in a heap: (resource id, the least it can be admitted with), per
   // resource it requests in its ClusterQueue (CqRt::min_req).
   InlinePairs<3> min_req;
+  // The start its reservation would have had when that lay beyond its
+  // ClusterQueue's backfill window (so it has none); -1 otherwise.
+  Time beyond_window = -1;
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
   ReasonRef pending_ref;
   uint64_t admit_seq = 0;
@@ -220,7 +225,6 @@ struct Wl {
   PendingReason::Kind pending_kind = PendingReason::Kind::kNone;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
   bool has_placement = false;
-  bool waiting_preemption = false;
   bool msg_dirty = false;   // pending.message is built on read (Materialize)
   bool ref_dirty = false;   // pending's names and amounts come from `pending_ref` on read
   bool delay_held = false;  // protected_until is its own preemption delay
@@ -233,9 +237,6 @@ struct Wl {
   // minimum runtime (or was itself held by its preemption delay): the
   // earliest time that changes; -1 when nothing was skipped.
   Time protected_until = -1;
-  // The start its reservation would have had when that lay beyond its
-  // ClusterQueue's backfill window (so it has none); -1 otherwise.
-  Time beyond_window = -1;
   // Static node feasibility (flavor_assigner.cc NodesExclude); null until
   // the first check, which only engines with nodes make.
   std::unique_ptr<NodeFit> node_fit;
