@@ -540,6 +540,40 @@ std::vector<Engine::ReservationInfo> Engine::Reservations() const {
   return out;
 }
 
+std::string Engine::CheckParkingCounts() const {
+  const EngineImpl& e = *impl_;
+  IdVector<NodeId, int64_t> per_root;
+  per_root.resize(e.root_parked.size(), 0);
+  int64_t total = 0;
+  for (CqId c : e.cqs.ids()) {
+    const CqRt& cq = e.cqs[c];
+    int32_t queued = 0;
+    int32_t parked = 0;
+    for (LqId l : cq.lqs) {
+      for (const QueueKey& k : e.lqs[l].heap) {
+        ++queued;
+        if (e.SoftParked(e.wls[k.id])) ++parked;
+      }
+    }
+    if (queued != cq.queued)
+      return "ClusterQueue " + cq.name + ": " + std::to_string(queued) + " queued, counted " +
+             std::to_string(cq.queued);
+    if (queued - parked != e.ActiveQueued(cq))
+      return "ClusterQueue " + cq.name + ": " + std::to_string(queued - parked) + " active, counted " +
+             std::to_string(e.ActiveQueued(cq));
+    if (parked > 0 && cq.root.valid()) per_root[cq.root] += parked;
+    total += parked;
+  }
+  for (NodeId r : e.root_parked.ids()) {
+    if (per_root[r] != e.root_parked[r])
+      return "tree " + std::to_string(r.value()) + ": " + std::to_string(per_root[r]) + " parked, counted " +
+             std::to_string(e.root_parked[r]);
+  }
+  if (total != e.parked_total)
+    return std::to_string(total) + " parked in all, counted " + std::to_string(e.parked_total);
+  return "";
+}
+
 size_t Engine::PendingCount() const { return impl_->pending_count; }
 size_t Engine::AdmittedCount() const { return impl_->admitted_count; }
 

@@ -441,6 +441,11 @@ class Engine {
   int64_t DominantResourceShare(const std::string& node) const;
   size_t PendingCount() const;
   size_t AdmittedCount() const;
+  // For tests: recounts the workloads parked in place in every queue and
+  // compares with the counters the cycles use (ClusterQueue active counts,
+  // per-tree and total parked counts); empty when they agree, else what
+  // differs.
+  std::string CheckParkingCounts() const;
 
   const EngineOptions& options() const;
 

@@ -188,8 +188,19 @@ class EngineImpl {
     if (w.soft_parked && w.park_epoch == root_epoch[w.park_root]) return true;
     if (!w.in_heap || !w.lq.valid() || !lqs[w.lq].cq.valid()) return false;
     const CqRt& cq = cqs[lqs[w.lq].cq];
-    return cq.root.valid() && cq.bulk_epoch == root_epoch[cq.root] && w.enq_seq < cq.bulk_seq;
+    return (cq.root.valid() && cq.bulk_epoch == root_epoch[cq.root] && w.enq_seq < cq.bulk_seq) ||
+           RunParked(w);
   }
+  // Parked in place as a member of its LocalQueue's run (LqRt::run_end).
+  bool RunParked(const Wl& w) const {
+    if (!w.in_heap || !w.lq.valid()) return false;
+    const LqRt& q = lqs[w.lq];
+    return q.run_valid && q.root.valid() && q.run_epoch == root_epoch[q.root] && q.InRun(*w.heap_it);
+  }
+  // BulkPark's walk of `only`, the only active ClusterQueue of tree `root`,
+  // with one LocalQueue: parks its run again where its leading members
+  // still fail the bound; returns how many it parked.
+  int64_t ReparkRun(CqId only, NodeId root);
   // Parks in bulk, without examining them, the queued workloads that no
   // cycle before the next release in their cohort tree could admit
   // (docs/semantics.md §3, step 5); returns how many it parked.

@@ -107,6 +107,17 @@ void EngineImpl::Enqueue(WlId id) {
   }
   // An active entry before the skip point becomes the new skip point.
   if (lq.skip_valid && (lq.skip == lq.heap.end() || key < *lq.skip)) lq.skip = it;
+  // Queued among the run's members: the run is dropped at the next release.
+  // Between the last member and the run's end: it is the run's end now.
+  if (lq.run_valid) {
+    if (lq.run_req.empty()) {
+      lq.run_end = lq.heap.begin();
+    } else if (key < lq.run_last) {
+      lq.run_dirty = true;
+    } else if (lq.run_end == lq.heap.end() || key < *lq.run_end) {
+      lq.run_end = it;
+    }
+  }
   w.in_heap = true;
   w.soft_parked = false;
   w.reason_stale = false;  // whoever queues it set its reason
@@ -121,6 +132,21 @@ void EngineImpl::Dequeue(WlId id) {
   const bool parked = SoftParked(w);
   auto it = w.heap_it;
   if (lq.skip_valid && lq.skip == it) ++lq.skip;
+  if (lq.run_valid) {
+    if (lq.InRun(*it)) {
+      const auto pos = static_cast<size_t>(w.run_pos);
+      if (w.run_pos >= 0 && pos < lq.run_at.size() && lq.run_at[pos] == it) {
+        lq.run_req[pos] = LqRt::kRunGone;
+        lq.run_at[pos] = lq.heap.end();
+        lq.run_live--;
+      } else {
+        lq.DropRun();  // not expected: a member always has its position
+      }
+    } else if (lq.run_end == it) {
+      ++lq.run_end;
+    }
+  }
+  w.run_pos = -1;
   lq.heap.erase(it);
   w.in_heap = false;
   if (lq.cq.valid()) {
@@ -190,15 +216,20 @@ const QueueKey* EngineImpl::FirstActive(LqId l) {
   if (q.heap.empty()) return nullptr;
   if (!q.root.valid()) return &*q.heap.begin();  // no ClusterQueue: nothing parks in place
   const uint64_t ep = root_epoch[q.root];
+  // The run's members, while parked, are every entry before its end unless
+  // one was queued among them since.
+  const bool run_parked = q.run_valid && q.run_epoch == ep;
   if (!q.skip_valid || q.skip_epoch != ep) {
-    q.skip = q.heap.begin();
+    q.skip = run_parked && !q.run_dirty ? q.run_end : q.heap.begin();
     q.skip_epoch = ep;
     q.skip_valid = true;
   }
   // Entries parked in bulk: those below the ClusterQueue's bulk_seq.
   const CqRt& cq = cqs[q.cq];
   const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;
-  while (q.skip != q.heap.end() && (q.skip->park_epoch == ep || q.skip->enq_seq < bulk_below)) ++q.skip;
+  while (q.skip != q.heap.end() &&
+         (q.skip->park_epoch == ep || q.skip->enq_seq < bulk_below || (run_parked && q.InRun(*q.skip))))
+    ++q.skip;
   return q.skip == q.heap.end() ? nullptr : &*q.skip;
 }
 
@@ -417,13 +448,23 @@ int64_t EngineImpl::BulkPark() {
     if (several || !only.valid()) continue;
     CqRt& cq = cqs[only];
     if (cq.sticky != kNoWl) continue;
+    // With one LocalQueue, the walk keeps its run (LqRt::run_end): parked
+    // again in one step where its leading members still fail, and extended
+    // by each head that fails after it.
+    total += ReparkRun(only, root);
+    LqRt* runq = nullptr;
+    if (cq.lqs.size() == 1) {
+      LqRt& q = lqs[cq.lqs[0]];
+      if (q.run_valid && q.run_epoch == ep && !q.run_dirty) runq = &q;
+    }
     std::vector<std::pair<ResourceId, Amount>>& caps = bulk_caps;
     caps.clear();
     for (;;) {
       const WlId h = Head(only);
       if (h == kNoWl) break;
       Wl& w = wls[h];
-      bool fails = false;
+      ResourceId failed;
+      Amount failed_req = 0;
       for (const auto& [res, a] : w.min_req) {
         Amount cap = -1;
         for (const auto& [r, v] : caps) {
@@ -434,14 +475,39 @@ int64_t EngineImpl::BulkPark() {
           caps.emplace_back(res, cap);
         }
         if (a > cap) {
-          fails = true;
+          failed = res;
+          failed_req = a;
           break;
         }
       }
-      if (!fails) break;
-      SoftPark(h, root);
+      if (!failed.valid()) break;
       w.reason_stale = true;
       ++total;
+      if (runq != nullptr && w.heap_it == runq->run_end &&
+          (!runq->run_res.valid() || runq->run_res == failed)) {
+        // The run's next member: parked as SoftPark counts it.
+        LqRt& q = *runq;
+        w.run_pos = static_cast<int32_t>(q.run_req.size());
+        q.run_req.push_back(failed_req);
+        q.run_at.push_back(w.heap_it);
+        q.run_res = failed;
+        q.run_last = *w.heap_it;
+        ++q.run_end;
+        q.run_seq = enqueue_counter;
+        q.run_live++;
+        if (cq.parked_epoch != ep) {
+          cq.parked_epoch = ep;
+          cq.parked_n = 0;
+        }
+        cq.parked_n++;
+        root_parked[root]++;
+        parked_total++;
+        q.skip = q.run_end;
+        q.skip_epoch = ep;
+        q.skip_valid = true;
+        continue;
+      }
+      SoftPark(h, root);
     }
   }
   return total;
@@ -452,7 +518,100 @@ bool EngineImpl::ReasonStale(WlId id) const {
   if (!w.in_heap || !w.lq.valid() || !lqs[w.lq].cq.valid() || w.info.state != WorkloadState::kPending)
     return false;
   const CqRt& cq = cqs[lqs[w.lq].cq];
-  return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp);
+  return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp) ||
+         (w.reason_stamp < lqs[w.lq].run_stamp && RunParked(w));
+}
+
+int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
+  CqRt& cq = cqs[only];
+  if (cq.lqs.size() != 1) return 0;
+  LqRt& q = lqs[cq.lqs[0]];
+  const uint64_t ep = root_epoch[root];
+  if (q.run_valid && q.run_epoch == ep) return 0;  // parked, or started, in this epoch already
+  if (q.run_valid && (q.run_dirty || !q.run_res.valid())) q.DropRun();
+  if (q.run_valid) {
+    // The leading members that still fail (the bound only tightens until
+    // the next release); the run ends at the first that may not. A member
+    // parked on its own or in bulk in this epoch is counted as parked
+    // already.
+    const Amount cap = BulkCap(only, q.run_res);
+    const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;  // parked in bulk
+    size_t i = 0;
+    size_t last_live = 0;
+    int32_t live = 0;
+    int64_t added = 0;
+    for (; i < q.run_req.size(); ++i) {
+      const Amount req = q.run_req[i];
+      if (req == LqRt::kRunGone) continue;
+      if (req <= cap) break;
+      last_live = i;
+      ++live;
+      const QueueKey& k = *q.run_at[i];
+      if (k.park_epoch != ep && k.enq_seq >= bulk_below) ++added;
+    }
+    if (live > 0) {
+      if (i < q.run_req.size()) {
+        q.run_end = q.run_at[i];
+        q.run_req.resize(i);
+        q.run_at.resize(i);
+        q.run_last = *q.run_at[last_live];
+      }
+      q.run_live = live;
+      q.run_epoch = ep;
+      q.run_stamp = ++bulk_counter;
+      if (cq.parked_epoch != ep) {
+        cq.parked_epoch = ep;
+        cq.parked_n = 0;
+      }
+      cq.parked_n += static_cast<int32_t>(added);
+      root_parked[root] += added;
+      parked_total += added;
+      q.skip = q.run_end;
+      q.skip_epoch = ep;
+      q.skip_valid = true;
+      return added;
+    }
+    q.DropRun();
+  }
+  // A new run: the leading entries parked on their own in this epoch that
+  // fail the bound on one resource (already counted as parked); the walk
+  // extends it from there.
+  q.run_valid = true;
+  q.run_epoch = ep;
+  q.run_stamp = ++bulk_counter;
+  q.run_seq = enqueue_counter;
+  q.run_end = q.heap.begin();
+  std::vector<std::pair<ResourceId, Amount>>& caps = bulk_caps;
+  caps.clear();
+  while (q.run_end != q.heap.end() && q.run_end->park_epoch == ep) {
+    Wl& w = wls[q.run_end->id];
+    ResourceId failed;
+    Amount failed_req = 0;
+    for (const auto& [res, a] : w.min_req) {
+      Amount cap = -1;
+      for (const auto& [r, v] : caps) {
+        if (r == res) cap = v;
+      }
+      if (cap < 0) {
+        cap = BulkCap(only, res);
+        caps.emplace_back(res, cap);
+      }
+      if (a > cap) {
+        failed = res;
+        failed_req = a;
+        break;
+      }
+    }
+    if (!failed.valid() || (q.run_res.valid() && q.run_res != failed)) break;
+    w.run_pos = static_cast<int32_t>(q.run_req.size());
+    q.run_req.push_back(failed_req);
+    q.run_at.push_back(q.run_end);
+    q.run_res = failed;
+    q.run_last = *q.run_end;
+    q.run_live++;
+    ++q.run_end;
+  }
+  return 0;
 }
 
 double EngineImpl::AfsUsage(LqId lq) const {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -123,6 +124,41 @@ struct LqRt {
   std::set<QueueKey>::iterator skip;
   uint64_t skip_epoch = 0;
   bool skip_valid = false;
+  // The run (EngineImpl::BulkPark's walk of a tree's only active queue): the
+  // leading entries, each of which failed the bound on resource `run_res`.
+  // Its members are the entries before `run_end` (the first entry that is
+  // not one, or the end) queued by `run_seq` (QueueKey::enq_seq <= run_seq).
+  // In heap order, `run_req` holds each member's least request of `run_res`
+  // and `run_at` its heap entry (kRunGone and the heap's end once it left).
+  // While `run_epoch` is the root's epoch the members are parked in place;
+  // after a release the walk parks again, in one step, the leading members
+  // that still fail, instead of examining them one by one. `run_dirty`: an
+  // entry was queued among the members since (the run is dropped at the
+  // next release). `run_last`: the last member's key.
+  static constexpr Amount kRunGone = std::numeric_limits<Amount>::max();
+  bool run_valid = false;
+  bool run_dirty = false;
+  uint64_t run_seq = 0;
+  uint64_t run_epoch = 0;
+  uint64_t run_stamp = 0;  // EngineImpl::bulk_counter when last parked (reasons older are stale)
+  std::set<QueueKey>::iterator run_end;
+  QueueKey run_last{};
+  ResourceId run_res;
+  int32_t run_live = 0;  // members still queued
+  std::vector<Amount> run_req;
+  std::vector<std::set<QueueKey>::iterator> run_at;
+  // Whether `k`, an entry of this heap, is a member of the run.
+  bool InRun(const QueueKey& k) const {
+    return run_valid && k.enq_seq <= run_seq && (run_end == heap.end() || k < *run_end);
+  }
+  void DropRun() {
+    run_valid = false;
+    run_dirty = false;
+    run_live = 0;
+    run_res = ResourceId();
+    run_req.clear();
+    run_at.clear();
+  }
   // Admission Fair Sharing state, per resource id.
   IdVector<ResourceId, double> afs_consumed;
   IdVector<ResourceId, double> afs_penalty;

@@ -224,6 +224,7 @@ struct Wl {
   // on this field, and writes the reason only through the helpers below.
   PendingReason::Kind pending_kind = PendingReason::Kind::kNone;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
+  int32_t run_pos = -1;       // index in LqRt::run_req while a member of its queue's run
   bool has_placement = false;
   bool msg_dirty = false;   // pending.message is built on read (Materialize)
   bool ref_dirty = false;   // pending's names and amounts come from `pending_ref` on read

@@ -259,6 +259,11 @@ size_t ExpectSameOutcomes(uint64_t seed, const Scenario& s, const EngineOptions&
     auto ea = a_opts.multi_admission ? Settle(a, batch.at, &sa) : SettleOneHead(a, batch.at, &sa);
     auto eb = b_opts.multi_admission ? Settle(b, batch.at, &sb) : SettleOneHead(b, batch.at, &sb);
     if (!sa || !sb) RC_DISCARD(kLivelock);
+    for (const Engine* e : {&a, &b}) {
+      const std::string counts = e->CheckParkingCounts();
+      if (!counts.empty())
+        RC_FAIL("t=" + std::to_string(batch.at) + ": parking counts: " + counts + "\n" + Header(seed, s));
+    }
     evictions += ea.size();
     AdmittedSet xa = Admitted(a), xb = Admitted(b);
     if (!(xa == xb) || Keys(ea) != Keys(eb)) {
@@ -341,6 +346,11 @@ RC_GTEST_PROP(DeepQueueProperty, BulkParkEqualsOneByOne, ()) {
     auto ea = Settle(a, batch.at, &sa);
     auto eb = Settle(b, batch.at, &sb);
     if (!sa || !sb) RC_DISCARD(kLivelock);
+    for (const Engine* e : {&a, &b}) {
+      const std::string counts = e->CheckParkingCounts();
+      if (!counts.empty())
+        RC_FAIL("t=" + std::to_string(batch.at) + ": parking counts: " + counts + "\n" + Header(seed, s));
+    }
     evictions += ea.size();
     AdmittedSet xa = Admitted(a), xb = Admitted(b);
     admitted = std::max(admitted, xa.size());
@@ -378,6 +388,10 @@ std::string CompareFastRounds(uint64_t seed, const Scenario& s, const EngineOpti
       core::CycleResult rb = b.Schedule(batch.at);
       if (ra.rounds > 2) *used_quiet = true;
       std::ostringstream why;
+      for (const Engine* e : {&a, &b}) {
+        std::string counts = e->CheckParkingCounts();
+        if (!counts.empty()) why << "parking counts: " << counts << "; ";
+      }
       if (ra.admitted != rb.admitted) why << "admitted differ (order included)";
       if (Keys(ra.evictions) != Keys(rb.evictions)) why << "evictions differ";
       if (ra.rounds != rb.rounds) why << "rounds " << ra.rounds << " vs " << rb.rounds << "; ";
