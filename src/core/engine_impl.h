@@ -201,6 +201,10 @@ class EngineImpl {
   // with one LocalQueue: parks its run again where its leading members
   // still fail the bound; returns how many it parked.
   int64_t ReparkRun(CqId only, NodeId root);
+  // The first resource on which `w`, queued in `c`, fails the bound (its
+  // least request, in `req`, exceeds BulkCap), or none; BulkCap answers are
+  // kept in `bulk_caps`, which the caller clears when the state changes.
+  ResourceId BoundFailure(CqId c, const Wl& w, Amount* req);
   // Parks in bulk, without examining them, the queued workloads that no
   // cycle before the next release in their cohort tree could admit
   // (docs/semantics.md §3, step 5); returns how many it parked.

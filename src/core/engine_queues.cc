@@ -457,29 +457,13 @@ int64_t EngineImpl::BulkPark() {
       LqRt& q = lqs[cq.lqs[0]];
       if (q.run_valid && q.run_epoch == ep && !q.run_dirty) runq = &q;
     }
-    std::vector<std::pair<ResourceId, Amount>>& caps = bulk_caps;
-    caps.clear();
+    bulk_caps.clear();
     for (;;) {
       const WlId h = Head(only);
       if (h == kNoWl) break;
       Wl& w = wls[h];
-      ResourceId failed;
       Amount failed_req = 0;
-      for (const auto& [res, a] : w.min_req) {
-        Amount cap = -1;
-        for (const auto& [r, v] : caps) {
-          if (r == res) cap = v;
-        }
-        if (cap < 0) {
-          cap = BulkCap(only, res);
-          caps.emplace_back(res, cap);
-        }
-        if (a > cap) {
-          failed = res;
-          failed_req = a;
-          break;
-        }
-      }
+      const ResourceId failed = BoundFailure(only, w, &failed_req);
       if (!failed.valid()) break;
       w.reason_stale = true;
       ++total;
@@ -520,6 +504,24 @@ bool EngineImpl::ReasonStale(WlId id) const {
   const CqRt& cq = cqs[lqs[w.lq].cq];
   return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp) ||
          (w.reason_stamp < lqs[w.lq].run_stamp && RunParked(w));
+}
+
+ResourceId EngineImpl::BoundFailure(CqId c, const Wl& w, Amount* req) {
+  for (const auto& [res, a] : w.min_req) {
+    Amount cap = -1;
+    for (const auto& [r, v] : bulk_caps) {
+      if (r == res) cap = v;
+    }
+    if (cap < 0) {
+      cap = BulkCap(c, res);
+      bulk_caps.emplace_back(res, cap);
+    }
+    if (a > cap) {
+      *req = a;
+      return res;
+    }
+  }
+  return {};
 }
 
 int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
@@ -581,27 +583,11 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
   q.run_stamp = ++bulk_counter;
   q.run_seq = enqueue_counter;
   q.run_end = q.heap.begin();
-  std::vector<std::pair<ResourceId, Amount>>& caps = bulk_caps;
-  caps.clear();
+  bulk_caps.clear();
   while (q.run_end != q.heap.end() && q.run_end->park_epoch == ep) {
     Wl& w = wls[q.run_end->id];
-    ResourceId failed;
     Amount failed_req = 0;
-    for (const auto& [res, a] : w.min_req) {
-      Amount cap = -1;
-      for (const auto& [r, v] : caps) {
-        if (r == res) cap = v;
-      }
-      if (cap < 0) {
-        cap = BulkCap(only, res);
-        caps.emplace_back(res, cap);
-      }
-      if (a > cap) {
-        failed = res;
-        failed_req = a;
-        break;
-      }
-    }
+    const ResourceId failed = BoundFailure(only, w, &failed_req);
     if (!failed.valid() || (q.run_res.valid() && q.run_res != failed)) break;
     w.run_pos = static_cast<int32_t>(q.run_req.size());
     q.run_req.push_back(failed_req);
