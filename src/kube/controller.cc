@@ -10,7 +10,6 @@ namespace artel::kube {
 namespace {
 
 constexpr const char* kGroup = "kueue.x-k8s.io";
-constexpr size_t kMaxQueuedEvents = 10000;
 
 // obj[key] when obj is an object holding key, else an empty object: a
 // reference, never a copy (Json::value copies the subtree, and metadata holds
@@ -95,6 +94,8 @@ Controller::Controller(ClientConfig config, ControllerOptions options, server::L
     if (options_.instance.empty()) options_.instance = "arteld";
   }
   if (options_.writers < 1) options_.writers = 1;
+  options_.background_writers = std::clamp(options_.background_writers, 1, options_.writers);
+  if (options_.max_queued_events < 1) options_.max_queued_events = 1;
   // Made here, not in Start, so that the read verbs of the API are served
   // (empty) by a replica waiting for the leader Lease (src/kube/leader.h).
   loop_ = std::make_unique<loop::ControlLoop>(options_.engine, options_.loop, log_, now_ms_);
@@ -853,6 +854,10 @@ void Controller::PendingStatusesLocked(core::Engine& engine, int64_t now) {
     if (options_.events)
       wr.events.push_back(WorkloadEvent(w.obj, "Normal", "Pending", PendingMessage(*why), now));
     staged_.push_back(std::move(wr));
+    {
+      std::lock_guard<std::mutex> l(stats_mu_);
+      stats_.pending_explanations++;
+    }
   }
 }
 
@@ -1027,10 +1032,12 @@ bool Controller::Urgent(Write::Type t) {
 void Controller::Stage(Write w) {
   std::optional<QueuedEvent> event;
   if (w.type == Write::Type::kEvent) event = Queued(w.object);
+  bool dropped = false;
   {
     std::lock_guard<std::mutex> l(out_mu_);
     if (event) {
-      if (event_queue_.size() < kMaxQueuedEvents) event_queue_.push_back(std::move(*event));
+      dropped = event_queue_.size() >= static_cast<size_t>(options_.max_queued_events);
+      if (!dropped) event_queue_.push_back(std::move(*event));
     } else {
       bool urgent = Urgent(w.type);
       std::string key = w.key;
@@ -1048,6 +1055,11 @@ void Controller::Stage(Write w) {
       }
     }
   }
+  if (dropped) {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.events_dropped++;
+    return;
+  }
   out_cv_.notify_one();
 }
 
@@ -1058,53 +1070,74 @@ void Controller::WriterMain(int index) {
   Client client(config_);
   std::unique_lock<std::mutex> l(out_mu_);
   for (;;) {
+    // Admissions, evictions and requeues on any writer, first. Pending explanations, queue
+    // statuses and Events on at most background_writers writers at once, so that they cannot
+    // take the API server's capacity from admissions; those writers take a status write and an
+    // Event in turn while both are waiting.
     out_cv_.wait(l, [&] {
-      return stopping_ || !urgent_keys_.empty() || !ready_keys_.empty() || !event_queue_.empty();
+      return stopping_ || !urgent_keys_.empty() ||
+             (background_busy_ < options_.background_writers &&
+              (!ready_keys_.empty() || !event_queue_.empty()));
     });
     if (stopping_) return;
-    // Admissions, evictions and requeues first; then the other status writes, so that they are
-    // not delayed by the Events of earlier writes; Events are posted when no status write is
-    // waiting, or when too many are queued.
-    bool urgent = !urgent_keys_.empty();
-    if (urgent || (!ready_keys_.empty() && event_queue_.size() < kMaxQueuedEvents)) {
-      std::deque<std::string>& lane = urgent ? urgent_keys_ : ready_keys_;
-      std::string key = std::move(lane.front());
-      lane.pop_front();
-      if (inflight_.count(key)) continue;  // queued twice; the write in flight queues it again
-      auto it = desired_.find(key);
-      if (it == desired_.end()) continue;
-      Write w = std::move(it->second);
-      desired_.erase(it);
-      inflight_.insert(key);
+    const bool urgent = !urgent_keys_.empty();
+    const bool event = !urgent && !event_queue_.empty() && (ready_keys_.empty() || event_turn_);
+    if (!urgent && !ready_keys_.empty() && !event_queue_.empty()) event_turn_ = !event_turn_;
+    if (!urgent) ++background_busy_;
+    if (event) {
+      QueuedEvent ev = std::move(event_queue_.front());
+      event_queue_.pop_front();
       l.unlock();
-      DoWrite(client, std::move(w));
+      PostEvent(client, ev);
       l.lock();
-      inflight_.erase(key);
-      if (auto next = desired_.find(key); next != desired_.end()) {
-        (Urgent(next->second.type) ? urgent_keys_ : ready_keys_).push_back(key);
-        out_cv_.notify_one();
-      }
+      --background_busy_;
       continue;
     }
-    QueuedEvent ev = std::move(event_queue_.front());
-    event_queue_.pop_front();
+    std::deque<std::string>& lane = urgent ? urgent_keys_ : ready_keys_;
+    std::string key = std::move(lane.front());
+    lane.pop_front();
+    auto it = inflight_.count(key) ? desired_.end() : desired_.find(key);
+    if (it == desired_.end()) {  // queued twice (the write in flight queues it again), or taken
+      if (!urgent) --background_busy_;
+      continue;
+    }
+    Write w = std::move(it->second);
+    desired_.erase(it);
+    inflight_.insert(key);
     l.unlock();
-    PostEvent(client, ev);
+    DoWrite(client, std::move(w));
     l.lock();
+    if (!urgent) --background_busy_;
+    inflight_.erase(key);
+    if (auto next = desired_.find(key); next != desired_.end()) {
+      (Urgent(next->second.type) ? urgent_keys_ : ready_keys_).push_back(key);
+      out_cv_.notify_one();
+    }
   }
 }
 
-// QueueEvents: the Events of a status write that landed, posted by a writer
-// after the status writes waiting (never dropped: at most kMaxQueuedEvents
-// plus those of the writes in flight are queued, see WriterMain).
+// QueueEvents: the Events of a status write that landed, posted by a
+// background writer (WriterMain); dropped and counted when
+// ControllerOptions::max_queued_events are waiting.
 void Controller::QueueEvents(std::vector<Json> events) {
   if (events.empty()) return;
   std::vector<QueuedEvent> queued;
   queued.reserve(events.size());
   for (const Json& e : events) queued.push_back(Queued(e));
+  uint64_t dropped = 0;
   {
     std::lock_guard<std::mutex> l(out_mu_);
-    for (QueuedEvent& q : queued) event_queue_.push_back(std::move(q));
+    for (QueuedEvent& q : queued) {
+      if (event_queue_.size() >= static_cast<size_t>(options_.max_queued_events)) {
+        ++dropped;
+        continue;
+      }
+      event_queue_.push_back(std::move(q));
+    }
+  }
+  if (dropped > 0) {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.events_dropped += dropped;
   }
   out_cv_.notify_one();
 }

@@ -52,7 +52,18 @@ namespace artel::kube {
 struct ControllerOptions {
   core::EngineOptions engine;
   loop::LoopOptions loop;
-  int writers = 4;                            // writer threads (status writes, events)
+  // Writer threads (status writes, Events, queue statuses), each with its own
+  // connection. Admissions, evictions and requeues may use every one of them;
+  // pending explanations, queue statuses and Events at most
+  // `background_writers` at once, so that they cannot take the API server's
+  // capacity from admissions.
+  int writers = 16;
+  int background_writers = 2;
+  // Events waiting to be posted: when this many are queued, a new one is
+  // dropped (and counted), as client-go's event recorder drops events when
+  // its queue of 1,000 is full (k8s.io/client-go/tools/record: maxQueuedEvents
+  // with watch.DropIfChannelFull). Events are best effort; statuses are not.
+  int max_queued_events = 1000;
   int64_t queue_status_interval_ms = 1000;    // at most one CQ/LQ status write per object per interval
   int64_t pending_status_interval_ms = 1000;  // pending explanations refreshed at most this often
   // A pending explanation whose reason kind is unchanged (only its details,
@@ -96,7 +107,11 @@ struct ControllerStats {
   uint64_t admissions_requeued = 0;  // admission writes refused: workload requeued in the engine
   uint64_t restored = 0;             // workloads restored with their admission from the cluster
   uint64_t events_written = 0;
+  uint64_t events_dropped = 0;  // not posted: max_queued_events were waiting
   uint64_t queue_status_writes = 0;
+  // Pending explanations handed to the writers (a later one replaces one not
+  // yet written).
+  uint64_t pending_explanations = 0;
 };
 
 // The controller is also what arteld's HTTP API serves in Kubernetes mode
@@ -336,6 +351,8 @@ class Controller : public server::Service, public loop::Backend {
   std::deque<std::string> urgent_keys_;
   static bool Urgent(Write::Type t);
   std::set<std::string> inflight_;
+  int background_busy_ = 0;  // writers now writing a key of ready_keys_ or posting an Event
+  bool event_turn_ = false;  // the next background writer posts an Event (when both wait)
   std::deque<QueuedEvent>
       event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
   bool stopping_ = false;

@@ -310,8 +310,14 @@ std::string Controller::Metrics() const {
   counter("artel_kube_restored_total", "Workloads restored with their admission from the cluster.",
           s.restored);
   counter("artel_kube_events_total", "Events written on Workloads.", s.events_written);
+  counter("artel_kube_events_dropped_total",
+          "Events not posted because too many were waiting (best effort, as client-go's recorder).",
+          s.events_dropped);
   counter("artel_kube_queue_status_writes_total", "ClusterQueue and LocalQueue status writes.",
           s.queue_status_writes);
+  counter("artel_kube_pending_explanations_total",
+          "Pending explanations (QuotaReserved=False and its message) handed to the writers.",
+          s.pending_explanations);
   return out;
 }
 

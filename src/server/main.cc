@@ -136,10 +136,15 @@ int main(int argc, char** argv) {
                  "Kubernetes mode: rebuild every queue status at least this often even when nothing "
                  "they depend on was seen to change (0: only on changes)")
       ->check(CLI::NonNegativeNumber);
-  int kube_writers = 4;
+  int kube_writers = 16;
   app.add_option("--kube-writers", kube_writers,
                  "Kubernetes mode: threads writing Workload statuses, Events and queue statuses "
                  "(each with its own connection and client-side rate limit)")
+      ->check(CLI::Range(1, 256));
+  int kube_background_writers = 2;
+  app.add_option("--kube-background-writers", kube_background_writers,
+                 "Kubernetes mode: of the writer threads, how many may write pending explanations and "
+                 "queue statuses at once (admissions, evictions and requeues may use all of them)")
       ->check(CLI::Range(1, 256));
   int64_t kube_node_lost_ms = 30000;
   app.add_option("--kube-node-lost-grace-ms", kube_node_lost_ms,
@@ -367,6 +372,7 @@ int main(int argc, char** argv) {
     co.kueue_version = kueue_version;
     co.queue_status_full_pass_ms = kube_full_pass_ms;
     co.writers = kube_writers;
+    co.background_writers = kube_background_writers;
     node_watcher = std::make_unique<artel::kube::NodeWatcher>(
         kc.value(), artel::kube::NodeWatcherOptions{.lost_grace_ms = kube_node_lost_ms}, &log);
     controller = std::make_unique<artel::kube::Controller>(kc.value(), co, &log, [] {

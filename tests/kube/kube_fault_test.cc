@@ -9,7 +9,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <random>
 
 #include "controller_env.h"
@@ -246,6 +248,84 @@ TEST_F(KubeFaults, kube_ConflictingUserEditIsNotOverwritten) {
   EXPECT_GE(s.admissions_requeued, 3u);
   ctl.Stop();
   EXPECT_EQ(ReservedGpus(env_.Workloads()), 3 * core::kMilli);
+}
+
+// Pending explanations cannot hold back admissions: they (and Events) are
+// written by at most `background_writers` writers at once, and an admission
+// takes any other writer; Events beyond `max_queued_events` are dropped. The
+// controller runs in-process with a hook that holds every pending explanation
+// write (but the next head's) until the end of the test: with all writers
+// stuck in explanations, the admission after a release would never be
+// written.
+TEST_F(KubeFaults, kube_AdmissionsAreNotHeldBehindPendingExplanations) {
+  ASSERT_EQ(env_.Apply(kPool), "");
+  auto cfg = kube::LoadKubeconfig(env_.k8s->kubeconfig());
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  server::Logger log(server::Logger::Format::kLogfmt, server::LogLevel::kWarn);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int held = 0;
+  int most_held = 0;
+  kube::ControllerOptions opts;
+  opts.writers = 4;
+  opts.background_writers = 2;
+  opts.max_queued_events = 1;
+  opts.before_status_write = [&](const std::string& ns, const std::string& name, const std::string& type) {
+    (void)ns;
+    if (type != "pending" || name == "wait-0") return;  // wait-0 is the next head: its own key must not stall
+    std::unique_lock<std::mutex> l(mu);
+    most_held = std::max(most_held, ++held);
+    cv.wait(l, [&] { return release; });
+    --held;
+  };
+  kube::Controller ctl(std::move(cfg).value(), opts, &log, [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  });
+  // Destroyed before ctl: the writers held in the hook are let go on any exit.
+  struct Release {
+    std::mutex& mu;
+    std::condition_variable& cv;
+    bool& release;
+    ~Release() {
+      {
+        std::lock_guard<std::mutex> l(mu);
+        release = true;
+      }
+      cv.notify_all();
+    }
+  } release_on_exit{mu, cv, release};
+  ASSERT_TRUE(ctl.Start(30000).ok());
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(env_.Create("load", "run-" + std::to_string(i), "q", 1), "");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (int i = 0; i < 4; ++i)
+          if (!Reserved(env_.Workload("load", "run-" + std::to_string(i)))) return false;
+        return true;
+      },
+      kWait));
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(env_.Create("load", "wait-" + std::to_string(i), "q", 1), "");
+  // Explanations for all six are handed to the writers; those the hook holds
+  // (five) fill the background writers.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> l(mu);
+        return held >= 2 && ctl.stats().pending_explanations >= 6;
+      },
+      kWait));
+  ASSERT_EQ(env_.Finish("load", "run-0"), "");
+  EXPECT_TRUE(WaitFor([&] { return Reserved(env_.Workload("load", "wait-0")); }, kWait))
+      << env_.Workload("load", "wait-0").dump(1);
+  {
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_EQ(most_held, 2) << "more pending explanations written at once than background_writers";
+  }
+  // Events are posted by the background writers too: with both held, the
+  // admission's two Events (QuotaReserved, Admitted) overflow a queue of one.
+  EXPECT_TRUE(WaitFor([&] { return ctl.stats().events_dropped >= 1; }, kWait));
+  for (int i = 1; i < 6; ++i) EXPECT_FALSE(Reserved(env_.Workload("load", "wait-" + std::to_string(i))));
 }
 
 // kill -9 between a preemption and the victim letting go: after the restart
