@@ -41,13 +41,15 @@
 #
 # Files: DIR (default a new /tmp/artel-kueue-bench-*) keeps, per side,
 # summary.yaml, wlStates.csv, cqStates.csv, the runner's and the
-# controller's logs, the checker's output and stats.yaml; the clusters are
+# controller's logs, the checker's output and stats.yaml (and for arteld its
+# artel_kube_* counters at the recorder's end, controller-metrics.txt); the clusters are
 # stopped at the end (--keep leaves them running).
 #
 # Binaries: control plane from $ARTEL_K8S_BIN (else <repo>/build-k8s/bin);
 # kueue-minimalkueue, kueue-runner, kueue-checker from $ARTEL_KUEUE_BIN (else
 # the same folder; tools/k8s/build-kueue.sh builds them); arteld from
-# $ARTELD (else <repo>/build/bin/arteld, which the Makefile target builds).
+# $ARTELD (else <repo>/build/bin/arteld, which the Makefile target builds),
+# started with $ARTELD_FLAGS besides its own (e.g. "--kube-writers 4").
 # Generator configs come from the pinned Kueue module in the module cache.
 set -euo pipefail
 export GOTOOLCHAIN=local
@@ -203,7 +205,8 @@ EOF
       ready="clusterqueue-reconciler.*Starting workers"
       ;;
     artel)
-      "$ARTELD" --kubeconfig "$ctl_kc" --listen 127.0.0.1:0 >"$sdir/controller.log" 2>&1 </dev/null &
+      # shellcheck disable=SC2086 # ARTELD_FLAGS: extra flags, split on spaces
+      "$ARTELD" --kubeconfig "$ctl_kc" --listen 127.0.0.1:0 ${ARTELD_FLAGS:-} >"$sdir/controller.log" 2>&1 </dev/null &
       ready="listening on"
       ;;
   esac
@@ -235,6 +238,13 @@ EOF
   done
   t1=$(now_ms) c1=$(ticks "$ctl_pid") a1=$(ticks "$api_pid") peak=$(hwm "$ctl_pid")
   r1=$(ctl_requests "$kc")
+  if [[ $side == artel ]]; then
+    # arteld's own counters at the recorder's end (status writes, Events
+    # posted and dropped, pending explanations): what its requests went to.
+    local url
+    url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$sdir/controller.log" | head -1)
+    [[ -n $url ]] && curl -fsS "$url/metrics" 2>/dev/null | grep '^artel_kube_' >"$sdir/controller-metrics.txt" || true
+  fi
   kill -0 "$ctl_pid" 2>/dev/null || echo "kueue_side_by_side: [$side] the controller exited during the run (log: $sdir/controller.log)" >&2
   wait "$runner_pid" || rc=$?
   runner_pid=""
@@ -277,3 +287,7 @@ for s in "${side_list[@]}"; do
 done
 trap - EXIT
 "$root/bench/kueue_report.sh" "$config" "$out" "${side_list[@]}" | tee "$out/report.txt"
+if [[ -s $out/artel/controller-metrics.txt ]]; then
+  echo "arteld's counters at the recorder's end ($out/artel/controller-metrics.txt):" | tee -a "$out/report.txt"
+  sed 's/^/  /' "$out/artel/controller-metrics.txt" | tee -a "$out/report.txt"
+fi

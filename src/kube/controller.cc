@@ -1043,10 +1043,14 @@ void Controller::Stage(Write w) {
       std::string key = w.key;
       auto it = desired_.find(key);
       if (it != desired_.end()) {
-        // Coalesce: the newer status replaces the older; events of both go.
-        std::vector<Json> events = std::move(it->second.events);
-        for (Json& e : w.events) events.push_back(std::move(e));
-        w.events = std::move(events);
+        // Coalesce: the newer status replaces the older; events of both go,
+        // but for an older pending explanation, which is then never written:
+        // its Pending Event would describe a status nobody saw.
+        if (it->second.type != Write::Type::kPending) {
+          std::vector<Json> events = std::move(it->second.events);
+          for (Json& e : w.events) events.push_back(std::move(e));
+          w.events = std::move(events);
+        }
         it->second = std::move(w);
         if (urgent && !inflight_.count(key)) urgent_keys_.push_back(key);  // moved ahead
       } else {

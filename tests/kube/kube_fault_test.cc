@@ -11,8 +11,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <random>
+#include <set>
 
 #include "controller_env.h"
 #include "core/quantity.h"
@@ -326,6 +328,91 @@ TEST_F(KubeFaults, kube_AdmissionsAreNotHeldBehindPendingExplanations) {
   // admission's two Events (QuotaReserved, Admitted) overflow a queue of one.
   EXPECT_TRUE(WaitFor([&] { return ctl.stats().events_dropped >= 1; }, kWait));
   for (int i = 1; i < 6; ++i) EXPECT_FALSE(Reserved(env_.Workload("load", "wait-" + std::to_string(i))));
+}
+
+// A pending explanation replaced by an admission before it was written is
+// never written, and neither is its Pending Event. One background writer,
+// held by the hook on another Workload's explanation, keeps wl-y's explanation
+// waiting; wl-y (higher priority) is admitted into the quota run-0 frees, which
+// replaces it. After the hook lets go, wl-y's admission Events are posted
+// and no Pending Event for wl-y is.
+TEST_F(KubeFaults, kube_ExplanationReplacedBeforeItsWriteHasNoEvent) {
+  ASSERT_EQ(env_.Apply(kPool), "");
+  auto cfg = kube::LoadKubeconfig(env_.k8s->kubeconfig());
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  server::Logger log(server::Logger::Format::kLogfmt, server::LogLevel::kWarn);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int held = 0;
+  kube::ControllerOptions opts;
+  opts.writers = 4;
+  opts.background_writers = 1;
+  opts.before_status_write = [&](const std::string& ns, const std::string& name, const std::string& type) {
+    (void)ns;
+    if (type != "pending" || name != "hold") return;
+    std::unique_lock<std::mutex> l(mu);
+    ++held;
+    cv.wait(l, [&] { return release; });
+  };
+  kube::Controller ctl(std::move(cfg).value(), opts, &log, [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  });
+  auto let_go = [&] {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      release = true;
+    }
+    cv.notify_all();
+  };
+  struct Release {
+    std::function<void()> fn;
+    ~Release() { fn(); }
+  } release_on_exit{let_go};
+  ASSERT_TRUE(ctl.Start(30000).ok());
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(env_.Create("load", "run-" + std::to_string(i), "q", 1), "");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (int i = 0; i < 4; ++i)
+          if (!Reserved(env_.Workload("load", "run-" + std::to_string(i)))) return false;
+        return true;
+      },
+      kWait));
+  ASSERT_EQ(env_.Create("load", "hold", "q", 1), "");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> l(mu);
+        return held == 1;
+      },
+      kWait));
+  const uint64_t before = ctl.stats().pending_explanations;
+  ASSERT_EQ(env_.Create("load", "wl-y", "q", 1, /*priority=*/10), "");
+  ASSERT_TRUE(WaitFor([&] { return ctl.stats().pending_explanations > before; }, kWait))
+      << ctl.stats().pending_explanations << " " << env_.Workload("load", "wl-y").dump(1);
+  ASSERT_EQ(env_.Finish("load", "run-0"), "");
+  ASSERT_TRUE(WaitFor([&] { return Reserved(env_.Workload("load", "wl-y")); }, kWait));
+  let_go();
+  std::set<std::string> reasons;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto ev = env_.k8s->Kubectl({"get", "events", "-n", "load", "-o", "json"});
+        if (!ev.ok()) return false;
+        reasons.clear();
+        const Json list = Json::parse(*ev);
+        for (const Json& e : list["items"])
+          if (e["involvedObject"].value("name", "") == "wl-y") reasons.insert(e.value("reason", ""));
+        return reasons.count("Admitted") > 0;
+      },
+      kWait))
+      << "events posted " << ctl.stats().events_written << ", dropped " << ctl.stats().events_dropped << ": "
+      << [&] {
+           auto r = env_.k8s->Kubectl({"get", "events", "-n", "load"});
+           return r.ok() ? *r : std::string();
+         }();
+  EXPECT_EQ(reasons.count("Pending"), 0u) << "an Event for an explanation that was never written";
+  EXPECT_FALSE(Reserved(env_.Workload("load", "hold")));
 }
 
 // kill -9 between a preemption and the victim letting go: after the restart
