@@ -432,6 +432,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
     }
     if (it != wls_.end() && it->second.uid != uid) {
       // Deleted and created again under the same name: the old one goes.
+      for (const WorkloadListener& fn : wl_listeners_) fn(it->second.obj, true);
       if (it->second.in_engine) DropLocked(engine, key, now, false);
       wls_.erase(it);
       it = wls_.end();
@@ -506,6 +507,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
     if (deleted.count(key)) {
       auto it = wls_.find(key);
       if (it != wls_.end()) {
+        for (const WorkloadListener& fn : wl_listeners_) fn(it->second.obj, true);
         if (it->second.in_engine) DropLocked(engine, key, now, false);
         wls_.erase(it);
       }
@@ -517,6 +519,7 @@ void Controller::SyncLocked(core::Engine& engine, int64_t now) {
     }
     auto it = wls_.find(key);
     if (it == wls_.end()) continue;
+    for (const WorkloadListener& fn : wl_listeners_) fn(it->second.obj, false);
     HandleWorkloadLocked(engine, it->second.obj, false, now, &to_submit, &to_restore);
   }
   std::vector<std::pair<std::pair<int64_t, std::string>, std::string>> order;

@@ -145,6 +145,16 @@ class Controller : public server::Service, public loop::Backend {
   // Unfinished Workloads of a LocalQueue (spec.queueName in that namespace),
   // as the controller last saw them. Thread-safe (takes the loop's lock).
   int LocalQueueWorkloads(const std::string& ns, const std::string& local_queue) const;
+
+  // Workload objects as the controller folds them (the newest per key, the
+  // answers to its own writes included), for the Job integration and the
+  // topology ungater: the cluster's Workloads are then watched and parsed once
+  // instead of once per component. The current Workloads are replayed to `fn`
+  // as additions before it is added; then every change and deletion follows.
+  // Called on the loop thread with the loop's lock held: `fn` must be short
+  // and must not call back into the controller. After Start.
+  using WorkloadListener = std::function<void(const Json& obj, bool deleted)>;
+  void AddWorkloadListener(WorkloadListener fn);
   // Object conditions of the current configuration (Active per queue).
   std::vector<ObjectCondition> Conditions() const;
 
@@ -314,6 +324,7 @@ class Controller : public server::Service, public loop::Backend {
   ConfigBuilder
       config_builder_;  // Poll's (loop thread): objects unchanged since the last build are not re-read
   std::map<std::string, std::map<std::string, Json>> config_objs_;  // kind -> key -> object
+  std::vector<WorkloadListener> wl_listeners_;                      // AddWorkloadListener (mu() held)
   std::map<std::string, Wl> wls_;          // "ns/name"; changed only with mu() held (the Service reads it)
   std::vector<Write> staged_;              // decided under the lock, handed over by Flush
   std::set<std::string> quiet_evictions_;  // restored evicted workloads: their engine eviction is not news

@@ -177,6 +177,14 @@ Json Controller::ClusterQueues() const { return loop_ ? loop_->ClusterQueuesJson
 Json Controller::LocalQueues(const std::optional<std::set<std::string>>& ns) const {
   return loop_ ? loop_->LocalQueuesJson(ns) : Json::array();
 }
+void Controller::AddWorkloadListener(WorkloadListener fn) {
+  if (!loop_) return;
+  std::lock_guard<std::mutex> l(loop_->mu());
+  for (const auto& [key, w] : wls_)
+    if (w.obj.is_object()) fn(w.obj, false);
+  wl_listeners_.push_back(std::move(fn));
+}
+
 int Controller::LocalQueueWorkloads(const std::string& ns, const std::string& local_queue) const {
   if (!loop_) return 0;
   std::lock_guard<std::mutex> l(loop_->mu());

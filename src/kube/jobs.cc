@@ -353,7 +353,7 @@ Status JobIntegration::Start(int64_t sync_timeout_ms) {
   };
   ListOptions managed;
   managed.label_selector = kQueueNameLabel;
-  add(wl_res, [this](const Json& o, bool d) { OnWorkload(o, d); }, {});
+  if (options_.watch_workloads) add(wl_res, [this](const Json& o, bool d) { OnWorkload(o, d); }, {});
   add(WithVersion(kResourceFlavors, options_.kueue_version),
       [this](const Json& o, bool d) {
         std::lock_guard<std::mutex> l(mu_);

@@ -78,6 +78,9 @@ struct JobsOptions {
   bool pods = true;       // plain pods and pod groups
   bool podgroups = true;  // Volcano and KAI PodGroups (where the cluster serves them)
   bool events = true;     // Events on Jobs (CreatedWorkload, Started, Stopped) as Kueue records them
+  // Run a Workload informer of its own; false when the caller feeds
+  // OnWorkloadEvent (Controller::AddWorkloadListener), before Start.
+  bool watch_workloads = true;
 };
 
 class JobIntegration {
@@ -93,6 +96,9 @@ class JobIntegration {
   Status Start(int64_t sync_timeout_ms = 60000);
   void Stop();
   uint64_t reconciles() const { return reconciles_.load(); }
+  // A Workload added, changed or deleted (with JobsOptions::watch_workloads
+  // false; may be called before Start).
+  void OnWorkloadEvent(const Json& obj, bool deleted) { OnWorkload(obj, deleted); }
 
  private:
   enum class Outcome { kDone, kRetry };

@@ -86,7 +86,23 @@ TopologyUngater::TopologyUngater(ClientConfig config, Resource workloads, server
 
 TopologyUngater::~TopologyUngater() { Stop(); }
 
-void TopologyUngater::Start() {
+void TopologyUngater::OnWorkloadEvent(const Json& wl, bool deleted) {
+  const Json meta = wl.value("metadata", Json::object());
+  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    // Only Workloads admitted with a topology assignment have pods to
+    // ungate (Reconcile): the others are not kept.
+    if (deleted || !HasTopologyAssignment(wl)) {
+      workloads_.erase(key);
+    } else {
+      workloads_[key] = wl;
+    }
+  }
+  if (!deleted) Enqueue(key);
+}
+
+void TopologyUngater::Start(bool watch_workloads) {
   pod_client_ = std::make_unique<Client>(config_);
   wl_client_ = std::make_unique<Client>(config_);
   writer_ = std::make_unique<Client>(config_);
@@ -124,28 +140,14 @@ void TopologyUngater::Start() {
   po.label_selector = kPodSetLabel;
   pods_inf_ = std::make_unique<Informer>(pod_client_.get(), kPods, "", ph, po);
   pods_inf_->SetSlimCache(true);  // the handler keeps its own trimmed copy
+  pods_inf_->Start();
+  if (!watch_workloads) return;
   Informer::Handler wh;
-  auto wl_put = [this](const Json& wl, bool deleted) {
-    const Json meta = wl.value("metadata", Json::object());
-    std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      // Only Workloads admitted with a topology assignment have pods to
-      // ungate (Reconcile): the others are not kept.
-      if (deleted || !HasTopologyAssignment(wl)) {
-        workloads_.erase(key);
-      } else {
-        workloads_[key] = wl;
-      }
-    }
-    if (!deleted) Enqueue(key);
-  };
-  wh.on_add = [wl_put](const Json& o) { wl_put(o, false); };
-  wh.on_update = [wl_put](const Json& o) { wl_put(o, false); };
-  wh.on_delete = [wl_put](const Json& o) { wl_put(o, true); };
+  wh.on_add = [this](const Json& o) { OnWorkloadEvent(o, false); };
+  wh.on_update = [this](const Json& o) { OnWorkloadEvent(o, false); };
+  wh.on_delete = [this](const Json& o) { OnWorkloadEvent(o, true); };
   wls_inf_ = std::make_unique<Informer>(wl_client_.get(), workloads_res_, "", wh);
   wls_inf_->SetSlimCache(true);  // the handler keeps its own copy (workloads_)
-  pods_inf_->Start();
   wls_inf_->Start();
 }
 

@@ -39,9 +39,14 @@ class TopologyUngater {
   TopologyUngater(const TopologyUngater&) = delete;
   TopologyUngater& operator=(const TopologyUngater&) = delete;
 
-  void Start();
+  // `watch_workloads`: run a Workload informer of its own; false when the
+  // caller feeds OnWorkloadEvent (Controller::AddWorkloadListener).
+  void Start(bool watch_workloads = true);
   void Stop();
   uint64_t ungated() const { return ungated_.load(); }
+  // A Workload added, changed or deleted: only those admitted with a topology
+  // assignment are kept (their pods are ungated).
+  void OnWorkloadEvent(const Json& wl, bool deleted);
 
  private:
   void Enqueue(const std::string& key);

@@ -515,9 +515,13 @@ int main(int argc, char** argv) {
       if (artel::Status s = namespace_queues->Start(); !s.ok()) return fail_start(s);
     }
     // Pins the pods of TAS admissions to their nodes (kube/ungater.h).
+    // Both take the controller's Workload objects instead of watching them
+    // again (Controller::AddWorkloadListener).
     ungater = std::make_unique<artel::kube::TopologyUngater>(
         *kube_config, artel::kube::WithVersion(artel::kube::kWorkloads, controller->kueue_version()), &log);
-    ungater->Start();
+    ungater->Start(/*watch_workloads=*/false);
+    controller->AddWorkloadListener(
+        [u = ungater.get()](const artel::kube::Json& o, bool deleted) { u->OnWorkloadEvent(o, deleted); });
     // Jobs, pods and PodGroups into Workloads (kube/jobs.h).
     artel::kube::JobsOptions jo;
     jo.kueue_version = controller->kueue_version();
@@ -527,12 +531,15 @@ int main(int argc, char** argv) {
     jo.jobs = enabled("batch/job");
     jo.pods = enabled("pod");
     jo.podgroups = enabled("podgroup");
+    jo.watch_workloads = false;
     if (jo.jobs || jo.pods || jo.podgroups) {
       jobs = std::make_unique<artel::kube::JobIntegration>(*kube_config, jo, &log, [] {
         return std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
             .count();
       });
+      controller->AddWorkloadListener(
+          [j = jobs.get()](const artel::kube::Json& o, bool deleted) { j->OnWorkloadEvent(o, deleted); });
       if (artel::Status s = jobs->Start(); !s.ok()) return fail_start(s);
     }
   } else {
