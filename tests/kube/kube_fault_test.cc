@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -252,148 +253,140 @@ TEST_F(KubeFaults, kube_ConflictingUserEditIsNotOverwritten) {
   EXPECT_EQ(ReservedGpus(env_.Workloads()), 3 * core::kMilli);
 }
 
-// Pending explanations cannot hold back admissions: they (and Events) are
-// written by at most `background_writers` writers at once, and an admission
-// takes any other writer; Events beyond `max_queued_events` are dropped. The
-// controller runs in-process with a hook that holds every pending explanation
-// write (but the next head's) until the end of the test: with all writers
-// stuck in explanations, the admission after a release would never be
-// written.
-TEST_F(KubeFaults, kube_AdmissionsAreNotHeldBehindPendingExplanations) {
-  ASSERT_EQ(env_.Apply(kPool), "");
-  auto cfg = kube::LoadKubeconfig(env_.k8s->kubeconfig());
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  server::Logger log(server::Logger::Format::kLogfmt, server::LogLevel::kWarn);
+// Holds the status writes that `hold` selects (by Workload name and write
+// type, see ControllerOptions::before_status_write) until Open(); counts how
+// many wait at once. Open it before the controller stops (OpenOnExit).
+struct WriteGate {
+  std::function<bool(const std::string& name, const std::string& type)> hold;
   std::mutex mu;
   std::condition_variable cv;
-  bool release = false;
+  bool open = false;
   int held = 0;
   int most_held = 0;
-  kube::ControllerOptions opts;
-  opts.writers = 4;
-  opts.background_writers = 2;
-  opts.max_queued_events = 1;
-  opts.before_status_write = [&](const std::string& ns, const std::string& name, const std::string& type) {
-    (void)ns;
-    if (type != "pending" || name == "wait-0") return;  // wait-0 is the next head: its own key must not stall
+  void Hook(const std::string& name, const std::string& type) {
+    if (!hold(name, type)) return;
     std::unique_lock<std::mutex> l(mu);
     most_held = std::max(most_held, ++held);
-    cv.wait(l, [&] { return release; });
+    cv.wait(l, [&] { return open; });
     --held;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      open = true;
+    }
+    cv.notify_all();
+  }
+  int Held() {
+    std::lock_guard<std::mutex> l(mu);
+    return held;
+  }
+  int MostHeld() {
+    std::lock_guard<std::mutex> l(mu);
+    return most_held;
+  }
+};
+
+struct OpenOnExit {
+  WriteGate& gate;
+  ~OpenOnExit() { gate.Open(); }
+};
+
+// The controller in-process on env_'s cluster, its status writes going
+// through `gate`.
+std::unique_ptr<kube::Controller> GatedController(KubeEnv& env, kube::ControllerOptions opts, WriteGate* gate,
+                                                  server::Logger* log) {
+  auto cfg = kube::LoadKubeconfig(env.k8s->kubeconfig());
+  if (!cfg.ok()) return nullptr;
+  opts.before_status_write = [gate](const std::string&, const std::string& name, const std::string& type) {
+    gate->Hook(name, type);
   };
-  kube::Controller ctl(std::move(cfg).value(), opts, &log, [] {
+  return std::make_unique<kube::Controller>(std::move(cfg).value(), opts, log, [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   });
-  // Destroyed before ctl: the writers held in the hook are let go on any exit.
-  struct Release {
-    std::mutex& mu;
-    std::condition_variable& cv;
-    bool& release;
-    ~Release() {
-      {
-        std::lock_guard<std::mutex> l(mu);
-        release = true;
-      }
-      cv.notify_all();
-    }
-  } release_on_exit{mu, cv, release};
-  ASSERT_TRUE(ctl.Start(30000).ok());
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(env_.Create("load", "run-" + std::to_string(i), "q", 1), "");
-  ASSERT_TRUE(WaitFor(
+}
+
+// run-0 .. run-3 (1 GPU each) fill kPool's 4 GPUs.
+bool FillPool(KubeEnv& env) {
+  for (int i = 0; i < 4; ++i)
+    if (!env.Create("load", "run-" + std::to_string(i), "q", 1).empty()) return false;
+  return WaitFor(
       [&] {
         for (int i = 0; i < 4; ++i)
-          if (!Reserved(env_.Workload("load", "run-" + std::to_string(i)))) return false;
+          if (!Reserved(env.Workload("load", "run-" + std::to_string(i)))) return false;
         return true;
       },
-      kWait));
+      kWait);
+}
+
+// Pending explanations cannot hold back admissions: they (and Events) are
+// written by at most `background_writers` writers at once, and an admission
+// takes any other writer; Events beyond `max_queued_events` are dropped. The
+// hook holds every pending explanation write (but the next head's) until the
+// end of the test: with all writers stuck in explanations, the admission
+// after a release would never be written.
+TEST_F(KubeFaults, kube_AdmissionsAreNotHeldBehindPendingExplanations) {
+  ASSERT_EQ(env_.Apply(kPool), "");
+  server::Logger log(server::Logger::Format::kLogfmt, server::LogLevel::kWarn);
+  WriteGate gate;
+  // wait-0 is the next head: its own key must not stall.
+  gate.hold = [](const std::string& name, const std::string& type) {
+    return type == "pending" && name != "wait-0";
+  };
+  kube::ControllerOptions opts;
+  opts.writers = 4;
+  opts.background_writers = 2;
+  opts.max_queued_events = 1;
+  auto ctl = GatedController(env_, opts, &gate, &log);
+  ASSERT_NE(ctl, nullptr);
+  OpenOnExit open_on_exit{gate};
+  ASSERT_TRUE(ctl->Start(30000).ok());
+  ASSERT_TRUE(FillPool(env_));
   for (int i = 0; i < 6; ++i) ASSERT_EQ(env_.Create("load", "wait-" + std::to_string(i), "q", 1), "");
   // Explanations for all six are handed to the writers; those the hook holds
   // (five) fill the background writers.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::lock_guard<std::mutex> l(mu);
-        return held >= 2 && ctl.stats().pending_explanations >= 6;
-      },
-      kWait));
+  ASSERT_TRUE(WaitFor([&] { return gate.Held() >= 2 && ctl->stats().pending_explanations >= 6; }, kWait));
   ASSERT_EQ(env_.Finish("load", "run-0"), "");
   EXPECT_TRUE(WaitFor([&] { return Reserved(env_.Workload("load", "wait-0")); }, kWait))
       << env_.Workload("load", "wait-0").dump(1);
-  {
-    std::lock_guard<std::mutex> l(mu);
-    EXPECT_EQ(most_held, 2) << "more pending explanations written at once than background_writers";
-  }
+  EXPECT_EQ(gate.MostHeld(), 2) << "more pending explanations written at once than background_writers";
   // Events are posted by the background writers too: with both held, the
   // admission's two Events (QuotaReserved, Admitted) overflow a queue of one.
-  EXPECT_TRUE(WaitFor([&] { return ctl.stats().events_dropped >= 1; }, kWait));
+  EXPECT_TRUE(WaitFor([&] { return ctl->stats().events_dropped >= 1; }, kWait));
   for (int i = 1; i < 6; ++i) EXPECT_FALSE(Reserved(env_.Workload("load", "wait-" + std::to_string(i))));
 }
 
 // A pending explanation replaced by an admission before it was written is
 // never written, and neither is its Pending Event. One background writer,
-// held by the hook on another Workload's explanation, keeps wl-y's explanation
-// waiting; wl-y (higher priority) is admitted into the quota run-0 frees, which
-// replaces it. After the hook lets go, wl-y's admission Events are posted
-// and no Pending Event for wl-y is.
+// held by the hook on another Workload's explanation, keeps wl-y's
+// explanation waiting; wl-y (higher priority) is admitted into the quota
+// run-0 frees, which replaces it. After the hook lets go, wl-y's admission
+// Events are posted and no Pending Event for wl-y is.
 TEST_F(KubeFaults, kube_ExplanationReplacedBeforeItsWriteHasNoEvent) {
   ASSERT_EQ(env_.Apply(kPool), "");
-  auto cfg = kube::LoadKubeconfig(env_.k8s->kubeconfig());
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   server::Logger log(server::Logger::Format::kLogfmt, server::LogLevel::kWarn);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  int held = 0;
+  WriteGate gate;
+  gate.hold = [](const std::string& name, const std::string& type) {
+    return type == "pending" && name == "hold";
+  };
   kube::ControllerOptions opts;
   opts.writers = 4;
   opts.background_writers = 1;
-  opts.before_status_write = [&](const std::string& ns, const std::string& name, const std::string& type) {
-    (void)ns;
-    if (type != "pending" || name != "hold") return;
-    std::unique_lock<std::mutex> l(mu);
-    ++held;
-    cv.wait(l, [&] { return release; });
-  };
-  kube::Controller ctl(std::move(cfg).value(), opts, &log, [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  });
-  auto let_go = [&] {
-    {
-      std::lock_guard<std::mutex> l(mu);
-      release = true;
-    }
-    cv.notify_all();
-  };
-  struct Release {
-    std::function<void()> fn;
-    ~Release() { fn(); }
-  } release_on_exit{let_go};
-  ASSERT_TRUE(ctl.Start(30000).ok());
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(env_.Create("load", "run-" + std::to_string(i), "q", 1), "");
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (int i = 0; i < 4; ++i)
-          if (!Reserved(env_.Workload("load", "run-" + std::to_string(i)))) return false;
-        return true;
-      },
-      kWait));
+  auto ctl = GatedController(env_, opts, &gate, &log);
+  ASSERT_NE(ctl, nullptr);
+  OpenOnExit open_on_exit{gate};
+  ASSERT_TRUE(ctl->Start(30000).ok());
+  ASSERT_TRUE(FillPool(env_));
   ASSERT_EQ(env_.Create("load", "hold", "q", 1), "");
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::lock_guard<std::mutex> l(mu);
-        return held == 1;
-      },
-      kWait));
-  const uint64_t before = ctl.stats().pending_explanations;
+  ASSERT_TRUE(WaitFor([&] { return gate.Held() == 1; }, kWait));
+  const uint64_t before = ctl->stats().pending_explanations;
   ASSERT_EQ(env_.Create("load", "wl-y", "q", 1, /*priority=*/10), "");
-  ASSERT_TRUE(WaitFor([&] { return ctl.stats().pending_explanations > before; }, kWait))
-      << ctl.stats().pending_explanations << " " << env_.Workload("load", "wl-y").dump(1);
+  ASSERT_TRUE(WaitFor([&] { return ctl->stats().pending_explanations > before; }, kWait));
   ASSERT_EQ(env_.Finish("load", "run-0"), "");
   ASSERT_TRUE(WaitFor([&] { return Reserved(env_.Workload("load", "wl-y")); }, kWait));
-  let_go();
+  gate.Open();
   std::set<std::string> reasons;
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -406,11 +399,7 @@ TEST_F(KubeFaults, kube_ExplanationReplacedBeforeItsWriteHasNoEvent) {
         return reasons.count("Admitted") > 0;
       },
       kWait))
-      << "events posted " << ctl.stats().events_written << ", dropped " << ctl.stats().events_dropped << ": "
-      << [&] {
-           auto r = env_.k8s->Kubectl({"get", "events", "-n", "load"});
-           return r.ok() ? *r : std::string();
-         }();
+      << "events posted " << ctl->stats().events_written << ", dropped " << ctl->stats().events_dropped;
   EXPECT_EQ(reasons.count("Pending"), 0u) << "an Event for an explanation that was never written";
   EXPECT_FALSE(Reserved(env_.Workload("load", "hold")));
 }
