@@ -1039,8 +1039,7 @@ void Controller::Stage(Write w) {
   {
     std::lock_guard<std::mutex> l(out_mu_);
     if (event) {
-      dropped = event_queue_.size() >= static_cast<size_t>(options_.max_queued_events);
-      if (!dropped) event_queue_.push_back(std::move(*event));
+      dropped = !QueueEventLocked(std::move(*event));
     } else {
       bool urgent = Urgent(w.type);
       std::string key = w.key;
@@ -1123,6 +1122,14 @@ void Controller::WriterMain(int index) {
   }
 }
 
+// Queues one Event unless max_queued_events are waiting (out_mu_ held);
+// false when it is dropped.
+bool Controller::QueueEventLocked(QueuedEvent event) {
+  if (event_queue_.size() >= static_cast<size_t>(options_.max_queued_events)) return false;
+  event_queue_.push_back(std::move(event));
+  return true;
+}
+
 // QueueEvents: the Events of a status write that landed, posted by a
 // background writer (WriterMain); dropped and counted when
 // ControllerOptions::max_queued_events are waiting.
@@ -1134,13 +1141,8 @@ void Controller::QueueEvents(std::vector<Json> events) {
   uint64_t dropped = 0;
   {
     std::lock_guard<std::mutex> l(out_mu_);
-    for (QueuedEvent& q : queued) {
-      if (event_queue_.size() >= static_cast<size_t>(options_.max_queued_events)) {
-        ++dropped;
-        continue;
-      }
-      event_queue_.push_back(std::move(q));
-    }
+    for (QueuedEvent& q : queued)
+      if (!QueueEventLocked(std::move(q))) ++dropped;
   }
   if (dropped > 0) {
     std::lock_guard<std::mutex> l(stats_mu_);

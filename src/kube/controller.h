@@ -362,10 +362,10 @@ class Controller : public server::Service, public loop::Backend {
   std::deque<std::string> urgent_keys_;
   static bool Urgent(Write::Type t);
   std::set<std::string> inflight_;
-  int background_busy_ = 0;  // writers now writing a key of ready_keys_ or posting an Event
-  bool event_turn_ = false;  // the next background writer posts an Event (when both wait)
-  std::deque<QueuedEvent>
-      event_queue_;  // Events: staged ones dropped when full; those of landed writes always queued
+  int background_busy_ = 0;              // writers now writing a key of ready_keys_ or posting an Event
+  bool event_turn_ = false;              // the next background writer posts an Event (when both wait)
+  std::deque<QueuedEvent> event_queue_;  // Events: a new one is dropped when full (QueueEventLocked)
+  bool QueueEventLocked(QueuedEvent event);
   bool stopping_ = false;
   std::vector<std::thread> writers_;
   std::map<std::string, std::pair<std::string, std::string>>

@@ -177,6 +177,7 @@ Json Controller::ClusterQueues() const { return loop_ ? loop_->ClusterQueuesJson
 Json Controller::LocalQueues(const std::optional<std::set<std::string>>& ns) const {
   return loop_ ? loop_->LocalQueuesJson(ns) : Json::array();
 }
+
 void Controller::AddWorkloadListener(WorkloadListener fn) {
   if (!loop_) return;
   std::lock_guard<std::mutex> l(loop_->mu());

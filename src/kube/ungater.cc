@@ -87,8 +87,12 @@ TopologyUngater::TopologyUngater(ClientConfig config, Resource workloads, server
 TopologyUngater::~TopologyUngater() { Stop(); }
 
 void TopologyUngater::OnWorkloadEvent(const Json& wl, bool deleted) {
-  const Json meta = wl.value("metadata", Json::object());
-  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  // Called on the controller's loop thread (AddWorkloadListener): read the
+  // key in place rather than copying the metadata.
+  auto meta = wl.find("metadata");
+  const bool has_meta = meta != wl.end() && meta->is_object();
+  std::string key =
+      (has_meta ? meta->value("namespace", "") : "") + "/" + (has_meta ? meta->value("name", "") : "");
   {
     std::lock_guard<std::mutex> l(mu_);
     // Only Workloads admitted with a topology assignment have pods to
@@ -104,7 +108,6 @@ void TopologyUngater::OnWorkloadEvent(const Json& wl, bool deleted) {
 
 void TopologyUngater::Start(bool watch_workloads) {
   pod_client_ = std::make_unique<Client>(config_);
-  wl_client_ = std::make_unique<Client>(config_);
   writer_ = std::make_unique<Client>(config_);
   worker_ = std::thread([this] { WorkerMain(); });
   Informer::Handler ph;
@@ -142,6 +145,7 @@ void TopologyUngater::Start(bool watch_workloads) {
   pods_inf_->SetSlimCache(true);  // the handler keeps its own trimmed copy
   pods_inf_->Start();
   if (!watch_workloads) return;
+  wl_client_ = std::make_unique<Client>(config_);
   Informer::Handler wh;
   wh.on_add = [this](const Json& o) { OnWorkloadEvent(o, false); };
   wh.on_update = [this](const Json& o) { OnWorkloadEvent(o, false); };
