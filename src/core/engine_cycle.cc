@@ -554,13 +554,122 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
   // out, BulkPark could park something (bulk_idle cleared) or the rounds
   // reach max_rounds.
   if (all_bound && bulk_idle) {
+    // BoundFails, with what it reads of the queue computed once: nothing
+    // the loop does changes a queue's shape or the quota tree.
+    for (FastHead& fh : fast_heads) {
+      const CqId c = all[fh.entry].cq;
+      const CqRt& cq = cqs[c];
+      fh.shape = cq.spec->preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny &&
+                 BulkShape(c, tree.Root(cq.node));
+      fh.caps.clear();
+    }
+    auto cap_of = [this](FastHead& fh, CqId c, ResourceId res) {
+      for (const auto& [r, v] : fh.caps) {
+        if (r == res) return v;
+      }
+      const Amount cap = BulkCap(c, res);
+      fh.caps.emplace_back(res, cap);
+      return cap;
+    };
+    auto fails = [&](FastHead& fh, CqId c) {
+      if (!fh.shape) return false;
+      for (const auto& [res, a] : wls[fh.wl].min_req) {
+        if (a > cap_of(fh, c, res)) {
+          fh.fail_res = res;
+          fh.fail_req = a;
+          return true;
+        }
+      }
+      return false;
+    };
+    // Several such rounds at once, where every queue's next heads are
+    // members of its LocalQueue's run that fail the bound on the run's
+    // resource: counted from run_req, without reading the workloads, and
+    // parked by moving the run's park boundary. Returns the rounds done.
+    auto run_rounds = [&]() -> int64_t {
+      const int64_t room = opts.max_rounds - 1 - result->rounds;
+      if (room < 1) return 0;
+      for (FastHead& fh : fast_heads) {
+        const CqId c = all[fh.entry].cq;
+        const CqRt& cq = cqs[c];
+        if (!fh.shape || cq.held || cq.sticky != kNoWl || cq.lqs.size() != 1 || !cq.root.valid()) return 0;
+        LqRt& q = lqs[cq.lqs[0]];
+        const uint64_t ep = root_epoch[cq.root];
+        if (!q.run_valid || q.run_dirty || !q.run_res.valid() || cq.bulk_epoch == ep) return 0;
+        const QueueKey* first = FirstActive(cq.lqs[0]);
+        if (first == nullptr) return 0;
+        const size_t from = q.run_epoch == ep ? std::max(q.run_pn, q.run_first) : q.run_first;
+        const size_t p = RunIndexOf(q, from, first);
+        if (p >= q.run_at.size()) return 0;
+        fh.run_p = p;
+        fh.run_i = p;
+        fh.run_cap = cap_of(fh, c, q.run_res);
+      }
+      // Round by round over the runs' arrays: each round takes the next
+      // live member of every queue, while all of them fail.
+      int64_t k = 0;
+      while (k < room) {
+        bool all_fail = true;
+        for (FastHead& fh : fast_heads) {
+          const LqRt& q = lqs[cqs[all[fh.entry].cq].lqs[0]];
+          size_t i = fh.run_i;
+          while (i < q.run_req.size() && q.run_req[i] == LqRt::kRunGone) ++i;
+          fh.run_i = i;
+          if (i >= q.run_req.size() || q.run_req[i] <= fh.run_cap) {
+            all_fail = false;
+            break;
+          }
+        }
+        if (!all_fail) break;
+        for (FastHead& fh : fast_heads) fh.run_last = fh.run_i++;
+        ++k;
+      }
+      if (k < 1) return 0;
+      for (FastHead& fh : fast_heads) {
+        const CqId c = all[fh.entry].cq;
+        CqRt& cq = cqs[c];
+        LqRt& q = lqs[cq.lqs[0]];
+        const NodeId root = cq.root;
+        const uint64_t ep = root_epoch[root];
+        const size_t i = fh.run_i;  // past the k-th member parked
+        const size_t last = fh.run_last;
+        if (q.run_epoch != ep) {
+          // The members before the head were tried on their own in this
+          // epoch: they keep their reasons.
+          q.run_epoch = ep;
+          q.run_stamp = ++bulk_counter;
+          q.run_stale_from = fh.run_p;
+        }
+        q.SetParkBoundary(i);
+        if (cq.parked_epoch != ep) {
+          cq.parked_epoch = ep;
+          cq.parked_n = 0;
+        }
+        cq.parked_n += static_cast<int32_t>(k);
+        root_parked[root] += k;
+        parked_total += k;
+        q.skip = q.park_end;
+        q.skip_epoch = ep;
+        q.skip_valid = true;
+        all[fh.entry].wl = q.run_at[last]->id;
+      }
+
+      result->rounds += static_cast<int32_t>(k);
+      result->decisions += k * (net + static_cast<int64_t>(fast_heads.size()));
+      for (const FastHead& fh : fast_heads) NoteParkedHead(all[fh.entry].cq);
+      return k;
+    };
     while (result->rounds + 2 <= opts.max_rounds) {
+      if (run_rounds() > 0) {
+        if (!bulk_idle) break;
+        continue;
+      }
       bool next_all = true;
       for (FastHead& fh : fast_heads) {
         const CqId c = all[fh.entry].cq;
         const CqRt& cq = cqs[c];
         fh.wl = cq.held || ActiveQueued(cq) == 0 ? kNoWl : Head(c);
-        if (fh.wl == kNoWl || wls[fh.wl].waiting_preemption || cq.sticky == fh.wl || !BoundFails(fh.wl, c)) {
+        if (fh.wl == kNoWl || wls[fh.wl].waiting_preemption || cq.sticky == fh.wl || !fails(fh, c)) {
           next_all = false;
           break;
         }
@@ -568,6 +677,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
       if (!next_all) break;
       for (const FastHead& fh : fast_heads) {
         ParkBound(fh.wl, all[fh.entry].cq);
+        RecordRunMember(all[fh.entry].cq, fh.wl, fh.fail_res, fh.fail_req);
         all[fh.entry].wl = fh.wl;
       }
       result->rounds++;

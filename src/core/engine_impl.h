@@ -195,8 +195,24 @@ class EngineImpl {
   bool RunParked(const Wl& w) const {
     if (!w.in_heap || !w.lq.valid()) return false;
     const LqRt& q = lqs[w.lq];
-    return q.run_valid && q.root.valid() && q.run_epoch == root_epoch[q.root] && q.InRun(*w.heap_it);
+    return q.run_valid && q.root.valid() && q.run_epoch == root_epoch[q.root] && q.InRunParked(*w.heap_it);
   }
+  // BulkPark's walk: `first`, the first active entry of `q` (of ClusterQueue
+  // `c`, tree `root`), is a member of q's run parked in this epoch at or
+  // after its park boundary; parks it and the members after it, from
+  // `run_req`, while they fail the bound `cap` on the run's resource.
+  // Returns how many it parked (0 when `first` is not such a member).
+  int64_t AdvanceRun(LqRt& q, CqId c, NodeId root, const QueueKey* first, Amount cap);
+  // The index of `first`, an entry of `q`'s heap, among its run's members
+  // from index `from` on; run_at.size() when it is not one (or lies beyond
+  // a few live members).
+  static size_t RunIndexOf(const LqRt& q, size_t from, const QueueKey* first);
+  // TryFastRound's loop: head `h` of ClusterQueue `c`, parked by ParkBound
+  // for failing the bound on `res` with its least request `req`, is
+  // recorded as the next member of its LocalQueue's run (a run is started
+  // from the entries before it, all parked in this epoch); nothing more is
+  // parked by this.
+  void RecordRunMember(CqId c, WlId h, ResourceId res, Amount req);
   // BulkPark's walk of `only`, the only active ClusterQueue of tree `root`,
   // with one LocalQueue: parks its run again where its leading members
   // still fail the bound; returns how many it parked.
@@ -369,6 +385,16 @@ class EngineImpl {
     size_t entry;    // its index in round_entries
     WlId wl;
     bool bound = false;  // it fails the bound (BoundFails): parked without a nomination
+    // TryFastRound's loop: whether the queue has the bound's shape, and its
+    // BulkCap per resource, fixed while the loop parks (no usage changes).
+    bool shape = false;
+    std::vector<std::pair<ResourceId, Amount>> caps;
+    ResourceId fail_res;  // the resource its head failed on, and its least request of it
+    Amount fail_req = 0;
+    size_t run_p = 0;     // its head's index in its LocalQueue's run (rounds from the run)
+    size_t run_i = 0;     // past the last member those rounds park
+    size_t run_last = 0;  // that member
+    Amount run_cap = 0;   // BulkCap of the run's resource
   };
   std::vector<FastHead> fast_heads;
   std::vector<Entry> fast_entries;  // their nominations

@@ -117,6 +117,7 @@ void EngineImpl::Enqueue(WlId id) {
     } else if (lq.run_end == lq.heap.end() || key < *lq.run_end) {
       lq.run_end = it;
     }
+    if (lq.run_pn >= lq.run_req.size()) lq.park_end = lq.run_end;
   }
   w.in_heap = true;
   w.soft_parked = false;
@@ -133,12 +134,14 @@ void EngineImpl::Dequeue(WlId id) {
   auto it = w.heap_it;
   if (lq.skip_valid && lq.skip == it) ++lq.skip;
   if (lq.run_valid) {
+    if (lq.park_end == it) ++lq.park_end;
     if (lq.InRun(*it)) {
       const auto pos = static_cast<size_t>(w.run_pos);
       if (w.run_pos >= 0 && pos < lq.run_at.size() && lq.run_at[pos] == it) {
         lq.run_req[pos] = LqRt::kRunGone;
         lq.run_at[pos] = lq.heap.end();
         lq.run_live--;
+        while (lq.run_first < lq.run_req.size() && lq.run_req[lq.run_first] == LqRt::kRunGone) ++lq.run_first;
       } else {
         lq.DropRun();  // not expected: a member always has its position
       }
@@ -220,7 +223,7 @@ const QueueKey* EngineImpl::FirstActive(LqId l) {
   // one was queued among them since.
   const bool run_parked = q.run_valid && q.run_epoch == ep;
   if (!q.skip_valid || q.skip_epoch != ep) {
-    q.skip = run_parked && !q.run_dirty ? q.run_end : q.heap.begin();
+    q.skip = run_parked && !q.run_dirty ? q.park_end : q.heap.begin();
     q.skip_epoch = ep;
     q.skip_valid = true;
   }
@@ -228,7 +231,7 @@ const QueueKey* EngineImpl::FirstActive(LqId l) {
   const CqRt& cq = cqs[q.cq];
   const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;
   while (q.skip != q.heap.end() &&
-         (q.skip->park_epoch == ep || q.skip->enq_seq < bulk_below || (run_parked && q.InRun(*q.skip))))
+         (q.skip->park_epoch == ep || q.skip->enq_seq < bulk_below || (run_parked && q.InRunParked(*q.skip))))
     ++q.skip;
   return q.skip == q.heap.end() ? nullptr : &*q.skip;
 }
@@ -459,6 +462,23 @@ int64_t EngineImpl::BulkPark() {
     }
     bulk_caps.clear();
     for (;;) {
+      // Members of the run after its park boundary: parked from run_req,
+      // without reading their workloads, while they fail.
+      if (runq != nullptr && runq->run_pn < runq->run_req.size() && cq.bulk_epoch != ep) {
+        const QueueKey* first = FirstActive(cq.lqs[0]);
+        if (first == nullptr) break;
+        Amount cap = -1;
+        for (const auto& [r, v] : bulk_caps) {
+          if (r == runq->run_res) cap = v;
+        }
+        if (cap < 0) {
+          cap = BulkCap(only, runq->run_res);
+          bulk_caps.emplace_back(runq->run_res, cap);
+        }
+        const int64_t adv = AdvanceRun(*runq, only, root, first, cap);
+        total += adv;
+        if (adv > 0) continue;
+      }
       const WlId h = Head(only);
       if (h == kNoWl) break;
       Wl& w = wls[h];
@@ -467,7 +487,7 @@ int64_t EngineImpl::BulkPark() {
       if (!failed.valid()) break;
       w.reason_stale = true;
       ++total;
-      if (runq != nullptr && w.heap_it == runq->run_end &&
+      if (runq != nullptr && w.heap_it == runq->run_end && cq.bulk_epoch != ep && !w.waiting_preemption &&
           (!runq->run_res.valid() || runq->run_res == failed)) {
         // The run's next member: parked as SoftPark counts it.
         LqRt& q = *runq;
@@ -479,6 +499,8 @@ int64_t EngineImpl::BulkPark() {
         ++q.run_end;
         q.run_seq = enqueue_counter;
         q.run_live++;
+        q.run_pn = q.run_req.size();  // members before it precede the head: parked already
+        q.park_end = q.run_end;
         if (cq.parked_epoch != ep) {
           cq.parked_epoch = ep;
           cq.parked_n = 0;
@@ -486,7 +508,7 @@ int64_t EngineImpl::BulkPark() {
         cq.parked_n++;
         root_parked[root]++;
         parked_total++;
-        q.skip = q.run_end;
+        q.skip = q.park_end;
         q.skip_epoch = ep;
         q.skip_valid = true;
         continue;
@@ -503,7 +525,8 @@ bool EngineImpl::ReasonStale(WlId id) const {
     return false;
   const CqRt& cq = cqs[lqs[w.lq].cq];
   return w.reason_stale || (w.enq_seq < cq.bulk_seq && w.reason_stamp < cq.bulk_stamp) ||
-         (w.reason_stamp < lqs[w.lq].run_stamp && RunParked(w));
+         (w.reason_stamp < lqs[w.lq].run_stamp && RunParked(w) &&
+          w.run_pos >= static_cast<int32_t>(lqs[w.lq].run_stale_from));
 }
 
 ResourceId EngineImpl::BoundFailure(CqId c, const Wl& w, Amount* req) {
@@ -538,29 +561,24 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
     // already.
     const Amount cap = BulkCap(only, q.run_res);
     const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;  // parked in bulk
-    size_t i = 0;
-    size_t last_live = 0;
+    size_t i = q.run_first;
     int32_t live = 0;
     int64_t added = 0;
     for (; i < q.run_req.size(); ++i) {
       const Amount req = q.run_req[i];
       if (req == LqRt::kRunGone) continue;
       if (req <= cap) break;
-      last_live = i;
       ++live;
       const QueueKey& k = *q.run_at[i];
       if (k.park_epoch != ep && k.enq_seq >= bulk_below) ++added;
     }
-    if (live > 0) {
-      if (i < q.run_req.size()) {
-        q.run_end = q.run_at[i];
-        q.run_req.resize(i);
-        q.run_at.resize(i);
-        q.run_last = *q.run_at[last_live];
-      }
-      q.run_live = live;
+    if (live > 0 || i < q.run_req.size()) {
+      // The leading members that fail are parked; the others stay members,
+      // unparked, for the walk to check from run_req (AdvanceRun).
+      q.SetParkBoundary(i);
       q.run_epoch = ep;
       q.run_stamp = ++bulk_counter;
+      q.run_stale_from = 0;
       if (cq.parked_epoch != ep) {
         cq.parked_epoch = ep;
         cq.parked_n = 0;
@@ -568,7 +586,7 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
       cq.parked_n += static_cast<int32_t>(added);
       root_parked[root] += added;
       parked_total += added;
-      q.skip = q.run_end;
+      q.skip = q.park_end;
       q.skip_epoch = ep;
       q.skip_valid = true;
       return added;
@@ -588,7 +606,7 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
     Wl& w = wls[q.run_end->id];
     Amount failed_req = 0;
     const ResourceId failed = BoundFailure(only, w, &failed_req);
-    if (!failed.valid() || (q.run_res.valid() && q.run_res != failed)) break;
+    if (!failed.valid() || (q.run_res.valid() && q.run_res != failed) || w.waiting_preemption) break;
     w.run_pos = static_cast<int32_t>(q.run_req.size());
     q.run_req.push_back(failed_req);
     q.run_at.push_back(q.run_end);
@@ -597,7 +615,122 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
     q.run_live++;
     ++q.run_end;
   }
+  q.SetParkBoundary(q.run_req.size());
+  q.run_stale_from = q.run_req.size();  // each member keeps the reason it was parked with
   return 0;
+}
+
+void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
+  const CqRt& cq = cqs[c];
+  if (cq.lqs.size() != 1 || !cq.root.valid() || !res.valid()) return;
+  LqRt& q = lqs[cq.lqs[0]];
+  const uint64_t ep = root_epoch[cq.root];
+  if (cq.bulk_epoch == ep) return;
+  Wl& w = wls[h];
+  if (q.run_valid && (q.run_dirty || q.run_res != res)) {
+    // Members it parks in this epoch would be active again without it.
+    if (q.run_epoch == ep) return;
+    q.DropRun();
+  }
+  if (q.run_valid && w.run_pos >= 0 && static_cast<size_t>(w.run_pos) < q.run_at.size() &&
+      q.run_at[w.run_pos] == w.heap_it) {
+    // A member: the park boundary follows it, so that later rounds find
+    // their heads from there. The members before it precede it: parked.
+    const auto p = static_cast<size_t>(w.run_pos);
+    if (q.run_epoch != ep) {
+      q.run_epoch = ep;
+      q.run_stamp = ++bulk_counter;
+      q.run_stale_from = p + 1;
+      q.SetParkBoundary(p + 1);
+    } else if (p + 1 > q.run_pn) {
+      q.SetParkBoundary(p + 1);
+    }
+    return;
+  }
+  // The entries from the run's end (the heap's start for a new run) to `h`
+  // come before the first active entry: each is parked in this epoch, on
+  // its own. A few at most become members, with their least request of
+  // `res` (none: it never fails on it), then `h`.
+  const auto from = q.run_valid ? q.run_end : q.heap.begin();
+  constexpr int kMaxBetween = 16;
+  int n = 0;
+  for (auto it = from; it != w.heap_it; ++it) {
+    if (it == q.heap.end() || ++n > kMaxBetween || wls[it->id].waiting_preemption) return;
+  }
+  const bool fresh = !q.run_valid;
+  if (fresh) {
+    q.run_valid = true;
+    q.run_res = res;
+  }
+  for (auto it = from; it != w.heap_it; ++it) {
+    Wl& m = wls[it->id];
+    Amount a = 0;
+    for (const auto& [r, v] : m.min_req) {
+      if (r == res) a = v;
+    }
+    m.run_pos = static_cast<int32_t>(q.run_req.size());
+    q.run_req.push_back(a);
+    q.run_at.push_back(it);
+    q.run_last = *it;
+    q.run_live++;
+  }
+  if (fresh || q.run_epoch != ep) {
+    // Covered by the run from now on, each with its own reason.
+    q.run_epoch = ep;
+    q.run_stamp = ++bulk_counter;
+    q.run_stale_from = q.run_req.size();
+  }
+  w.run_pos = static_cast<int32_t>(q.run_req.size());
+  q.run_req.push_back(req);
+  q.run_at.push_back(w.heap_it);
+  q.run_last = *w.heap_it;
+  q.run_end = std::next(w.heap_it);
+  q.run_seq = enqueue_counter;
+  q.run_live++;
+  q.SetParkBoundary(q.run_req.size());
+}
+
+size_t EngineImpl::RunIndexOf(const LqRt& q, size_t from, const QueueKey* first) {
+  // The members between `from` and `first` precede the first active entry:
+  // each is parked or gone, and only a few are live (tried on their own).
+  constexpr int kLook = 16;
+  int live = 0;
+  for (size_t p = from; p < q.run_at.size(); ++p) {
+    if (q.run_req[p] == LqRt::kRunGone) continue;
+    if (&*q.run_at[p] == first) return p;
+    if (++live > kLook) break;
+  }
+  return q.run_at.size();
+}
+
+int64_t EngineImpl::AdvanceRun(LqRt& q, CqId c, NodeId root, const QueueKey* first, Amount cap) {
+  const size_t p = RunIndexOf(q, std::max(q.run_pn, q.run_first), first);
+  if (p >= q.run_at.size()) return 0;
+  // Members from it on that fail: none is parked yet (they follow the first
+  // active entry, and the ClusterQueue was not parked in bulk this epoch).
+  size_t i = p;
+  int64_t added = 0;
+  for (; i < q.run_req.size(); ++i) {
+    const Amount req = q.run_req[i];
+    if (req == LqRt::kRunGone) continue;
+    if (req <= cap) break;
+    ++added;
+  }
+  if (added == 0) return 0;
+  q.SetParkBoundary(i);
+  CqRt& cq = cqs[c];
+  const uint64_t ep = root_epoch[root];
+  if (cq.parked_epoch != ep) {
+    cq.parked_epoch = ep;
+    cq.parked_n = 0;
+  }
+  cq.parked_n += static_cast<int32_t>(added);
+  root_parked[root] += added;
+  parked_total += added;
+  q.skip = q.park_end;
+  q.skip_epoch = ep;
+  q.skip_valid = true;
+  return added;
 }
 
 double EngineImpl::AfsUsage(LqId lq) const {

@@ -147,13 +147,40 @@ struct LqRt {
   int32_t run_live = 0;  // members still queued
   std::vector<Amount> run_req;
   std::vector<std::set<QueueKey>::iterator> run_at;
+  // While `run_epoch` is the root's epoch, only the members before index
+  // `run_pn` are parked by the run; `park_end` is the heap entry of the
+  // first live member from there (run_end when there is none). The members
+  // after it stay in the run, unparked: a head that reaches them is checked
+  // against the bound from `run_req` (EngineImpl::AdvanceRun) instead of
+  // from its workload.
+  size_t run_pn = 0;
+  std::set<QueueKey>::iterator park_end;
+  // Members before index `run_first` are all gone (scans start there).
+  size_t run_first = 0;
+  // A member parked by the run has its reason built on read only from this
+  // index on (set when the run starts parking in an epoch): the members
+  // before it were tried on their own in that epoch and keep their reasons.
+  size_t run_stale_from = 0;
   // Whether `k`, an entry of this heap, is a member of the run.
   bool InRun(const QueueKey& k) const {
     return run_valid && k.enq_seq <= run_seq && (run_end == heap.end() || k < *run_end);
   }
+  // Whether `k` is a member that the run parks (while run_epoch is current).
+  bool InRunParked(const QueueKey& k) const {
+    return run_valid && k.enq_seq <= run_seq && (park_end == heap.end() || k < *park_end);
+  }
+  // Members before index `i` are parked by the run.
+  void SetParkBoundary(size_t i) {
+    run_pn = i;
+    while (i < run_at.size() && run_req[i] == kRunGone) ++i;
+    park_end = i < run_at.size() ? run_at[i] : run_end;
+  }
   void DropRun() {
     run_valid = false;
     run_dirty = false;
+    run_pn = 0;
+    run_first = 0;
+    run_stale_from = 0;
     run_live = 0;
     run_res = ResourceId();
     run_req.clear();
