@@ -56,6 +56,9 @@ struct Entry {
   CqId cq;
   Assignment assignment;
   std::vector<Target> targets;
+  // Not nominated: the head fails the bulk bound (EngineImpl::BoundFails),
+  // so the cycle parks it as a failure that changes nothing for the others.
+  bool bound = false;
 };
 
 }  // namespace artel::core

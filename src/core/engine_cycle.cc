@@ -96,12 +96,27 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (bulk == 0 && TryFastRound(result, &fast_changed)) return fast_changed;
     quiet_valid = false;
   }
+  // A head that fails the bound (as TryFastRound's new heads) would fail
+  // its nomination without holding anything back: it is not nominated, and
+  // the cycle parks it where it would have parked it.
+  const bool bound_skip = opts.bulk_park && !opts.fair_sharing && !opts.admission_fair_sharing && !cluster &&
+                          !any_reservation_config && !any_protection && reservations.empty();
   for (CqId c : cqs.ids()) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
     WlId h = Head(c);
     if (h == kNoWl) continue;
     if (all_entries.size() <= n) all_entries.emplace_back();
-    NominateHead(h, c, &all_entries[n++]);
+    Entry& en = all_entries[n++];
+    if (bound_skip && !wls[h].waiting_preemption && cqs[c].sticky != h && BoundFails(h, c)) {
+      en.wl = h;
+      en.cq = c;
+      en.bound = true;
+      en.assignment.mode = Mode::kNoFit;
+      en.assignment.borrow_level = 0;
+      en.targets.clear();
+      continue;
+    }
+    NominateHead(h, c, &en);
     if (protect_min > now) protect_wakeups.emplace(protect_min, tree.Root(cqs[c].node));
   }
   if (n == 0) return bulk > 0;
@@ -136,6 +151,13 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     CqRt& cq = cqs[en.cq];
     Assignment& a = en.assignment;
     result->decisions++;
+    if (en.bound) {  // fails, as its nomination would have (RunRound's "inadmissible" below)
+      ParkBound(en.wl, en.cq);
+      changed = true;
+      if (quiet) quiet_parked[idx] = kQuietParked;
+      ++parked_here;
+      continue;
+    }
     if (a.mode == Mode::kFit) {
       if (!FitsNow(*this, en.cq, a.usage)) {
         // Another entry of this cycle took the capacity; retry next cycle.
@@ -432,6 +454,7 @@ void EngineImpl::NominateHead(WlId h, CqId c, Entry* en) {
   w.reason_stale = false;
   en->wl = h;
   en->cq = c;
+  en->bound = false;
   protect_min = -1;
   protect_delay = false;
   flavor_assigner->Nominate(*this, h, c, &en->assignment, &en->targets);

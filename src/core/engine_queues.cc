@@ -561,6 +561,19 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
     // already.
     const Amount cap = BulkCap(only, q.run_res);
     const uint64_t bulk_below = cq.bulk_epoch == ep ? cq.bulk_seq : 0;  // parked in bulk
+    // Which members are parked already, without reading their heap entries
+    // where possible: none right after a release; else those before the
+    // first active entry (its heads tried one by one in this epoch), when
+    // that is a member a few live members in and nothing was parked in bulk.
+    size_t active_from = q.run_req.size() + 1;  // unknown: read each entry
+    if (cq.parked_epoch != ep || cq.parked_n == 0) {
+      active_from = 0;
+    } else if (bulk_below == 0) {
+      if (const QueueKey* first = FirstActive(cq.lqs[0])) {
+        const size_t p = RunIndexOf(q, q.run_first, first);
+        if (p < q.run_req.size()) active_from = p;
+      }
+    }
     size_t i = q.run_first;
     int32_t live = 0;
     int64_t added = 0;
@@ -569,6 +582,10 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
       if (req == LqRt::kRunGone) continue;
       if (req <= cap) break;
       ++live;
+      if (active_from <= q.run_req.size()) {
+        if (i >= active_from) ++added;
+        continue;
+      }
       const QueueKey& k = *q.run_at[i];
       if (k.park_epoch != ep && k.enq_seq >= bulk_below) ++added;
     }
