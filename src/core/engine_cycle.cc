@@ -625,29 +625,23 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
         const size_t p = RunIndexOf(q, from, first);
         if (p >= q.run_at.size()) return 0;
         fh.run_p = p;
-        fh.run_i = p;
         fh.run_cap = cap_of(fh, c, q.run_res);
       }
-      // Round by round over the runs' arrays: each round takes the next
-      // live member of every queue, while all of them fail.
-      int64_t k = 0;
-      while (k < room) {
-        bool all_fail = true;
-        for (FastHead& fh : fast_heads) {
-          const LqRt& q = lqs[cqs[all[fh.entry].cq].lqs[0]];
-          size_t i = fh.run_i;
-          while (i < q.run_req.size() && q.run_req[i] == LqRt::kRunGone) ++i;
-          fh.run_i = i;
-          if (i >= q.run_req.size() || q.run_req[i] <= fh.run_cap) {
-            all_fail = false;
-            break;
-          }
-        }
-        if (!all_fail) break;
-        for (FastHead& fh : fast_heads) fh.run_last = fh.run_i++;
-        ++k;
+      // The rounds in which every queue's next head is a member that fails:
+      // as many as the shortest such stretch of members.
+      int64_t k = room;
+      for (FastHead& fh : fast_heads) {
+        const LqRt& q = lqs[cqs[all[fh.entry].cq].lqs[0]];
+        int64_t failing = 0;
+        (void)q.FirstFit(fh.run_p, fh.run_cap, &failing);
+        k = std::min(k, failing);
+        if (k < 1) return 0;
       }
-      if (k < 1) return 0;
+      for (FastHead& fh : fast_heads) {
+        const LqRt& q = lqs[cqs[all[fh.entry].cq].lqs[0]];
+        fh.run_i = q.PastLive(fh.run_p, k);
+        fh.run_last = fh.run_i - 1;
+      }
       for (FastHead& fh : fast_heads) {
         const CqId c = all[fh.entry].cq;
         CqRt& cq = cqs[c];

@@ -138,10 +138,7 @@ void EngineImpl::Dequeue(WlId id) {
     if (lq.InRun(*it)) {
       const auto pos = static_cast<size_t>(w.run_pos);
       if (w.run_pos >= 0 && pos < lq.run_at.size() && lq.run_at[pos] == it) {
-        lq.run_req[pos] = LqRt::kRunGone;
-        lq.run_at[pos] = lq.heap.end();
-        lq.run_live--;
-        while (lq.run_first < lq.run_req.size() && lq.run_req[lq.run_first] == LqRt::kRunGone) ++lq.run_first;
+        lq.MemberGone(pos);
       } else {
         lq.DropRun();  // not expected: a member always has its position
       }
@@ -492,13 +489,11 @@ int64_t EngineImpl::BulkPark() {
         // The run's next member: parked as SoftPark counts it.
         LqRt& q = *runq;
         w.run_pos = static_cast<int32_t>(q.run_req.size());
-        q.run_req.push_back(failed_req);
-        q.run_at.push_back(w.heap_it);
+        q.PushMember(failed_req, w.heap_it);
         q.run_res = failed;
         q.run_last = *w.heap_it;
         ++q.run_end;
         q.run_seq = enqueue_counter;
-        q.run_live++;
         q.run_pn = q.run_req.size();  // members before it precede the head: parked already
         q.park_end = q.run_end;
         if (cq.parked_epoch != ep) {
@@ -575,19 +570,21 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
       }
     }
     size_t i = q.run_first;
-    int32_t live = 0;
+    int64_t live = 0;
     int64_t added = 0;
-    for (; i < q.run_req.size(); ++i) {
-      const Amount req = q.run_req[i];
-      if (req == LqRt::kRunGone) continue;
-      if (req <= cap) break;
-      ++live;
-      if (active_from <= q.run_req.size()) {
-        if (i >= active_from) ++added;
-        continue;
+    if (active_from <= q.run_req.size()) {
+      // The members from active_from on are not parked; those before are.
+      i = q.FirstFit(q.run_first, cap, &live);
+      if (active_from < i) (void)q.FirstFit(std::max(active_from, q.run_first), cap, &added);
+    } else {
+      for (; i < q.run_req.size(); ++i) {
+        const Amount req = q.run_req[i];
+        if (req == LqRt::kRunGone) continue;
+        if (req <= cap) break;
+        ++live;
+        const QueueKey& k = *q.run_at[i];
+        if (k.park_epoch != ep && k.enq_seq >= bulk_below) ++added;
       }
-      const QueueKey& k = *q.run_at[i];
-      if (k.park_epoch != ep && k.enq_seq >= bulk_below) ++added;
     }
     if (live > 0 || i < q.run_req.size()) {
       // The leading members that fail are parked; the others stay members,
@@ -625,11 +622,9 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
     const ResourceId failed = BoundFailure(only, w, &failed_req);
     if (!failed.valid() || (q.run_res.valid() && q.run_res != failed) || w.waiting_preemption) break;
     w.run_pos = static_cast<int32_t>(q.run_req.size());
-    q.run_req.push_back(failed_req);
-    q.run_at.push_back(q.run_end);
+    q.PushMember(failed_req, q.run_end);
     q.run_res = failed;
     q.run_last = *q.run_end;
-    q.run_live++;
     ++q.run_end;
   }
   q.SetParkBoundary(q.run_req.size());
@@ -686,10 +681,8 @@ void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
       if (r == res) a = v;
     }
     m.run_pos = static_cast<int32_t>(q.run_req.size());
-    q.run_req.push_back(a);
-    q.run_at.push_back(it);
+    q.PushMember(a, it);
     q.run_last = *it;
-    q.run_live++;
   }
   if (fresh || q.run_epoch != ep) {
     // Covered by the run from now on, each with its own reason.
@@ -698,12 +691,10 @@ void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
     q.run_stale_from = q.run_req.size();
   }
   w.run_pos = static_cast<int32_t>(q.run_req.size());
-  q.run_req.push_back(req);
-  q.run_at.push_back(w.heap_it);
+  q.PushMember(req, w.heap_it);
   q.run_last = *w.heap_it;
   q.run_end = std::next(w.heap_it);
   q.run_seq = enqueue_counter;
-  q.run_live++;
   q.SetParkBoundary(q.run_req.size());
 }
 
@@ -725,14 +716,8 @@ int64_t EngineImpl::AdvanceRun(LqRt& q, CqId c, NodeId root, const QueueKey* fir
   if (p >= q.run_at.size()) return 0;
   // Members from it on that fail: none is parked yet (they follow the first
   // active entry, and the ClusterQueue was not parked in bulk this epoch).
-  size_t i = p;
   int64_t added = 0;
-  for (; i < q.run_req.size(); ++i) {
-    const Amount req = q.run_req[i];
-    if (req == LqRt::kRunGone) continue;
-    if (req <= cap) break;
-    ++added;
-  }
+  const size_t i = q.FirstFit(p, cap, &added);
   if (added == 0) return 0;
   q.SetParkBoundary(i);
   CqRt& cq = cqs[c];

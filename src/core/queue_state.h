@@ -7,6 +7,7 @@
 // Thread-safety: none.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -169,6 +170,71 @@ struct LqRt {
   bool InRunParked(const QueueKey& k) const {
     return run_valid && k.enq_seq <= run_seq && (park_end == heap.end() || k < *park_end);
   }
+  // Per block of kRunBlock members: the least live request and the live
+  // count, so that a scan over many failing members skips whole blocks.
+  static constexpr size_t kRunBlock = 64;
+  std::vector<Amount> run_block_min;
+  std::vector<int32_t> run_block_live;
+  void PushMember(Amount req, std::set<QueueKey>::iterator at) {
+    if (run_req.size() % kRunBlock == 0) {
+      run_block_min.push_back(req);
+      run_block_live.push_back(0);
+    }
+    run_block_min.back() = std::min(run_block_min.back(), req);
+    run_block_live.back()++;
+    run_req.push_back(req);
+    run_at.push_back(at);
+    run_live++;
+  }
+  void MemberGone(size_t pos) {
+    const Amount old = run_req[pos];
+    run_req[pos] = kRunGone;
+    run_at[pos] = heap.end();
+    run_live--;
+    const size_t b = pos / kRunBlock;
+    run_block_live[b]--;
+    if (old == run_block_min[b]) {
+      Amount m = kRunGone;
+      const size_t end = std::min(run_req.size(), (b + 1) * kRunBlock);
+      for (size_t i = b * kRunBlock; i < end; ++i) m = std::min(m, run_req[i]);
+      run_block_min[b] = m;
+    }
+    while (run_first < run_req.size() && run_req[run_first] == kRunGone) ++run_first;
+  }
+  // The first live member at or after `from` whose request is at most `cap`
+  // (run_req.size() when none); `*live` gets the live members before it
+  // from `from`.
+  size_t FirstFit(size_t from, Amount cap, int64_t* live) const {
+    *live = 0;
+    size_t i = from;
+    const size_t n = run_req.size();
+    while (i < n) {
+      if (i % kRunBlock == 0 && run_block_min[i / kRunBlock] > cap) {
+        *live += run_block_live[i / kRunBlock];
+        i += kRunBlock;
+        continue;
+      }
+      if (run_req[i] <= cap) return i;
+      if (run_req[i] != kRunGone) ++*live;
+      ++i;
+    }
+    return n;
+  }
+  // The index just past the `k`-th live member at or after `from` (there
+  // are at least `k`).
+  size_t PastLive(size_t from, int64_t k) const {
+    size_t i = from;
+    while (k > 0) {
+      if (i % kRunBlock == 0 && run_block_live[i / kRunBlock] < k) {
+        k -= run_block_live[i / kRunBlock];
+        i += kRunBlock;
+        continue;
+      }
+      if (run_req[i] != kRunGone) --k;
+      ++i;
+    }
+    return i;
+  }
   // Members before index `i` are parked by the run.
   void SetParkBoundary(size_t i) {
     run_pn = i;
@@ -184,6 +250,8 @@ struct LqRt {
     run_live = 0;
     run_res = ResourceId();
     run_req.clear();
+    run_block_min.clear();
+    run_block_live.clear();
     run_at.clear();
   }
   // Admission Fair Sharing state, per resource id.

@@ -1,4 +1,5 @@
 // Unit tests for the compact value types of the model (issue 17 §3):
+// (and the block summary of a LocalQueue's run, LqRt, issue 17 §2)
 // `FlatMap` (src/core/flat_map.h) must answer as the std::map it replaces,
 // and `Boxed` (src/core/boxed.h) must behave as the plain value it holds
 // while taking no heap for a default one.
@@ -18,6 +19,7 @@
 #include "core/flat_map.h"
 #include "core/key_index.h"
 #include "core/model.h"
+#include "core/queue_state.h"
 #include "core/shared_vec.h"
 
 namespace artel::core {
@@ -289,6 +291,59 @@ TEST(KeyIndexTest, ProbeRunsSurviveDeletionsThatWrapAround) {
     ASSERT_TRUE(idx.Erase(keys[drop], key_of));
     for (WorkloadId i = 0; i < 7; ++i) {
       EXPECT_EQ(idx.Find(keys[i], key_of), static_cast<int>(i) == drop ? kNoWorkload : i) << drop << " " << i;
+    }
+  }
+}
+
+// A LocalQueue's run keeps, per block of members, the least live request
+// and the live count (LqRt::PushMember, MemberGone); FirstFit and PastLive
+// skip whole blocks with them. They must answer as plain scans of run_req
+// under random pushes, removals and queries, across block edges.
+TEST(RunBlocksTest, AnswersAsPlainScansUnderRandomEdits) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    LqRt q;
+    q.heap.insert(QueueKey{0, WlId(1), 0, 1});
+    const auto at = q.heap.begin();
+    auto naive_first_fit = [&](size_t from, Amount cap, int64_t* live) {
+      *live = 0;
+      size_t i = from;
+      for (; i < q.run_req.size(); ++i) {
+        if (q.run_req[i] <= cap) break;
+        if (q.run_req[i] != LqRt::kRunGone) ++*live;
+      }
+      return i;
+    };
+    for (int step = 0; step < 3000; ++step) {
+      const int op = static_cast<int>(rng() % 10);
+      if (op < 4 || q.run_req.empty()) {
+        q.PushMember(static_cast<Amount>(rng() % 1000), at);
+      } else if (op < 7) {
+        const size_t pos = rng() % q.run_req.size();
+        if (q.run_req[pos] != LqRt::kRunGone) q.MemberGone(pos);
+      } else {
+        const size_t from = rng() % (q.run_req.size() + 1);
+        const Amount cap = static_cast<Amount>(rng() % 1100);
+        int64_t live = -1, want_live = -1;
+        const size_t got = q.FirstFit(from, cap, &live);
+        const size_t want = naive_first_fit(from, cap, &want_live);
+        ASSERT_EQ(got, want) << "trial " << trial << " step " << step;
+        ASSERT_EQ(live, want_live) << "trial " << trial << " step " << step;
+        if (want_live > 0) {
+          const int64_t k = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(want_live));
+          size_t i = from;
+          for (int64_t n = 0; n < k; ++i) {
+            if (q.run_req[i] != LqRt::kRunGone) ++n;
+          }
+          ASSERT_EQ(q.PastLive(from, k), i) << "trial " << trial << " step " << step;
+        }
+      }
+      size_t first = 0;
+      while (first < q.run_req.size() && q.run_req[first] == LqRt::kRunGone) ++first;
+      ASSERT_EQ(q.run_first, first);
+      int32_t live = 0;
+      for (Amount a : q.run_req) live += a != LqRt::kRunGone ? 1 : 0;
+      ASSERT_EQ(q.run_live, live);
     }
   }
 }
