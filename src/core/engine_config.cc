@@ -317,6 +317,7 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     l.afs_penalty.resize(resources.size(), 0);
   }
   any_drain = false;
+  for (CqId c : cqs.ids()) cqs[c].never_borrows = NeverBorrows(c);
   for (CqRt& cq : cqs) {
     cq.drain_possible = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
     for (LqId l : cq.lqs)

@@ -94,7 +94,8 @@ class EngineImpl {
   uint64_t bulk_counter = 0;                             // CqRt::bulk_stamp, Wl::reason_stamp
   bool any_resource_quota = false;                       // the configuration has ResourceQuotas
   std::vector<std::pair<ResourceId, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
-  std::vector<WlId> orphans;                             // unresolved queue / namespace / inactive
+  std::vector<CqId> bulk_fails;  // BulkPark scratch: a tree's active queues none of whose workloads fit
+  std::vector<WlId> orphans;     // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
   // Pod sets submitted lately, with the requests Submit derived from them:

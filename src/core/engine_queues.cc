@@ -370,6 +370,7 @@ int64_t EngineImpl::BulkPark() {
   for (NodeId root : root_cqs.ids()) {
     const std::vector<CqId>& members = root_cqs[root];
     if (members.empty()) continue;
+    bulk_fails.clear();
     // Whether the tree qualifies, some active queue fails, every one does.
     bool shape_ok = true;
     bool all_fail = true;
@@ -388,18 +389,17 @@ int64_t EngineImpl::BulkPark() {
       // cycle; it does not fail.
       if (cq.sticky == kNoWl && AllQueuedFail(c)) {
         any = true;
+        bulk_fails.push_back(c);
       } else {
         all_fail = false;
-        if (!NeverBorrows(c)) others_never_borrow = false;
+        if (!cq.never_borrows) others_never_borrow = false;
       }
     }
     if (!shape_ok) continue;
     const uint64_t ep = root_epoch[root];
     const uint64_t stamp = any ? ++bulk_counter : 0;
-    for (CqId c : members) {
-      if (!any) break;
+    for (CqId c : bulk_fails) {  // the active queues of the tree that fail whole, in order
       CqRt& cq = cqs[c];
-      if (cq.held || ActiveQueued(cq) == 0 || cq.sticky != kNoWl) continue;
       // A failing head holds back quota for its cycle unless it may reclaim;
       // harmless when it must borrow and every queue that does not fail
       // never borrows (its hold-back then comes after every entry it could
@@ -407,7 +407,6 @@ int64_t EngineImpl::BulkPark() {
       if (!all_fail && cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny &&
           !(others_never_borrow && QueuedMustBorrow(c)))
         continue;
-      if (!AllQueuedFail(c)) continue;
       const int32_t n = ActiveQueued(cq);
       if (cq.parked_epoch != ep) {
         cq.parked_epoch = ep;

@@ -92,6 +92,8 @@ struct CqRt {
   // without a topology request is then placed with an implied one).
   bool all_tas = false;
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
+  // A borrowing limit of zero on every flavor-resource (EngineImpl::NeverBorrows), set by Configure.
+  bool never_borrows = false;
   std::vector<LqId> lqs;
   int32_t queued = 0;    // workloads in the heaps of its LocalQueues
   NodeId root;           // quota-tree root
