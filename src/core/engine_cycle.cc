@@ -644,12 +644,8 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
       }
       for (FastHead& fh : fast_heads) {
         const CqId c = all[fh.entry].cq;
-        CqRt& cq = cqs[c];
-        LqRt& q = lqs[cq.lqs[0]];
-        const NodeId root = cq.root;
-        const uint64_t ep = root_epoch[root];
-        const size_t i = fh.run_i;  // past the k-th member parked
-        const size_t last = fh.run_last;
+        LqRt& q = lqs[cqs[c].lqs[0]];
+        const uint64_t ep = root_epoch[cqs[c].root];
         if (q.run_epoch != ep) {
           // The members before the head were tried on their own in this
           // epoch: they keep their reasons.
@@ -657,18 +653,8 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
           q.run_stamp = ++bulk_counter;
           q.run_stale_from = fh.run_p;
         }
-        q.SetParkBoundary(i);
-        if (cq.parked_epoch != ep) {
-          cq.parked_epoch = ep;
-          cq.parked_n = 0;
-        }
-        cq.parked_n += static_cast<int32_t>(k);
-        root_parked[root] += k;
-        parked_total += k;
-        q.skip = q.park_end;
-        q.skip_epoch = ep;
-        q.skip_valid = true;
-        all[fh.entry].wl = q.run_at[last]->id;
+        ParkRunBefore(q, c, fh.run_i, k);  // run_i: past the k-th member parked
+        all[fh.entry].wl = q.run_at[fh.run_last]->id;
       }
 
       result->rounds += static_cast<int32_t>(k);

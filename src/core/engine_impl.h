@@ -199,15 +199,18 @@ class EngineImpl {
     return q.run_valid && q.root.valid() && q.run_epoch == root_epoch[q.root] && q.InRunParked(*w.heap_it);
   }
   // BulkPark's walk: `first`, the first active entry of `q` (of ClusterQueue
-  // `c`, tree `root`), is a member of q's run parked in this epoch at or
+  // `c`), is a member of q's run parked in this epoch at or
   // after its park boundary; parks it and the members after it, from
   // `run_req`, while they fail the bound `cap` on the run's resource.
   // Returns how many it parked (0 when `first` is not such a member).
-  int64_t AdvanceRun(LqRt& q, CqId c, NodeId root, const QueueKey* first, Amount cap);
+  int64_t AdvanceRun(LqRt& q, CqId c, const QueueKey* first, Amount cap);
   // The index of `first`, an entry of `q`'s heap, among its run's members
   // from index `from` on; run_at.size() when it is not one (or lies beyond
   // a few live members).
   static size_t RunIndexOf(const LqRt& q, size_t from, const QueueKey* first);
+  // Parks, by moving q's park boundary to index `boundary`, the members
+  // before it; `added` of them were not parked yet (counted as parked now).
+  void ParkRunBefore(LqRt& q, CqId c, size_t boundary, int64_t added);
   // TryFastRound's loop: head `h` of ClusterQueue `c`, parked by ParkBound
   // for failing the bound on `res` with its least request `req`, is
   // recorded as the next member of its LocalQueue's run (a run is started

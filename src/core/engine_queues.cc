@@ -471,7 +471,7 @@ int64_t EngineImpl::BulkPark() {
           cap = BulkCap(only, runq->run_res);
           bulk_caps.emplace_back(runq->run_res, cap);
         }
-        const int64_t adv = AdvanceRun(*runq, only, root, first, cap);
+        const int64_t adv = AdvanceRun(*runq, only, first, cap);
         total += adv;
         if (adv > 0) continue;
       }
@@ -588,20 +588,10 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
     if (live > 0 || i < q.run_req.size()) {
       // The leading members that fail are parked; the others stay members,
       // unparked, for the walk to check from run_req (AdvanceRun).
-      q.SetParkBoundary(i);
       q.run_epoch = ep;
       q.run_stamp = ++bulk_counter;
       q.run_stale_from = 0;
-      if (cq.parked_epoch != ep) {
-        cq.parked_epoch = ep;
-        cq.parked_n = 0;
-      }
-      cq.parked_n += static_cast<int32_t>(added);
-      root_parked[root] += added;
-      parked_total += added;
-      q.skip = q.park_end;
-      q.skip_epoch = ep;
-      q.skip_valid = true;
+      ParkRunBefore(q, only, i, added);
       return added;
     }
     q.DropRun();
@@ -710,7 +700,7 @@ size_t EngineImpl::RunIndexOf(const LqRt& q, size_t from, const QueueKey* first)
   return q.run_at.size();
 }
 
-int64_t EngineImpl::AdvanceRun(LqRt& q, CqId c, NodeId root, const QueueKey* first, Amount cap) {
+int64_t EngineImpl::AdvanceRun(LqRt& q, CqId c, const QueueKey* first, Amount cap) {
   const size_t p = RunIndexOf(q, std::max(q.run_pn, q.run_first), first);
   if (p >= q.run_at.size()) return 0;
   // Members from it on that fail: none is parked yet (they follow the first
@@ -718,20 +708,24 @@ int64_t EngineImpl::AdvanceRun(LqRt& q, CqId c, NodeId root, const QueueKey* fir
   int64_t added = 0;
   const size_t i = q.FirstFit(p, cap, &added);
   if (added == 0) return 0;
-  q.SetParkBoundary(i);
+  ParkRunBefore(q, c, i, added);
+  return added;
+}
+
+void EngineImpl::ParkRunBefore(LqRt& q, CqId c, size_t boundary, int64_t added) {
+  q.SetParkBoundary(boundary);
   CqRt& cq = cqs[c];
-  const uint64_t ep = root_epoch[root];
+  const uint64_t ep = root_epoch[cq.root];
   if (cq.parked_epoch != ep) {
     cq.parked_epoch = ep;
     cq.parked_n = 0;
   }
   cq.parked_n += static_cast<int32_t>(added);
-  root_parked[root] += added;
+  root_parked[cq.root] += added;
   parked_total += added;
   q.skip = q.park_end;
   q.skip_epoch = ep;
   q.skip_valid = true;
-  return added;
 }
 
 double EngineImpl::AfsUsage(LqId lq) const {
