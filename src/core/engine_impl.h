@@ -256,6 +256,7 @@ class EngineImpl {
   bool NeverBorrows(CqId c) const;
   // What ClusterQueue `c` could get of resource `res` now (AllQueuedFail's bound).
   Amount BulkCap(CqId c, ResourceId res) const;
+  Amount ComputeBulkCap(CqId c, ResourceId res) const;  // BulkCap without its cache
   // True when the pending reason of `id` predates a bulk park that covered it.
   bool ReasonStale(WlId id) const;
   void SoftPark(WlId id, NodeId root);

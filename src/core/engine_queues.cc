@@ -268,6 +268,23 @@ const QueueKey* EngineImpl::FirstActive(LqId l) {
 //    decision per workload parked.
 Amount EngineImpl::BulkCap(CqId c, ResourceId res) const {
   const CqRt& cq = cqs[c];
+  const uint64_t tg = cq.root.valid() ? tree_gen[cq.root] : 0;
+  if (cq.cap_state_gen != state_gen || cq.cap_tree_gen != tg || cq.cap_overlay_gen != overlay_gen) {
+    cq.cap_cache.clear();
+    cq.cap_state_gen = state_gen;
+    cq.cap_tree_gen = tg;
+    cq.cap_overlay_gen = overlay_gen;
+  }
+  for (const auto& [r, v] : cq.cap_cache) {
+    if (r == res) return v;
+  }
+  const Amount cap = ComputeBulkCap(c, res);
+  cq.cap_cache.emplace_back(res, cap);
+  return cap;
+}
+
+Amount EngineImpl::ComputeBulkCap(CqId c, ResourceId res) const {
+  const CqRt& cq = cqs[c];
   const int32_t g = GroupOf(cq, res);
   if (g < 0) return std::numeric_limits<Amount>::max();
   const auto& node = tree.node(cq.node);

@@ -94,6 +94,11 @@ struct CqRt {
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   // A borrowing limit of zero on every flavor-resource (EngineImpl::NeverBorrows), set by Configure.
   bool never_borrows = false;
+  // EngineImpl::BulkCap's answers per resource, valid while the generations
+  // that GetTargets' memo also relies on (state, this tree's usage, the
+  // cycle's overlay) are those recorded here.
+  mutable uint64_t cap_state_gen = 0, cap_tree_gen = 0, cap_overlay_gen = 0;
+  mutable std::vector<std::pair<ResourceId, Amount>> cap_cache;
   std::vector<LqId> lqs;
   int32_t queued = 0;    // workloads in the heaps of its LocalQueues
   NodeId root;           // quota-tree root
