@@ -480,15 +480,7 @@ int64_t EngineImpl::BulkPark() {
       if (runq != nullptr && runq->run_pn < runq->run_req.size() && cq.bulk_epoch != ep) {
         const QueueKey* first = FirstActive(cq.lqs[0]);
         if (first == nullptr) break;
-        Amount cap = -1;
-        for (const auto& [r, v] : bulk_caps) {
-          if (r == runq->run_res) cap = v;
-        }
-        if (cap < 0) {
-          cap = BulkCap(only, runq->run_res);
-          bulk_caps.emplace_back(runq->run_res, cap);
-        }
-        const int64_t adv = AdvanceRun(*runq, only, first, cap);
+        const int64_t adv = AdvanceRun(*runq, only, first, BulkCap(only, runq->run_res));
         total += adv;
         if (adv > 0) continue;
       }
