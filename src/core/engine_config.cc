@@ -317,7 +317,23 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     l.afs_penalty.resize(resources.size(), 0);
   }
   any_drain = false;
-  for (CqId c : cqs.ids()) cqs[c].never_borrows = NeverBorrows(c);
+  for (CqId c : cqs.ids()) {
+    CqRt& cq = cqs[c];
+    cq.never_borrows = NeverBorrows(c);
+    cq.bulk_shape = StaticBulkShape(c);
+    cq.cap_frs.clear();
+    for (const GroupRt& g : cq.groups) {
+      for (ResourceId res : g.resources) {
+        if (!cq.cap_frs.contains(res)) cq.cap_frs.resize(static_cast<size_t>(res.value()) + 1);
+        std::vector<FrId>& frs = cq.cap_frs[res];
+        frs.clear();
+        for (FlavorId f : g.flavors) {
+          const FrId fr = tree.FindFr(f, res);
+          if (fr.valid()) frs.push_back(fr);
+        }
+      }
+    }
+  }
   for (CqRt& cq : cqs) {
     cq.drain_possible = cq.spec->stop_policy == StopPolicy::kHoldAndDrain;
     for (LqId l : cq.lqs)

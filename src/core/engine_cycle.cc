@@ -583,7 +583,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
       const CqId c = all[fh.entry].cq;
       const CqRt& cq = cqs[c];
       fh.shape = cq.spec->preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny &&
-                 BulkShape(c, tree.Root(cq.node));
+                 BulkShape(c);
       fh.caps.clear();
     }
     auto cap_of = [this](FastHead& fh, CqId c, ResourceId res) {

@@ -239,11 +239,12 @@ class EngineImpl {
   // resource exceeds the queue's unused quota over all flavors); `c` never
   // borrows (a borrowing limit of zero on every flavor-resource).
   bool NoLowerPriorityAdmitted(CqId c);
-  // BulkPark's shape for ClusterQueue `c` of the tree rooted at `root`:
-  // BestEffortFIFO, classical preemption whose policies let a workload
-  // that fails the bound (BulkCap) find no candidate, and a root or a
-  // direct child of its root cohort.
-  bool BulkShape(CqId c, NodeId root);
+  // BulkPark's shape for ClusterQueue `c`: BestEffortFIFO, classical
+  // preemption whose policies let a workload that fails the bound (BulkCap)
+  // find no candidate, and a root or a direct child of its root cohort.
+  // The configuration's part is CqRt::bulk_shape (StaticBulkShape).
+  bool BulkShape(CqId c);
+  int8_t StaticBulkShape(CqId c) const;
   // A fast round's bound (TryFastRound): `h`, queued in `c`, cannot be
   // admitted or preempt for in the current state nor in any tighter one,
   // and failing holds nothing back (reclaimWithinCohort Any), so that its
@@ -364,6 +365,7 @@ class EngineImpl {
   std::vector<GroupReq> assign_reqs;              // AssignFlavors
   FrAmounts assign_fr;                            // AssignFlavors
   std::vector<int32_t> nominate_counts;           // Nominate
+  std::vector<Target> assign_targets;             // KueueAssign: GetTargets' answer per flavor
   std::vector<NodeId> bound_queues, bound_stack;  // preemption.cc bound
   FrAmounts bound_remaining;                      // preemption.cc bound
   struct BoundRemoval {                           // preemption.cc bound: usage taken out, to put back
@@ -416,10 +418,10 @@ class EngineImpl {
       return;
     }
     int active = 0;
-    for (CqId m : root_cqs[tree.Root(cqs[c].node)]) {
-      if (!cqs[m].held && ActiveQueued(cqs[m]) != 0) ++active;
+    for (CqId m : root_cqs[cqs[c].root]) {
+      if (!cqs[m].held && ActiveQueued(cqs[m]) != 0 && ++active > 1) return;
     }
-    if (active <= 1) bulk_idle = false;
+    bulk_idle = false;
   }
   // Whether fast rounds may be used with these options and configuration.
   bool FastRoundsApply() const {

@@ -285,14 +285,11 @@ Amount EngineImpl::BulkCap(CqId c, ResourceId res) const {
 
 Amount EngineImpl::ComputeBulkCap(CqId c, ResourceId res) const {
   const CqRt& cq = cqs[c];
-  const int32_t g = GroupOf(cq, res);
-  if (g < 0) return std::numeric_limits<Amount>::max();
+  if (GroupOf(cq, res) < 0) return std::numeric_limits<Amount>::max();
   const auto& node = tree.node(cq.node);
   const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
   Amount cap = 0;
-  for (FlavorId f : cq.groups[g].flavors) {
-    const FrId fr = tree.FindFr(f, res);
-    if (!fr.valid()) continue;
+  for (FrId fr : cq.cap_frs[res]) {
     Amount a = tree.Available(cq.node, fr);
     if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
     cap += std::max<Amount>(a, 0);
@@ -353,25 +350,31 @@ bool EngineImpl::NeverBorrows(CqId c) const {
   return true;
 }
 
-bool EngineImpl::BulkShape(CqId c, NodeId root) {
+int8_t EngineImpl::StaticBulkShape(CqId c) const {
   const CqRt& cq = cqs[c];
   const PreemptionSpec& pol = cq.spec->preemption;
   const NodeId parent = tree.node(cq.node).parent;
-  return cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
-         (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever ||
-          (pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerPriority &&
-           NoLowerPriorityAdmitted(c))) &&
-         pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
-         (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
-          pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
-         (!parent.valid() || parent == root);
+  const bool shape = cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO &&
+                     (pol.within_cluster_queue == WithinClusterQueuePolicy::kNever ||
+                      pol.within_cluster_queue == WithinClusterQueuePolicy::kLowerPriority) &&
+                     pol.borrow_within_cohort == BorrowWithinCohortPolicy::kNever &&
+                     (pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kNever ||
+                      pol.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny) &&
+                     (!parent.valid() || parent == tree.Root(cq.node));
+  if (!shape) return 0;
+  return pol.within_cluster_queue == WithinClusterQueuePolicy::kNever ? 2 : 1;
+}
+
+bool EngineImpl::BulkShape(CqId c) {
+  const int8_t s = cqs[c].bulk_shape;
+  return s == 2 || (s == 1 && NoLowerPriorityAdmitted(c));
 }
 
 bool EngineImpl::BoundFails(WlId h, CqId c) {
   const CqRt& cq = cqs[c];
   if (cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kAny) return false;
   const Wl& w = wls[h];
-  if (w.min_req.empty() || !BulkShape(c, tree.Root(cq.node))) return false;
+  if (w.min_req.empty() || !BulkShape(c)) return false;
   for (const auto& [res, a] : w.min_req) {
     if (a > BulkCap(c, res)) return true;
   }
@@ -398,7 +401,7 @@ int64_t EngineImpl::BulkPark() {
     for (CqId c : members) {
       CqRt& cq = cqs[c];
       if (cq.held || ActiveQueued(cq) == 0) continue;
-      if (!BulkShape(c, root)) {  // a tree of another shape: left to the cycles
+      if (!BulkShape(c)) {  // a tree of another shape: left to the cycles
         shape_ok = false;
         break;
       }

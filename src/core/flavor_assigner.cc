@@ -387,7 +387,8 @@ void KueueAssign(EngineImpl& e, WlId id, CqId cqi, const std::vector<int32_t>& c
         }
         if (t.mode == Mode::kPreempt && needs_preemption) {
           std::sort(req.begin(), req.end());
-          std::vector<Target> targets = GetTargets(e, id, cqi, req);
+          std::vector<Target>& targets = e.assign_targets;
+          GetTargets(e, id, cqi, req, &targets);
           if (targets.empty()) {
             t.mode = Mode::kNoCandidates;
             // Kueue's oracle: the level at which the request would fit as
@@ -500,7 +501,7 @@ std::vector<int32_t> ReducedCounts(const Wl& w, int64_t x, int64_t total) {
 bool Usable(EngineImpl& e, WlId id, CqId cq, Assignment& a, std::vector<Target>* targets) {
   if (a.mode == Mode::kFit) return true;
   if (a.mode == Mode::kPreempt || a.mode == Mode::kReclaim) {
-    *targets = GetTargets(e, id, cq, a.usage);
+    GetTargets(e, id, cq, a.usage, targets);
     if (!targets->empty()) return true;
     a.mode = Mode::kNoCandidates;
   }

@@ -597,7 +597,7 @@ std::vector<Target> ClassicalTargets(EngineImpl& e, WlId wl, CqId cq, const FrAm
 // the answer is memoised per ClusterQueue. This
 // keeps heads that keep failing, and preemptors waiting for their victims,
 // from repeating the same search in every cycle of one `Schedule` call.
-std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request) {
+void GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts& request, std::vector<Target>* out) {
   CqRt& cq = e.cqs[cqi];
   const Wl& w = e.wls[wl];
   const bool memoise = !e.opts.admission_fair_sharing;
@@ -607,7 +607,10 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts
   const Time queued_at = by_age ? w.info.queued_at : 0;
   const uint64_t uid = by_age ? w.info.uid : 0;
   // Preemption delay (docs/semantics.md §11): no victims until it has waited.
-  if (e.DelayHeld(wl)) return {};
+  if (e.DelayHeld(wl)) {
+    out->clear();
+    return;
+  }
   auto note_protection = [&e](Time t) {
     if (t >= 0 && (e.protect_min < 0 || t < e.protect_min)) e.protect_min = t;
   };
@@ -616,7 +619,8 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts
       if (m.gen == e.state_gen && m.tree_gen == e.tree_gen[cq.root] && m.overlay == e.overlay_gen &&
           m.priority == w.info.priority && m.queued_at == queued_at && m.uid == uid && m.request == request) {
         note_protection(m.protect_min);
-        return m.targets;
+        out->assign(m.targets.begin(), m.targets.end());
+        return;
       }
     }
   }
@@ -624,23 +628,29 @@ std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cqi, const FrAmounts
   // of the same nomination.
   const Time outer = e.protect_min;
   e.protect_min = -1;
-  std::vector<Target> targets = e.preemption->Targets(e, wl, cqi, request);
+  *out = e.preemption->Targets(e, wl, cqi, request);
   const Time mine = e.protect_min;
   e.protect_min = outer;
   note_protection(mine);
   if (memoise) {
     constexpr size_t kMemoSize = 4;
-    TargetMemo m{
-        e.state_gen, e.tree_gen[cq.root], e.overlay_gen, w.info.priority, queued_at, uid, request, targets,
-        mine};
+    TargetMemo* m;
     if (cq.memo.size() < kMemoSize) {
-      cq.memo.push_back(std::move(m));
+      m = &cq.memo.emplace_back();
     } else {
-      cq.memo[cq.memo_next] = std::move(m);
+      m = &cq.memo[cq.memo_next];  // its buffers are reused
       cq.memo_next = (cq.memo_next + 1) % kMemoSize;
     }
+    m->gen = e.state_gen;
+    m->tree_gen = e.tree_gen[cq.root];
+    m->overlay = e.overlay_gen;
+    m->priority = w.info.priority;
+    m->queued_at = queued_at;
+    m->uid = uid;
+    m->request.assign(request.begin(), request.end());
+    m->targets.assign(out->begin(), out->end());
+    m->protect_min = mine;
   }
-  return targets;
 }
 
 namespace {

@@ -55,7 +55,8 @@ namespace artel::core {
 // an empty vector, by the engine's PreemptionPolicy (EngineImpl::preemption),
 // memoised per ClusterQueue while the engine's state is unchanged; nothing
 // while `wl` waits out its preemption delay. Leaves the tree unchanged.
-std::vector<Target> GetTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request);
+// The answer replaces `*out` (whose buffer is reused).
+void GetTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request, std::vector<Target>* out);
 // Classical preemption, steps 1-6 above, not memoised (the classical
 // PreemptionPolicy). Leaves the tree unchanged.
 std::vector<Target> ClassicalTargets(EngineImpl& e, WlId wl, CqId cq, const FrAmounts& request);

@@ -94,6 +94,14 @@ struct CqRt {
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
   // A borrowing limit of zero on every flavor-resource (EngineImpl::NeverBorrows), set by Configure.
   bool never_borrows = false;
+  // EngineImpl::BulkShape's configuration part, set by Configure: 0 never,
+  // 1 while no workload of lower priority than a queued one is admitted
+  // (withinClusterQueue LowerPriority), 2 always.
+  int8_t bulk_shape = 0;
+  // Per resource id (may be shorter): the flavor-resources of the group that
+  // covers it, in flavor order, for EngineImpl::ComputeBulkCap. Set by
+  // Configure.
+  IdVector<ResourceId, std::vector<FrId>> cap_frs;
   // EngineImpl::BulkCap's answers per resource, valid while the generations
   // that GetTargets' memo also relies on (state, this tree's usage, the
   // cycle's overlay) are those recorded here.
