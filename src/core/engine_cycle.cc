@@ -582,8 +582,7 @@ bool EngineImpl::TryFastRound(CycleResult* result, bool* changed) {
     for (FastHead& fh : fast_heads) {
       const CqId c = all[fh.entry].cq;
       const CqRt& cq = cqs[c];
-      fh.shape = cq.spec->preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny &&
-                 BulkShape(c);
+      fh.shape = cq.spec->preemption.reclaim_within_cohort == ReclaimWithinCohortPolicy::kAny && BulkShape(c);
       fh.caps.clear();
     }
     auto cap_of = [this](FastHead& fh, CqId c, ResourceId res) {
