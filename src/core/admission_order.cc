@@ -1,6 +1,7 @@
 #include "core/admission_order.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "core/fair_sharing.h"
 
@@ -10,33 +11,42 @@ namespace {
 class ClassicalOrder final : public AdmissionOrder {
  public:
   void Begin(const EngineImpl& e, const std::vector<Entry>& entries, size_t n) override {
-    // Sort small keys, not the entries themselves.
-    order_.resize(n);
-    for (uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    const auto& wls = e.wls;
-    std::sort(order_.begin(), order_.end(), [&](uint32_t ia, uint32_t ib) {
-      const Entry& a = entries[ia];
-      const Entry& b = entries[ib];
-      // Preemptors whose victims are being evicted go first, so that the
-      // capacity they freed is not taken back by the victims themselves.
-      bool wa = wls[a.wl].waiting_preemption, wb = wls[b.wl].waiting_preemption;
-      if (wa != wb) return wa;
-      if (a.assignment.borrow_level != b.assignment.borrow_level)
-        return a.assignment.borrow_level < b.assignment.borrow_level;
-      const Wl& x = wls[a.wl];
-      const Wl& y = wls[b.wl];
-      if (x.info.priority != y.info.priority) return x.info.priority > y.info.priority;
-      if (x.info.queued_at != y.info.queued_at) return x.info.queued_at < y.info.queued_at;
-      return x.info.uid < y.info.uid;
+    // Sort small keys, read once per entry, not the entries themselves.
+    keys_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const Entry& en = entries[i];
+      const Wl& w = e.wls[en.wl];
+      keys_[i] = {!w.waiting_preemption,
+                  en.assignment.borrow_level,
+                  -w.info.priority,
+                  w.info.queued_at,
+                  w.info.uid,
+                  i};
+    }
+    // Preemptors whose victims are being evicted go first, so that the
+    // capacity they freed is not taken back by the victims themselves; then
+    // the lower borrowing level, the higher priority, the earlier queue
+    // time, the older workload.
+    std::sort(keys_.begin(), keys_.end(), [](const Key& a, const Key& b) {
+      return std::tie(a.not_waiting, a.borrow_level, a.neg_priority, a.queued_at, a.uid) <
+             std::tie(b.not_waiting, b.borrow_level, b.neg_priority, b.queued_at, b.uid);
     });
   }
 
   int32_t Next(EngineImpl&, const std::vector<Entry>&, size_t step, const std::vector<char>&) override {
-    return static_cast<int32_t>(order_[step]);
+    return static_cast<int32_t>(keys_[step].index);
   }
 
  private:
-  std::vector<uint32_t> order_;  // reused across cycles
+  struct Key {
+    bool not_waiting;
+    int32_t borrow_level;
+    int64_t neg_priority;
+    Time queued_at;
+    uint64_t uid;
+    uint32_t index;
+  };
+  std::vector<Key> keys_;  // reused across cycles
 };
 
 class FairSharingOrder final : public AdmissionOrder {

@@ -289,8 +289,23 @@ Amount EngineImpl::ComputeBulkCap(CqId c, ResourceId res) const {
   const auto& node = tree.node(cq.node);
   const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
   Amount cap = 0;
+  // A child of a root (BulkShape's queues): QuotaTree::Available's two
+  // levels, here without the recursion.
+  const bool shallow = node.parent.valid() && !tree.node(node.parent).parent.valid();
   for (FrId fr : cq.cap_frs[res]) {
-    Amount a = tree.Available(cq.node, fr);
+    Amount a;
+    if (shallow) {
+      const auto& root = tree.node(node.parent);
+      Amount parent_avail = root.subtree[fr] - root.usage[fr];
+      if (node.borrowing_limit[fr] != kNoLimit) {
+        const Amount stored_in_parent = node.subtree[fr] - node.local[fr];
+        const Amount used_in_parent = std::max<Amount>(0, node.usage[fr] - node.local[fr]);
+        parent_avail = std::min(parent_avail, stored_in_parent - used_in_parent + node.borrowing_limit[fr]);
+      }
+      a = std::max<Amount>(0, node.local[fr] - node.usage[fr]) + parent_avail;
+    } else {
+      a = tree.Available(cq.node, fr);
+    }
     if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
     cap += std::max<Amount>(a, 0);
   }
