@@ -321,15 +321,20 @@ Status EngineImpl::ApplyConfig(const Config& c) {
     CqRt& cq = cqs[c];
     cq.never_borrows = NeverBorrows(c);
     cq.bulk_shape = StaticBulkShape(c);
+    const auto& node = tree.node(cq.node);
+    const auto& root = tree.node(cq.root);
+    cq.cap_shallow = node.parent.valid() && node.parent == cq.root;
+    cq.cap_reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
     cq.cap_frs.clear();
     for (const GroupRt& g : cq.groups) {
       for (ResourceId res : g.resources) {
         if (!cq.cap_frs.contains(res)) cq.cap_frs.resize(static_cast<size_t>(res.value()) + 1);
-        std::vector<FrId>& frs = cq.cap_frs[res];
+        std::vector<CapFr>& frs = cq.cap_frs[res];
         frs.clear();
         for (FlavorId f : g.flavors) {
           const FrId fr = tree.FindFr(f, res);
-          if (fr.valid()) frs.push_back(fr);
+          if (!fr.valid()) continue;
+          frs.push_back({fr, node.local[fr], node.subtree[fr], node.borrowing_limit[fr], root.subtree[fr]});
         }
       }
     }

@@ -286,27 +286,28 @@ Amount EngineImpl::BulkCap(CqId c, ResourceId res) const {
 Amount EngineImpl::ComputeBulkCap(CqId c, ResourceId res) const {
   const CqRt& cq = cqs[c];
   if (GroupOf(cq, res) < 0) return std::numeric_limits<Amount>::max();
-  const auto& node = tree.node(cq.node);
-  const bool reclaim = cq.spec->preemption.reclaim_within_cohort != ReclaimWithinCohortPolicy::kNever;
+  const auto& usage = tree.node(cq.node).usage;
   Amount cap = 0;
-  // A child of a root (BulkShape's queues): QuotaTree::Available's two
-  // levels, here without the recursion.
-  const bool shallow = node.parent.valid() && !tree.node(node.parent).parent.valid();
-  for (FrId fr : cq.cap_frs[res]) {
-    Amount a;
-    if (shallow) {
-      const auto& root = tree.node(node.parent);
-      Amount parent_avail = root.subtree[fr] - root.usage[fr];
-      if (node.borrowing_limit[fr] != kNoLimit) {
-        const Amount stored_in_parent = node.subtree[fr] - node.local[fr];
-        const Amount used_in_parent = std::max<Amount>(0, node.usage[fr] - node.local[fr]);
-        parent_avail = std::min(parent_avail, stored_in_parent - used_in_parent + node.borrowing_limit[fr]);
-      }
-      a = std::max<Amount>(0, node.local[fr] - node.usage[fr]) + parent_avail;
-    } else {
-      a = tree.Available(cq.node, fr);
+  if (cq.cap_shallow) {
+    // A child of a root (BulkShape's queues): QuotaTree::Available's two
+    // levels without the recursion, the quotas read from CapFr (only the
+    // two usages change).
+    const auto& root_usage = tree.node(cq.root).usage;
+    for (const CapFr& k : cq.cap_frs[res]) {
+      const Amount u = usage[k.fr];
+      Amount parent_avail = k.root_subtree - root_usage[k.fr];
+      if (k.borrowing_limit != kNoLimit)
+        parent_avail = std::min(parent_avail,
+                                k.subtree - k.local - std::max<Amount>(0, u - k.local) + k.borrowing_limit);
+      Amount a = std::max<Amount>(0, k.local - u) + parent_avail;
+      if (cq.cap_reclaim) a = std::max(a, k.subtree - u);
+      cap += std::max<Amount>(a, 0);
     }
-    if (reclaim) a = std::max(a, node.subtree[fr] - node.usage[fr]);
+    return cap;
+  }
+  for (const CapFr& k : cq.cap_frs[res]) {
+    Amount a = tree.Available(cq.node, k.fr);
+    if (cq.cap_reclaim) a = std::max(a, k.subtree - usage[k.fr]);
     cap += std::max<Amount>(a, 0);
   }
   return cap;

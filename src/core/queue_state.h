@@ -69,6 +69,14 @@ struct AmountBag {
   Amount Min() const { return counts.begin()->first; }
 };
 
+// A flavor-resource of a ClusterQueue's resource group with its quotas in
+// the quota tree: the queue node's local and subtree quota and borrowing
+// limit (kNoLimit: none), and its root's subtree quota.
+struct CapFr {
+  FrId fr;
+  Amount local = 0, subtree = 0, borrowing_limit = 0, root_subtree = 0;
+};
+
 struct CqRt {
   std::string name;
   // StrictFIFO (EngineImpl::SetStrictFifoReasons): the head at the end of
@@ -99,9 +107,12 @@ struct CqRt {
   // (withinClusterQueue LowerPriority), 2 always.
   int8_t bulk_shape = 0;
   // Per resource id (may be shorter): the flavor-resources of the group that
-  // covers it, in flavor order, for EngineImpl::ComputeBulkCap. Set by
-  // Configure.
-  IdVector<ResourceId, std::vector<FrId>> cap_frs;
+  // covers it, in flavor order, with the quotas EngineImpl::ComputeBulkCap
+  // reads (fixed between configurations). Set by Configure, with whether
+  // the queue is a child of its root and may reclaim within its cohort.
+  IdVector<ResourceId, std::vector<CapFr>> cap_frs;
+  bool cap_shallow = false;
+  bool cap_reclaim = false;
   // EngineImpl::BulkCap's answers per resource, valid while the generations
   // that GetTargets' memo also relies on (state, this tree's usage, the
   // cycle's overlay) are those recorded here.

@@ -118,6 +118,10 @@ class Simulator {
     pending_gpus_.assign(T_, 0);
     pending_jobs_.assign(T_, 0);
     pending_sizes_.resize(T_);
+    min_pending_.assign(T_, 0);
+    guarantee_.assign(T_, 0);
+    peak_held_.assign(T_, 0);
+    for (size_t i = 0; i < T_; ++i) guarantee_[i] = tenants[i].guarantee;
     lost_ms_.assign(T_, 0.0);
     waits_.resize(T_);
     jcts_.resize(T_);
@@ -294,6 +298,7 @@ class Simulator {
     } else {
       sizes.insert(it, {g, 1});
     }
+    min_pending_[t] = sizes.front().first;
   }
 
   void RemovePending(int64_t j) {
@@ -305,6 +310,7 @@ class Simulator {
     auto it = std::lower_bound(sizes.begin(), sizes.end(), g,
                                [](const std::pair<Amount, int64_t>& p, Amount v) { return p.first < v; });
     if (--it->second == 0) sizes.erase(it);
+    min_pending_[t] = sizes.empty() ? 0 : sizes.front().first;
   }
 
   Status SubmitJob(int64_t j) {
@@ -450,7 +456,7 @@ class Simulator {
     double ddt = static_cast<double>(dt);
     Amount used = 0, demand = 0;
     for (size_t t = 0; t < T_; ++t) {
-      Amount g = result_.tenants[t].binding.guarantee;
+      Amount g = guarantee_[t];
       Amount d = held_[t] + pending_gpus_[t];
       used_ms_[t] += static_cast<double>(held_[t]) * ddt;
       borrowed_ms_[t] += static_cast<double>(std::max<Amount>(0, held_[t] - g)) * ddt;
@@ -487,12 +493,10 @@ class Simulator {
       used += held_[t];
       demand[t] = held_[t] + pending_gpus_[t];
       if (demand[t] > 0) active_ = true;
-      TenantReport& tr = result_.tenants[t];
-      tr.peak_held = std::max(tr.peak_held, held_[t]);
+      peak_held_[t] = std::max(peak_held_[t], held_[t]);
       // A reclaim episode: a pending job fits into the unused guarantee.
-      Amount unused = tr.binding.guarantee - held_[t];
-      bool unmet = !pending_sizes_[t].empty() && pending_sizes_[t].begin()->first <= unused &&
-                   pending_sizes_[t].begin()->first > 0;
+      const Amount unused = guarantee_[t] - held_[t];
+      const bool unmet = min_pending_[t] > 0 && min_pending_[t] <= unused;
       if (unmet && unmet_since_[t] < 0) {
         unmet_since_[t] = now_;
       } else if (!unmet && unmet_since_[t] >= 0) {
@@ -557,6 +561,7 @@ class Simulator {
     c.events = events_;
     for (size_t t = 0; t < T_; ++t) {
       TenantReport& tr = result_.tenants[t];
+      tr.peak_held = peak_held_[t];
       if (unmet_since_[t] >= 0) {
         ++tr.reclaims_unresolved;
         CloseEpisode(t);
@@ -628,6 +633,11 @@ class Simulator {
   std::vector<Amount> held_, pending_gpus_, weights_;
   std::vector<int64_t> pending_jobs_;
   std::vector<std::vector<std::pair<Amount, int64_t>>> pending_sizes_;  // per tenant, sorted by size
+  // Per tenant, kept in compact arrays for RecordState and Integrate, which
+  // run at every instant: the least pending size (0: none), the guarantee
+  // (TenantBinding::guarantee) and the peak held (TenantReport::peak_held,
+  // written at the end).
+  std::vector<Amount> min_pending_, guarantee_, peak_held_;
   std::vector<Time> unmet_since_, reclaim_sum_;
   std::vector<double> used_ms_, borrowed_ms_, demand_ms_, satisfied_ms_;
   std::vector<double> lost_ms_;                    // per tenant
