@@ -710,9 +710,28 @@ void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
   w.run_pos = static_cast<int32_t>(q.run_req.size());
   q.PushMember(req, w.heap_it);
   q.run_last = *w.heap_it;
-  q.run_end = std::next(w.heap_it);
+  const size_t boundary = q.run_req.size();
+  // The entries after it, read ahead (none is parked: none was a head in
+  // this epoch): members past the park boundary, so that the next rounds
+  // find how many of them fail from run_req (TryFastRound's run_rounds)
+  // instead of taking them one round at a time. It stops at a waiting
+  // preemptor.
+  constexpr int kAhead = 32;
+  auto it = std::next(w.heap_it);
+  for (int k = 0; k < kAhead && it != q.heap.end(); ++k, ++it) {
+    Wl& m = wls[it->id];
+    if (m.waiting_preemption) break;
+    Amount a = 0;
+    for (const auto& [r, v] : m.min_req) {
+      if (r == res) a = v;
+    }
+    m.run_pos = static_cast<int32_t>(q.run_req.size());
+    q.PushMember(a, it);
+    q.run_last = *it;
+  }
+  q.run_end = it;
   q.run_seq = enqueue_counter;
-  q.SetParkBoundary(q.run_req.size());
+  q.SetParkBoundary(boundary);
 }
 
 size_t EngineImpl::RunIndexOf(const LqRt& q, size_t from, const QueueKey* first) {
