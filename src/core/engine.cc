@@ -168,13 +168,19 @@ Result<WorkloadId> Engine::Submit(WorkloadSpec spec, Time now) {
     priority = it->second;
   }
   Wl w;
-  const uint64_t pod_sets_hash = HashPodSets(spec.pod_sets);
   EngineImpl::RecentPodSets* recent = nullptr;
+  // Pod sets shared with recent ones (a caller that submits many alike, as
+  // the replay does) are found without hashing them.
   for (EngineImpl::RecentPodSets& r : e.recent_pod_sets) {
-    if (r.hash == pod_sets_hash && !r.spec.empty() && r.spec == spec.pod_sets) {
+    if (!r.spec.empty() && r.spec.SharesWith(spec.pod_sets)) {
       recent = &r;
       break;
     }
+  }
+  const uint64_t pod_sets_hash = recent ? recent->hash : HashPodSets(spec.pod_sets);
+  for (size_t k = 0; !recent && k < e.recent_pod_sets.size(); ++k) {
+    EngineImpl::RecentPodSets& r = e.recent_pod_sets[k];
+    if (r.hash == pod_sets_hash && !r.spec.empty() && r.spec == spec.pod_sets) recent = &r;
   }
   if (recent) {  // equal to pod sets already checked and derived
     spec.pod_sets = recent->spec;

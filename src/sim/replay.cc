@@ -324,10 +324,16 @@ class Simulator {
     (void)ec;
     spec.name.assign(name, end);
     spec.queue = b.queue;
-    core::PodSetSpec& ps = spec.pod_sets.emplace_back();
-    ps.count = 1;
-    ps.requests.emplace(options_.gpu_resource, Gpus(j));
-    if (!options_.node_selector.empty()) ps.node_selector = options_.node_selector;
+    // One pod of the job's GPUs: built once per size and shared (the engine
+    // then finds it among its recent pod sets without comparing).
+    core::SharedVec<core::PodSetSpec>& shared = pod_sets_by_size_[Gpus(j)];
+    if (shared.empty()) {
+      core::PodSetSpec& ps = shared.emplace_back();
+      ps.count = 1;
+      ps.requests.emplace(options_.gpu_resource, Gpus(j));
+      if (!options_.node_selector.empty()) ps.node_selector = options_.node_selector;
+    }
+    spec.pod_sets = shared;
     if (options_.estimate_factor > 0) {
       spec.max_runtime =
           static_cast<core::Time>(std::ceil(static_cast<double>(job.duration) * options_.estimate_factor));
@@ -638,6 +644,7 @@ class Simulator {
   // (TenantBinding::guarantee) and the peak held (TenantReport::peak_held,
   // written at the end).
   std::vector<Amount> min_pending_, guarantee_, peak_held_;
+  std::unordered_map<Amount, core::SharedVec<core::PodSetSpec>> pod_sets_by_size_;  // SubmitJob
   std::vector<Time> unmet_since_, reclaim_sum_;
   std::vector<double> used_ms_, borrowed_ms_, demand_ms_, satisfied_ms_;
   std::vector<double> lost_ms_;                    // per tenant
