@@ -10,17 +10,17 @@ namespace {
 
 class ClassicalOrder final : public AdmissionOrder {
  public:
-  void Begin(const EngineImpl& e, const std::vector<Entry>& entries, size_t n) override {
-    // Sort small keys, read once per entry, not the entries themselves.
+  void Begin(const EngineImpl&, const std::vector<Entry>& entries, size_t n) override {
+    // Sort small keys (read from the workloads when the cycle took them,
+    // Entry), not the entries themselves.
     keys_.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
       const Entry& en = entries[i];
-      const Wl& w = e.wls[en.wl];
-      keys_[i] = {!w.waiting_preemption,
+      keys_[i] = {!en.waiting,
                   en.assignment.borrow_level,
-                  -w.info.priority,
-                  w.info.queued_at,
-                  w.info.uid,
+                  -static_cast<int64_t>(en.priority),
+                  en.queued_at,
+                  en.uid,
                   i};
     }
     // Preemptors whose victims are being evicted go first, so that the

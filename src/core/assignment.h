@@ -59,6 +59,12 @@ struct Entry {
   // Not nominated: the head fails the bulk bound (EngineImpl::BoundFails),
   // so the cycle parks it as a failure that changes nothing for the others.
   bool bound = false;
+  // The head's keys in the classical admission order, read when the cycle
+  // takes it (RunRound), so that ordering reads no workload again.
+  bool waiting = false;  // Wl::waiting_preemption
+  int32_t priority = 0;
+  int64_t queued_at = 0;
+  uint64_t uid = 0;
 };
 
 }  // namespace artel::core

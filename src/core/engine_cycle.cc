@@ -107,7 +107,12 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     if (h == kNoWl) continue;
     if (all_entries.size() <= n) all_entries.emplace_back();
     Entry& en = all_entries[n++];
-    if (bound_skip && !wls[h].waiting_preemption && cqs[c].sticky != h && BoundFails(h, c)) {
+    const Wl& hw = wls[h];
+    en.waiting = hw.waiting_preemption;
+    en.priority = hw.info.priority;
+    en.queued_at = hw.info.queued_at;
+    en.uid = hw.info.uid;
+    if (bound_skip && !en.waiting && cqs[c].sticky != h && BoundFails(h, c)) {
       en.wl = h;
       en.cq = c;
       en.bound = true;
