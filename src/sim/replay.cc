@@ -25,8 +25,6 @@ constexpr int kProgressEvery = 1 << 14;
 // Buffers JainIndex reuses between calls.
 struct JainScratch {
   std::vector<size_t> order;
-  std::vector<size_t> active;
-  std::vector<double> fair;
 };
 
 double JainIndexWith(const std::vector<core::Amount>& held, const std::vector<core::Amount>& demand,
@@ -699,37 +697,36 @@ double JainIndexWith(const std::vector<Amount>& held, const std::vector<Amount>&
     for (; m > 0 && less(v, order[m - 1]); --m) order[m] = order[m - 1];
     order[m] = v;
   }
-  std::vector<size_t>& active = scratch->active;
-  active.clear();
+  // The active tenants (some demand), in that order: counted and summed
+  // here, then walked once for the water-filling and the index.
   Amount total_demand = 0;
+  size_t active = 0;
+  double weight_left = 0;
   for (size_t i : order) {
     if (demand[i] > 0) {
-      active.push_back(i);
+      ++active;
       total_demand += demand[i];
+      weight_left += static_cast<double>(weights[i]);
     }
   }
-  if (active.empty()) return 1.0;
-  // Weighted water-filling of min(capacity, demand), smallest demand/weight first.
+  if (active == 0) return 1.0;
+  // Weighted water-filling of min(capacity, demand), smallest demand/weight
+  // first; each tenant's held / fair share enters the index as its share is
+  // set.
   double remaining = static_cast<double>(std::min(capacity, total_demand));
-  double weight_left = 0;
-  for (size_t i : active) weight_left += static_cast<double>(weights[i]);
-  std::vector<double>& fair = scratch->fair;
-  fair.assign(demand.size(), 0.0);
-  for (size_t i : active) {
+  double sum = 0, sum_sq = 0;
+  for (size_t i : order) {
+    if (demand[i] <= 0) continue;
     double share = weight_left > 0 ? remaining * static_cast<double>(weights[i]) / weight_left : 0;
     double f = std::min(share, static_cast<double>(demand[i]));
-    fair[i] = f;
     remaining -= f;
     weight_left -= static_cast<double>(weights[i]);
-  }
-  double sum = 0, sum_sq = 0;
-  for (size_t i : active) {
-    double x = fair[i] > 0 ? static_cast<double>(held[i]) / fair[i] : 0;
+    double x = f > 0 ? static_cast<double>(held[i]) / f : 0;
     sum += x;
     sum_sq += x * x;
   }
   if (sum_sq <= 0) return 1.0;
-  return sum * sum / (static_cast<double>(active.size()) * sum_sq);
+  return sum * sum / (static_cast<double>(active) * sum_sq);
 }
 
 }  // namespace
