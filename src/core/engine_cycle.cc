@@ -103,15 +103,22 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
                           !any_reservation_config && !any_protection && reservations.empty();
   for (CqId c : cqs.ids()) {
     if (cqs[c].held || ActiveQueued(cqs[c]) == 0) continue;  // a valid sticky head is queued and active
-    WlId h = Head(c);
+    const QueueKey* hk = nullptr;
+    WlId h = Head(c, &hk);
     if (h == kNoWl) continue;
     if (all_entries.size() <= n) all_entries.emplace_back();
     Entry& en = all_entries[n++];
     const Wl& hw = wls[h];
     en.waiting = hw.waiting_preemption;
-    en.priority = hw.info.priority;
-    en.queued_at = hw.info.queued_at;
-    en.uid = hw.info.uid;
+    if (hk != nullptr) {  // the order keys from its heap entry (Enqueue), not the workload
+      en.priority = -hk->neg_priority;
+      en.queued_at = hk->queued_at;
+      en.uid = hk->uid;
+    } else {
+      en.priority = hw.info.priority;
+      en.queued_at = hw.info.queued_at;
+      en.uid = hw.info.uid;
+    }
     if (bound_skip && !en.waiting && cqs[c].sticky != h && BoundFails(h, c)) {
       en.wl = h;
       en.cq = c;

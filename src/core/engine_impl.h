@@ -268,7 +268,10 @@ class EngineImpl {
     return cq.queued - (cq.parked_epoch == root_epoch[cq.root] ? cq.parked_n : 0);
   }
   void Resolve(WlId id);
-  WlId Head(CqId cq);
+  WlId Head(CqId cq) { return Head(cq, nullptr); }
+  // Also its heap entry in `*key` (nullptr for a sticky head, returned
+  // without one).
+  WlId Head(CqId cq, const QueueKey** key);
   double AfsUsage(LqId lq) const;
   void AfsSample(Time now);
   Status ApplyConfig(const Config& c);

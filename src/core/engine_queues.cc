@@ -812,28 +812,28 @@ void EngineImpl::AfsSample(Time now) {
   }
 }
 
-WlId EngineImpl::Head(CqId cqi) {
+WlId EngineImpl::Head(CqId cqi, const QueueKey** key) {
   CqRt& cq = cqs[cqi];
+  if (key != nullptr) *key = nullptr;
   if (cq.sticky != kNoWl) {
     const Wl& s = wls[cq.sticky];
     if (s.in_heap && s.cq == cqi && s.info.state == WorkloadState::kPending) return cq.sticky;
     cq.sticky = kNoWl;
   }
-  WlId best = kNoWl;
+  const QueueKey* best = nullptr;
   double best_afs = 0;
-  QueueKey best_key{};
   for (LqId l : cq.lqs) {
     const QueueKey* first = FirstActive(l);
     if (first == nullptr) continue;
-    const QueueKey& k = *first;
     double afs = opts.admission_fair_sharing ? AfsUsage(l) : 0.0;
-    if (best == kNoWl || afs < best_afs || (afs == best_afs && k < best_key)) {
-      best = k.id;
+    if (best == nullptr || afs < best_afs || (afs == best_afs && *first < *best)) {
+      best = first;
       best_afs = afs;
-      best_key = k;
     }
   }
-  return best;
+  if (best == nullptr) return kNoWl;
+  if (key != nullptr) *key = best;
+  return best->id;
 }
 
 }  // namespace artel::core
