@@ -181,15 +181,10 @@ struct NodeFit {
 };
 
 struct Wl {
-  WorkloadInfo info;
-  // Derived from info.spec.pod_sets; shared with other workloads submitted
-  // with equal pod sets (EngineImpl::recent_pod_sets).
-  SharedVec<PodSetReq> pod_sets;
-  NamespaceId ns;                                       // namespace id
-  LqId lq;                                              // LocalQueue; invalid = unresolved
-  CqId cq;                                              // ClusterQueue; invalid = unresolved
-  FrAmounts usage;                                      // held while Admitted or Evicting
-  std::vector<std::pair<ResourceId, Amount>> ns_usage;  // per resource, for ResourceQuota
+  // First, together: what a cycle reads of every head it takes or parks
+  // (a few cache lines of a large object).
+  LqId lq;  // LocalQueue; invalid = unresolved
+  CqId cq;  // ClusterQueue; invalid = unresolved
   bool in_heap = false;
   bool parked = false;
   bool listed = false;  // in a parked list (NsRt::parked, parked_placement)
@@ -201,9 +196,9 @@ struct Wl {
   bool reason_stale = false;  // parked by BulkPark's head skip without an examination
   bool forgotten = false;     // slot free for reuse (Engine::Forget)
   bool requeued = false;      // NotYetTried after an eviction (message wording)
-  // Beside the fields a cycle reads of every head it parks (cache lines).
   bool waiting_preemption = false;
   NodeId park_root;
+  int32_t run_pos = -1;  // index in LqRt::run_req while a member of its queue's run
   uint64_t park_epoch = 0;
   std::set<QueueKey>::iterator heap_it;  // valid while in_heap
   uint64_t enq_seq = 0;                  // QueueKey::enq_seq of its heap entry
@@ -216,6 +211,13 @@ struct Wl {
   // The start its reservation would have had when that lay beyond its
   // ClusterQueue's backfill window (so it has none); -1 otherwise.
   Time beyond_window = -1;
+  WorkloadInfo info;
+  // Derived from info.spec.pod_sets; shared with other workloads submitted
+  // with equal pod sets (EngineImpl::recent_pod_sets).
+  SharedVec<PodSetReq> pod_sets;
+  NamespaceId ns;                                       // namespace id
+  FrAmounts usage;                                      // held while Admitted or Evicting
+  std::vector<std::pair<ResourceId, Amount>> ns_usage;  // per resource, for ResourceQuota
   uint64_t victim_stamp = 0;  // == EngineImpl::round_stamp: chosen as a victim in this round
   ReasonRef pending_ref;
   uint64_t admit_seq = 0;
@@ -224,7 +226,6 @@ struct Wl {
   // on this field, and writes the reason only through the helpers below.
   PendingReason::Kind pending_kind = PendingReason::Kind::kNone;
   int32_t admitted_pos = -1;  // index in CqRt::admitted
-  int32_t run_pos = -1;       // index in LqRt::run_req while a member of its queue's run
   bool has_placement = false;
   bool msg_dirty = false;   // pending.message is built on read (Materialize)
   bool ref_dirty = false;   // pending's names and amounts come from `pending_ref` on read
