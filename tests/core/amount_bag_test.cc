@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -32,6 +33,32 @@ TEST(AmountBagTest, KeepsTheMinimumAndTheCountOfAMultiset) {
   bag.EraseOne(7);
   bag.EraseOne(9);
   EXPECT_TRUE(bag.empty());
+}
+
+// The least amount is kept beside the map (AmountBag::min): under random
+// inserts and removals, including of absent amounts and down to empty, it
+// stays the multiset's least element.
+TEST(AmountBagTest, KeepsTheMinimumUnderRandomEdits) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    AmountBag bag;
+    std::multiset<int64_t> ref;
+    for (int step = 0; step < 300; ++step) {
+      const int64_t a = static_cast<int64_t>(rng() % 12);
+      if (rng() % 3 != 0) {
+        bag.Insert(a);
+        ref.insert(a);
+      } else {
+        bag.EraseOne(a);  // may be absent: then nothing changes
+        if (auto it = ref.find(a); it != ref.end()) ref.erase(it);
+      }
+      ASSERT_EQ(bag.size(), static_cast<int32_t>(ref.size()));
+      ASSERT_EQ(bag.empty(), ref.empty());
+      if (!ref.empty()) {
+        ASSERT_EQ(bag.Min(), *ref.begin()) << "round " << round << " step " << step;
+      }
+    }
+  }
 }
 
 }  // namespace
