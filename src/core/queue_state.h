@@ -84,6 +84,37 @@ struct CapFr {
 };
 
 struct CqRt {
+  // First, together: what BulkPark and the cycles read of every queue.
+  bool held = false;  // Hold or HoldAndDrain
+  // A borrowing limit of zero on every flavor-resource (EngineImpl::NeverBorrows), set by Configure.
+  bool never_borrows = false;
+  // EngineImpl::BulkShape's configuration part, set by Configure: 0 never,
+  // 1 while no workload of lower priority than a queued one is admitted
+  // (withinClusterQueue LowerPriority), 2 always.
+  int8_t bulk_shape = 0;
+  bool cap_shallow = false;  // with cap_frs, below
+  bool cap_reclaim = false;
+  NodeId node;           // QuotaTree node
+  int32_t queued = 0;    // workloads in the heaps of its LocalQueues
+  NodeId root;           // quota-tree root
+  int32_t parked_n = 0;  // of those, parked in place under epoch parked_epoch
+  WlId sticky = kNoWl;
+  uint64_t parked_epoch = 0;
+  const ClusterQueueSpec* spec = nullptr;
+  // Parking in bulk (EngineImpl::BulkPark): while bulk_epoch is the root's
+  // epoch, every heap entry with enq_seq < bulk_seq is parked in place.
+  uint64_t bulk_epoch = 0;
+  uint64_t bulk_seq = 0;
+  uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
+  // EngineImpl::BulkCap's answers per resource, valid while the generations
+  // that GetTargets' memo also relies on (state, this tree's usage, the
+  // cycle's overlay) are those recorded here.
+  mutable uint64_t cap_state_gen = 0, cap_tree_gen = 0, cap_overlay_gen = 0;
+  mutable std::vector<std::pair<ResourceId, Amount>> cap_cache;
+  // Per resource id: the least amount each queued workload can be admitted
+  // with (Wl::min_req); a queued workload missing from a set requests none.
+  IdVector<ResourceId, AmountBag> min_req;
+  std::vector<LqId> lqs;
   std::string name;
   // StrictFIFO (EngineImpl::SetStrictFifoReasons): the head at the end of
   // the last Schedule call that named one. The queued entries of then
@@ -92,8 +123,6 @@ struct CqRt {
   WlId strict_head = kNoWl;
   std::string strict_head_key;
   uint64_t strict_bound = 0;
-  NodeId node;  // QuotaTree node
-  const ClusterQueueSpec* spec = nullptr;
   std::vector<GroupRt> groups;
   IdVector<ResourceId, int32_t> group_of_res;  // resource -> group index, -1 = none (may be shorter)
   // The id of `pods` when a resource group covers it: each pod set then
@@ -106,43 +135,15 @@ struct CqRt {
   // without a topology request is then placed with an implied one).
   bool all_tas = false;
   bool drain_possible = false;  // HoldAndDrain on itself or one of its LocalQueues
-  // A borrowing limit of zero on every flavor-resource (EngineImpl::NeverBorrows), set by Configure.
-  bool never_borrows = false;
-  // EngineImpl::BulkShape's configuration part, set by Configure: 0 never,
-  // 1 while no workload of lower priority than a queued one is admitted
-  // (withinClusterQueue LowerPriority), 2 always.
-  int8_t bulk_shape = 0;
   // Per resource id (may be shorter): the flavor-resources of the group that
   // covers it, in flavor order, with the quotas EngineImpl::ComputeBulkCap
   // reads (fixed between configurations). Set by Configure, with whether
   // the queue is a child of its root and may reclaim within its cohort.
   IdVector<ResourceId, std::vector<CapFr>> cap_frs;
-  bool cap_shallow = false;
-  bool cap_reclaim = false;
-  // EngineImpl::BulkCap's answers per resource, valid while the generations
-  // that GetTargets' memo also relies on (state, this tree's usage, the
-  // cycle's overlay) are those recorded here.
-  mutable uint64_t cap_state_gen = 0, cap_tree_gen = 0, cap_overlay_gen = 0;
-  mutable std::vector<std::pair<ResourceId, Amount>> cap_cache;
-  std::vector<LqId> lqs;
-  int32_t queued = 0;    // workloads in the heaps of its LocalQueues
-  NodeId root;           // quota-tree root
-  int32_t parked_n = 0;  // of those, parked in place under epoch parked_epoch
-  uint64_t parked_epoch = 0;
   std::vector<WlId> admitted;    // Admitted and Evicting
   AdmittedIndex admitted_index;  // summaries of `admitted` (admitted_index.h)
-  WlId sticky = kNoWl;
-  bool held = false;             // Hold or HoldAndDrain
   std::vector<TargetMemo> memo;  // small ring, see GetTargets
   size_t memo_next = 0;
-  // Parking in bulk (EngineImpl::BulkPark): while bulk_epoch is the root's
-  // epoch, every heap entry with enq_seq < bulk_seq is parked in place.
-  uint64_t bulk_epoch = 0;
-  uint64_t bulk_seq = 0;
-  uint64_t bulk_stamp = 0;  // EngineImpl::bulk_counter at the last bulk park
-  // Per resource id: the least amount each queued workload can be admitted
-  // with (Wl::min_req); a queued workload missing from a set requests none.
-  IdVector<ResourceId, AmountBag> min_req;
 };
 
 struct LqRt {
