@@ -146,8 +146,16 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   } entries{all_entries, n};
   admission_order->Begin(*this, all_entries, entries.size());
   bool changed = false;
-  auto& temp = round_temp;  // cycle-only usage, rolled back at the end
-  temp.clear();
+  // Cycle-only usage, rolled back at the end: the first temp_n entries of
+  // round_temp, whose buffers are kept from round to round.
+  auto& temp = round_temp;
+  size_t temp_n = 0;
+  auto push_temp = [&](NodeId node, const FrAmounts& amounts) {
+    if (temp.size() <= temp_n) temp.emplace_back();
+    temp[temp_n].first = node;
+    temp[temp_n].second.assign(amounts.begin(), amounts.end());
+    ++temp_n;
+  };
   const uint64_t stamp = ++round_stamp;  // marks this round's victims in Wl::victim_stamp
   round_victims.clear();
   auto is_victim = [&](WlId id) { return wls[id].victim_stamp == stamp; };
@@ -370,6 +378,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
         }
       }
       std::vector<std::string> names;
+      names.reserve(en.targets.size());
       if (!w.waiting_preemption || cq.sticky != en.wl) quiet = false;
       for (const Target& t : en.targets) {
         names.push_back(wls[t.id].info.key);
@@ -389,7 +398,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       }
       tree.AddUsage(cq.node, a.usage, +1);
       overlay_gen = ++overlay_counter;
-      temp.emplace_back(cq.node, a.usage);
+      push_temp(cq.node, a.usage);
       w.waiting_preemption = true;
       cq.sticky = en.wl;
       w.SetPendingKind(K::kWaitingForEvictions);
@@ -433,7 +442,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       if (!reserve.empty()) {
         tree.AddUsage(cq.node, reserve, +1);
         overlay_gen = ++overlay_counter;
-        temp.emplace_back(cq.node, std::move(reserve));
+        push_temp(cq.node, reserve);
       }
     }
     SetInadmissibleReason(w, a, cq.name);
@@ -448,7 +457,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
     }
   }
   // The cycle-only usage is gone: the tree is back to the committed state.
-  for (const auto& [node, amounts] : temp) tree.AddUsage(node, amounts, -1);
+  for (size_t i = 0; i < temp_n; ++i) tree.AddUsage(temp[i].first, temp[i].second, -1);
   overlay_gen = 0;
   quiet_valid = quiet;
   if (quiet) {
