@@ -146,10 +146,11 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   } entries{all_entries, n};
   admission_order->Begin(*this, all_entries, entries.size());
   bool changed = false;
-  // Cycle-only usage, rolled back at the end: the first temp_n entries of
-  // round_temp, whose buffers are kept from round to round.
+  // Cycle-only usage, rolled back at the end: the first round_temp_n
+  // entries of round_temp, whose buffers are kept from round to round.
   auto& temp = round_temp;
-  size_t temp_n = 0;
+  size_t& temp_n = round_temp_n;
+  temp_n = 0;
   auto push_temp = [&](NodeId node, const FrAmounts& amounts) {
     if (temp.size() <= temp_n) temp.emplace_back();
     temp[temp_n].first = node;
@@ -458,6 +459,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
   }
   // The cycle-only usage is gone: the tree is back to the committed state.
   for (size_t i = 0; i < temp_n; ++i) tree.AddUsage(temp[i].first, temp[i].second, -1);
+  temp_n = 0;
   overlay_gen = 0;
   quiet_valid = quiet;
   if (quiet) {

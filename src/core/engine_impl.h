@@ -362,7 +362,8 @@ class EngineImpl {
 
   // Scratch buffers reused across rounds (no allocation per cycle).
   std::vector<Entry> round_entries;
-  std::vector<std::pair<NodeId, FrAmounts>> round_temp;
+  std::vector<std::pair<NodeId, FrAmounts>> round_temp;  // the first round_temp_n in use (RunRound)
+  size_t round_temp_n = 0;
   uint64_t round_stamp = 0;
   std::vector<WlId> round_victims;                // this round's victims, in order
   std::vector<GroupReq> assign_reqs;              // AssignFlavors

@@ -133,7 +133,7 @@ bool EngineImpl::Reserve(WlId wl, CqId cq, Time now) {
   overlay_gen = ++overlay_counter;
   // Cycle-only usage (what earlier entries of this cycle hold back) is no
   // part of the future.
-  for (const auto& [node, amounts] : round_temp) tree.AddUsage(node, amounts, -1);
+  for (size_t i = 0; i < round_temp_n; ++i) tree.AddUsage(round_temp[i].first, round_temp[i].second, -1);
   const Time saved_min = protect_min;
   const bool saved_delay = protect_delay;
   std::vector<int32_t> full;
@@ -179,7 +179,7 @@ bool EngineImpl::Reserve(WlId wl, CqId cq, Time now) {
     const Wl& v = wls[ends[i].second];
     tree.AddUsage(cqs[v.cq].node, v.usage, +1);
   }
-  for (const auto& [node, amounts] : round_temp) tree.AddUsage(node, amounts, +1);
+  for (size_t i = 0; i < round_temp_n; ++i) tree.AddUsage(round_temp[i].first, round_temp[i].second, +1);
   overlay_gen = saved_overlay;
   protect_min = saved_min;
   protect_delay = saved_delay;
