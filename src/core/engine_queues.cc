@@ -691,7 +691,8 @@ void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
     q.run_valid = true;
     q.run_res = res;
   }
-  for (auto it = from; it != w.heap_it; ++it) {
+  // Appends heap entry `it` to the run with its least request of `res`.
+  auto push = [&](std::set<QueueKey>::iterator it) {
     Wl& m = wls[it->id];
     Amount a = 0;
     for (const auto& [r, v] : m.min_req) {
@@ -700,7 +701,8 @@ void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
     m.run_pos = static_cast<int32_t>(q.run_req.size());
     q.PushMember(a, it);
     q.run_last = *it;
-  }
+  };
+  for (auto it = from; it != w.heap_it; ++it) push(it);
   if (fresh || q.run_epoch != ep) {
     // Covered by the run from now on, each with its own reason.
     q.run_epoch = ep;
@@ -718,17 +720,7 @@ void EngineImpl::RecordRunMember(CqId c, WlId h, ResourceId res, Amount req) {
   // preemptor.
   constexpr int kAhead = 32;
   auto it = std::next(w.heap_it);
-  for (int k = 0; k < kAhead && it != q.heap.end(); ++k, ++it) {
-    Wl& m = wls[it->id];
-    if (m.waiting_preemption) break;
-    Amount a = 0;
-    for (const auto& [r, v] : m.min_req) {
-      if (r == res) a = v;
-    }
-    m.run_pos = static_cast<int32_t>(q.run_req.size());
-    q.PushMember(a, it);
-    q.run_last = *it;
-  }
+  for (int k = 0; k < kAhead && it != q.heap.end() && !wls[it->id].waiting_preemption; ++k, ++it) push(it);
   q.run_end = it;
   q.run_seq = enqueue_counter;
   q.SetParkBoundary(boundary);
