@@ -90,12 +90,11 @@ class EngineImpl {
   IdVector<NodeId, int64_t> root_parked;  // per tree node: soft-parked workloads under the current epoch
   int64_t parked_total = 0;               // sum of root_parked
   uint64_t epoch_counter = 0;
-  uint64_t enqueue_counter = 0;                          // QueueKey::enq_seq
-  uint64_t bulk_counter = 0;                             // CqRt::bulk_stamp, Wl::reason_stamp
-  bool any_resource_quota = false;                       // the configuration has ResourceQuotas
-  std::vector<std::pair<ResourceId, Amount>> bulk_caps;  // BulkPark scratch: (resource, BulkCap)
-  std::vector<CqId> bulk_fails;  // BulkPark scratch: a tree's active queues none of whose workloads fit
-  std::vector<WlId> orphans;     // unresolved queue / namespace / inactive
+  uint64_t enqueue_counter = 0;     // QueueKey::enq_seq
+  uint64_t bulk_counter = 0;        // CqRt::bulk_stamp, Wl::reason_stamp
+  bool any_resource_quota = false;  // the configuration has ResourceQuotas
+  std::vector<CqId> bulk_fails;     // BulkPark scratch: a tree's active queues none of whose workloads fit
+  std::vector<WlId> orphans;        // unresolved queue / namespace / inactive
   uint64_t next_uid = 1;
   size_t sized_resources = 0;
   // Pod sets submitted lately, with the requests Submit derived from them:
@@ -222,8 +221,7 @@ class EngineImpl {
   // still fail the bound; returns how many it parked.
   int64_t ReparkRun(CqId only, NodeId root);
   // The first resource on which `w`, queued in `c`, fails the bound (its
-  // least request, in `req`, exceeds BulkCap), or none; BulkCap answers are
-  // kept in `bulk_caps`, which the caller clears when the state changes.
+  // least request, in `req`, exceeds BulkCap), or none.
   ResourceId BoundFailure(CqId c, const Wl& w, Amount* req);
   // Parks in bulk, without examining them, the queued workloads that no
   // cycle before the next release in their cohort tree could admit

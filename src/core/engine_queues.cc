@@ -295,11 +295,8 @@ Amount EngineImpl::ComputeBulkCap(CqId c, ResourceId res) const {
     const auto& root_usage = tree.node(cq.root).usage;
     for (const CapFr& k : cq.cap_frs[res]) {
       const Amount u = usage[k.fr];
-      Amount parent_avail = k.root_subtree - root_usage[k.fr];
-      if (k.borrowing_limit != kNoLimit)
-        parent_avail = std::min(parent_avail,
-                                k.subtree - k.local - std::max<Amount>(0, u - k.local) + k.borrowing_limit);
-      Amount a = std::max<Amount>(0, k.local - u) + parent_avail;
+      Amount a = QuotaTree::AvailableBelow(k.local, k.subtree, k.borrowing_limit, u,
+                                           k.root_subtree - root_usage[k.fr]);
       if (cq.cap_reclaim) a = std::max(a, k.subtree - u);
       cap += std::max<Amount>(a, 0);
     }
@@ -492,7 +489,6 @@ int64_t EngineImpl::BulkPark() {
       LqRt& q = lqs[cq.lqs[0]];
       if (q.run_valid && q.run_epoch == ep && !q.run_dirty) runq = &q;
     }
-    bulk_caps.clear();
     for (;;) {
       // Members of the run after its park boundary: parked from run_req,
       // without reading their workloads, while they fail.
@@ -553,15 +549,7 @@ bool EngineImpl::ReasonStale(WlId id) const {
 
 ResourceId EngineImpl::BoundFailure(CqId c, const Wl& w, Amount* req) {
   for (const auto& [res, a] : w.min_req) {
-    Amount cap = -1;
-    for (const auto& [r, v] : bulk_caps) {
-      if (r == res) cap = v;
-    }
-    if (cap < 0) {
-      cap = BulkCap(c, res);
-      bulk_caps.emplace_back(res, cap);
-    }
-    if (a > cap) {
+    if (a > BulkCap(c, res)) {
       *req = a;
       return res;
     }
@@ -632,7 +620,6 @@ int64_t EngineImpl::ReparkRun(CqId only, NodeId root) {
   q.run_stamp = ++bulk_counter;
   q.run_seq = enqueue_counter;
   q.run_end = q.heap.begin();
-  bulk_caps.clear();
   while (q.run_end != q.heap.end() && q.run_end->park_epoch == ep) {
     Wl& w = wls[q.run_end->id];
     Amount failed_req = 0;

@@ -116,15 +116,8 @@ void QuotaTree::AddUsage(NodeId cq, const FrAmounts& amounts, int sign) {
 Amount QuotaTree::Available(NodeId n, FrId fr) const {
   const Node& node = nodes_[n];
   if (!node.parent.valid()) return node.subtree[fr] - node.usage[fr];
-  Amount local_avail = std::max<Amount>(0, node.local[fr] - node.usage[fr]);
-  Amount parent_avail = Available(node.parent, fr);
-  if (node.borrowing_limit[fr] != kNoLimit) {
-    Amount stored_in_parent = node.subtree[fr] - node.local[fr];
-    Amount used_in_parent = std::max<Amount>(0, node.usage[fr] - node.local[fr]);
-    Amount with_max = stored_in_parent - used_in_parent + node.borrowing_limit[fr];
-    parent_avail = std::min(parent_avail, with_max);
-  }
-  return local_avail + parent_avail;
+  return AvailableBelow(node.local[fr], node.subtree[fr], node.borrowing_limit[fr], node.usage[fr],
+                        Available(node.parent, fr));
 }
 
 Amount QuotaTree::PotentialAvailable(NodeId n, FrId fr) const {

@@ -27,6 +27,7 @@
 // Thread-safety: none; owned by one `EngineImpl`.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -90,6 +91,18 @@ class QuotaTree {
   void AddUsage(NodeId cq, FrId fr, Amount amount);
 
   Amount Available(NodeId n, FrId fr) const;
+  // One level of Available: what a node with quotas `local` and `subtree`,
+  // borrowing limit `borrowing_limit` (kNoLimit: none) and usage `usage`
+  // can take when its parent can give `parent_avail`.
+  static Amount AvailableBelow(Amount local, Amount subtree, Amount borrowing_limit, Amount usage,
+                               Amount parent_avail) {
+    if (borrowing_limit != kNoLimit) {
+      const Amount stored_in_parent = subtree - local;
+      const Amount used_in_parent = std::max<Amount>(0, usage - local);
+      parent_avail = std::min(parent_avail, stored_in_parent - used_in_parent + borrowing_limit);
+    }
+    return std::max<Amount>(0, local - usage) + parent_avail;
+  }
   Amount PotentialAvailable(NodeId n, FrId fr) const;
 
   // Kueue's borrowing level of a request of `amount` at ClusterQueue `cq`:
