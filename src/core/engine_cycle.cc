@@ -63,6 +63,43 @@ void BuildAdmission(EngineImpl& e, Wl& w, const Assignment& a) {
   }
 }
 
+// The BlockedByReservation reason, written in place: a workload blocked
+// again (every release in its tree retries it) reuses its reason's box and
+// message buffer. The same reason as Reason(kind, message) with its
+// ClusterQueue's name.
+void SetBlockedByReservation(Wl& w, const CqRt& cq, const EngineImpl::Reservation& r,
+                             std::optional<Time> rest, Time now, const EngineImpl& e) {
+  w.pending_kind = K::kBlockedByReservation;
+  PendingReason& p = w.info.pending.mut();
+  p.kind = K::kBlockedByReservation;
+  p.cluster_queue = cq.name;
+  p.pod_set.clear();
+  p.flavor.clear();
+  p.resource.clear();
+  p.level.clear();
+  p.requested = p.available = p.missing = 0;
+  p.would_preempt.clear();
+  p.flavors.clear();
+  std::string& m = p.message;
+  m.clear();
+  m.append(w.info.key).append(" in ClusterQueue ").append(cq.name);
+  m.append(": fits, but would delay the reservation of ").append(e.wls[r.wl].info.key);
+  m.append(" (ClusterQueue ").append(e.cqs[r.cq].name).append("), which starts in ");
+  AppendSpan(&m, r.start - now);
+  m.append(" (at t=");
+  AppendSpan(&m, r.start);
+  m.append("): ");
+  if (rest) {
+    m.append("its runtime estimate (");
+    AppendSpan(&m, *rest);
+    m.append(") ends after that");
+  } else {
+    m.append("it has no runtime estimate (maximum runtime or queue default)");
+  }
+  m.append(r.nodes ? " and it needs quota or room on the nodes the reservation holds"
+                   : " and it needs quota the reservation holds");
+}
+
 }  // namespace
 
 bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
@@ -196,17 +233,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
       if (!reservations.empty() && !w.waiting_preemption) {
         if (const Reservation* r = DelayedReservation(en.wl, en.cq, a, now)) {
           quiet = false;
-          std::optional<Time> rest = RemainingEstimate(w, en.cq);
-          w.SetPending(Reason(K::kBlockedByReservation,
-                              w.info.key + " in ClusterQueue " + cq.name +
-                                  ": fits, but would delay the reservation of " + wls[r->wl].info.key +
-                                  " (ClusterQueue " + cqs[r->cq].name + "), which starts in " +
-                                  FormatSpan(r->start - now) + " (at t=" + FormatSpan(r->start) + "): " +
-                                  (rest ? "its runtime estimate (" + FormatSpan(*rest) + ") ends after that"
-                                        : "it has no runtime estimate (maximum runtime or queue default)") +
-                                  (r->nodes ? " and it needs quota or room on the nodes the reservation holds"
-                                            : " and it needs quota the reservation holds")));
-          w.PendingMut().cluster_queue = cq.name;
+          SetBlockedByReservation(w, cq, *r, RemainingEstimate(w, en.cq), now, *this);
           if (cq.sticky == en.wl) cq.sticky = kNoWl;
           if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
             SoftPark(en.wl, tree.Root(cq.node));

@@ -3,6 +3,7 @@
 // Moved from engine.cc.
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 
 #include "core/engine_helpers.h"
@@ -21,13 +22,25 @@ std::string Fmt(const std::string& res, Amount a) { return FormatQuantity(a) + "
 
 }  // namespace
 
-// A span of milliseconds as "1h2m3s" (whole seconds; "0s" below one).
+// A span of milliseconds as "1h2m3s" (whole seconds; "0s" below one),
+// appended to `out`.
+void AppendSpan(std::string* out, Time ms) {
+  const int64_t sec = std::max<Time>(0, ms) / 1000;
+  const size_t before = out->size();
+  char buf[24];
+  auto put = [&](int64_t v, char unit) {
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out->append(buf, end);
+    out->push_back(unit);
+  };
+  if (sec >= 3600) put(sec / 3600, 'h');
+  if (sec % 3600 >= 60) put(sec % 3600 / 60, 'm');
+  if (sec % 60 != 0 || out->size() == before) put(sec % 60, 's');
+}
+
 std::string FormatSpan(Time ms) {
-  int64_t sec = std::max<Time>(0, ms) / 1000;
   std::string out;
-  if (sec >= 3600) out += std::to_string(sec / 3600) + "h";
-  if (sec % 3600 >= 60) out += std::to_string(sec % 3600 / 60) + "m";
-  if (sec % 60 != 0 || out.empty()) out += std::to_string(sec % 60) + "s";
+  AppendSpan(&out, ms);
   return out;
 }
 

@@ -25,6 +25,7 @@ Status UnknownId(WlId id);
 // Message text (engine_explain.cc).
 // A span of milliseconds as "1h2m3s" (whole seconds; "0s" below one).
 std::string FormatSpan(Time ms);
+void AppendSpan(std::string* out, Time ms);  // FormatSpan's text, appended
 // What a reserving workload's message says of its reservation.
 std::string ReservationText(const EngineImpl& e, const EngineImpl::Reservation& res);
 // Why a workload that qualifies has no reservation (beyond the backfill window), or "".

@@ -151,6 +151,11 @@ class EngineImpl {
     Time start = 0;
     FrAmounts usage;            // the assignment that fits once the holders are gone
     std::vector<WlId> holders;  // admitted workloads whose end frees it, in end order
+    // The usage of the holders that still hold it, summed per ClusterQueue
+    // (DelayedReservation takes it out of the tree per queue rather than per
+    // holder), valid while state_gen and the tree's tree_gen are as recorded.
+    std::vector<std::pair<NodeId, FrAmounts>> held_by_queue;
+    uint64_t held_state_gen = 0, held_tree_gen = 0;
     // With nodes: the gang placed at the start (on the nodes with the
     // holders gone) and the nodes that placement used, by name.
     bool nodes = false;

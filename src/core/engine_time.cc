@@ -207,7 +207,7 @@ const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, CqId cq, 
   if (reservations.empty()) return nullptr;
   const NodeId root = tree.Root(cqs[cq].node);
   const Wl& w = wls[wl];
-  for (const Reservation& r : reservations) {
+  for (Reservation& r : reservations) {
     if (r.wl == wl) continue;
     // Quota is held back within the tree; nodes (with nodes) from every
     // workload, whatever its tree.
@@ -226,15 +226,38 @@ const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, CqId cq, 
     };
     bool fits = true;
     if (same_tree) {
-      for (WlId h : r.holders) {
-        if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, -1);
+      // Usage propagates up the tree as a function of each node's total
+      // (QuotaTree::PropagatedDelta), so taking the holders' sum per queue
+      // out leaves the tree as taking each holder out would.
+      if (r.held_state_gen != state_gen || r.held_tree_gen != tree_gen[r.root]) {
+        r.held_by_queue.clear();
+        for (WlId h : r.holders) {
+          if (!holding(h)) continue;
+          const NodeId node = cqs[wls[h].cq].node;
+          auto it = std::find_if(r.held_by_queue.begin(), r.held_by_queue.end(),
+                                 [&](const auto& q) { return q.first == node; });
+          if (it == r.held_by_queue.end()) {
+            r.held_by_queue.emplace_back(node, wls[h].usage);
+            continue;
+          }
+          for (const auto& add : wls[h].usage) {
+            auto f = std::find_if(it->second.begin(), it->second.end(),
+                                  [&](const auto& x) { return x.first == add.first; });
+            if (f == it->second.end()) {
+              it->second.push_back(add);
+            } else {
+              f->second += add.second;
+            }
+          }
+        }
+        r.held_state_gen = state_gen;
+        r.held_tree_gen = tree_gen[r.root];
       }
+      for (const auto& [node, amounts] : r.held_by_queue) tree.AddUsage(node, amounts, -1);
       tree.AddUsage(cqs[cq].node, a.usage, +1);
       fits = FitsNow(*this, r.cq, r.usage);
       tree.AddUsage(cqs[cq].node, a.usage, -1);
-      for (WlId h : r.holders) {
-        if (holding(h)) tree.AddUsage(cqs[wls[h].cq].node, wls[h].usage, +1);
-      }
+      for (const auto& [node, amounts] : r.held_by_queue) tree.AddUsage(node, amounts, +1);
     }
     if (fits && r.nodes && cluster && Placed(a)) {
       // Where the backfill would go now, then the reserved gang once the

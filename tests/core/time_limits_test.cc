@@ -230,6 +230,51 @@ TEST(ReservationTest, BackfillWindowBoundsHowFarAheadAStartMayBe) {
   EXPECT_EQ(f.Reservations().size(), 1u);
 }
 
+// A workload held back by a reservation says which one, when it starts and
+// why it may not backfill; blocked again after a release, it says so with the
+// new times and nothing of the text before (the reason is rewritten in place).
+TEST(ReservationTest, BlockedReasonNamesTheReservationAndIsRewrittenWhenRetried) {
+  Engine e;
+  Config c = OneQueue(3 * kGpu);
+  c.cluster_queues[0].reserve_priority = 0;
+  ASSERT_TRUE(e.Configure(c).ok());
+  ASSERT_TRUE(e.Submit(Job("short", 1, 0, 10 * kMin), 0).ok());
+  ASSERT_TRUE(e.Submit(Job("long", 1, 0, 60 * kMin), 0).ok());
+  e.Schedule(0);
+  ASSERT_TRUE(e.Submit(Job("gang", 3), kMin).ok());
+  ASSERT_TRUE(e.Submit(Job("bf", 1, 0, 90 * kMin), kMin).ok());
+  ASSERT_TRUE(e.Submit(Job("nobf", 1), kMin).ok());
+  e.Schedule(kMin);
+  ASSERT_EQ(e.Reservations().size(), 1u);
+  EXPECT_EQ(e.Reservations()[0].start, 60 * kMin);
+  const std::string tail = " and it needs quota the reservation holds";
+  EXPECT_EQ(e.Find("ns/bf")->pending->kind, PendingReason::Kind::kBlockedByReservation);
+  EXPECT_EQ(e.Find("ns/bf")->pending->cluster_queue, "cq");
+  EXPECT_EQ(e.Find("ns/bf")->pending->message,
+            "ns/bf in ClusterQueue cq: fits, but would delay the reservation of ns/gang (ClusterQueue cq), "
+            "which starts in 59m (at t=1h): its runtime estimate (1h30m) ends after that" +
+                tail);
+  EXPECT_EQ(e.Find("ns/nobf")->pending->message,
+            "ns/nobf in ClusterQueue cq: fits, but would delay the reservation of ns/gang (ClusterQueue cq), "
+            "which starts in 59m (at t=1h): it has no runtime estimate (maximum runtime or queue default)" +
+                tail);
+  // `short` finishes early, at 9m30.5s: the release retries both, and the
+  // start (still `long`'s end) is 50m29.5s away, which reads as 50m29s.
+  const Time t = 9 * kMin + 30500;
+  ASSERT_TRUE(e.Finish("ns/short", t).ok());
+  e.Schedule(t);
+  EXPECT_EQ(e.Find("ns/bf")->state, WorkloadState::kPending);
+  EXPECT_EQ(e.Find("ns/bf")->pending->message,
+            "ns/bf in ClusterQueue cq: fits, but would delay the reservation of ns/gang (ClusterQueue cq), "
+            "which starts in 50m29s (at t=1h): its runtime estimate (1h30m) ends after that" +
+                tail);
+  EXPECT_EQ(
+      e.Find("ns/nobf")->pending->message,
+      "ns/nobf in ClusterQueue cq: fits, but would delay the reservation of ns/gang (ClusterQueue cq), "
+      "which starts in 50m29s (at t=1h): it has no runtime estimate (maximum runtime or queue default)" +
+          tail);
+}
+
 // Reservations with nodes (docs/semantics.md §11), on random small clusters
 // of 2-3 racks: 1-GPU jobs and gangs that must run in one rack
 // (podset-required-topology), every one with a maximum runtime (its
