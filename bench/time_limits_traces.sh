@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Reservations with backfill, and the minimum runtime, off and on over real
+# traces (issue 15 §4; docs/performance.md, "Time limits on real traces").
+#
+# For each trace and each cluster size, replays the whole trace with
+# `artel sim --auto-queues --estimate-factor F` twice, with reservations off
+# and with `--reserve-after R`, and prints one markdown row per replay: the
+# p50 / p95 wait of jobs of 32 GPUs or more and of 1-GPU jobs, utilisation,
+# preemptions, lost GPU-hours, the replay's wall time, and, on the "on" row,
+# the issue's three checks (p95 of large jobs at most half; utilisation
+# within 2 points; 1-GPU p50 at most 10% worse). Then, at the sizes given
+# with --min-runtime-at, the minimum runtime (`--min-runtime M
+# --reclaim-min-runtime M`, no reservations): preemptions, the youngest run
+# a preemption ended, lost GPU-hours.
+#
+# Sizes are fractions of the trace's own default size (`artel sim
+# --auto-queues` without --gpus: the 99th percentile over time of the
+# trace's GPU demand), so the same fractions load both traces alike.
+#
+# Usage: bench/time_limits_traces.sh [--fractions 1,0.9,0.8,0.75,0.7]
+#          [--estimate-factor 1.5] [--reserve-after 30m] [--min-runtime 10m]
+#          [--min-runtime-at 0.8] [--traces philly,itp]
+# Environment: ARTEL (default build/bin/artel; a Release build: replays with
+# reservations at the heavier loads take minutes), ARTEL_TRACES (default
+# ../shared/traces). The traces are not in the repository (their excerpt
+# under tests/data/traces has no job of 32 GPUs or more); without them the
+# script says so and exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ARTEL=${ARTEL:-build/bin/artel}
+TRACES=${ARTEL_TRACES:-../shared/traces}
+FRACTIONS=1,0.9,0.8,0.75,0.7
+EF=1.5
+RA=30m
+MR=10m
+MR_AT=0.8
+WHICH=philly,itp
+while (($#)); do
+  case $1 in
+    --fractions) FRACTIONS=$2; shift 2 ;;
+    --estimate-factor) EF=$2; shift 2 ;;
+    --reserve-after) RA=$2; shift 2 ;;
+    --min-runtime) MR=$2; shift 2 ;;
+    --min-runtime-at) MR_AT=$2; shift 2 ;;
+    --traces) WHICH=$2; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) echo "time_limits_traces: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+command -v jq >/dev/null || { echo "time_limits_traces: jq is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+[[ -x $ARTEL ]] || { echo "time_limits_traces: $ARTEL is not built (cmake --build build --target artel)" >&2; exit 1; }
+
+declare -A PATHS=([philly]=$TRACES/philly_vc_sia/philly.csv [itp]=$TRACES/msft_itp/itp_all_clusters.csv)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# replay OUT ARGS...: one replay into $TMP/OUT; prints its wall seconds.
+replay() {
+  local out=$TMP/$1
+  shift
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$ARTEL" sim --no-png -q --out "$out" "$@" >"$out.log" 2>&1 || {
+    echo "time_limits_traces: artel sim $* failed:" >&2
+    cat "$out.log" >&2
+    exit 1
+  }
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'
+}
+
+# field OUT JQ: a field of the replay's cluster object.
+field() { jq -r ".runs[0].cluster | $2" "$TMP/$1/report.json"; }
+wait_of() { field "$1" "[.waitBySize[] | select(.label == \"$2\")][0].waitSeconds.$3"; }
+hours() { awk -v s="$1" 'BEGIN { printf "%.1f", s / 3600 }'; }
+
+for name in ${WHICH//,/ }; do
+  trace=${PATHS[$name]:-}
+  if [[ -z $trace ]]; then
+    echo "time_limits_traces: unknown trace $name (philly or itp)" >&2
+    exit 2
+  fi
+  if [[ ! -r $trace ]]; then
+    echo "SKIP $name: $trace is not here (set ARTEL_TRACES to the directory of ../shared/traces)"
+    continue
+  fi
+  "$ARTEL" sim --trace "$trace" --auto-queues --no-png -q --out "$TMP/size" >"$TMP/size.log" 2>&1
+  full=$(jq -r '.runs[0].cluster.capacityGpus | floor' "$TMP/size/report.json")
+  echo
+  echo "### $name ($trace): default size $full GPUs; estimate factor $EF; reservations after $RA"
+  echo
+  echo "| GPUs (fraction) | reservations | ≥32 GPUs p50 / p95 (h) | 1 GPU p50 (s) / p95 (h) | utilisation | preemptions | lost GPU-h | replay | checks |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for f in ${FRACTIONS//,/ }; do
+    gpus=$(awk -v n="$full" -v f="$f" 'BEGIN { printf "%d", n * f + 0.5 }')
+    common=(--trace "$trace" --auto-queues --gpus "$gpus" --estimate-factor "$EF")
+    woff=$(replay off "${common[@]}")
+    won=$(replay on "${common[@]}" --reserve-after "$RA")
+    for side in off on; do
+      wall=$woff
+      [[ $side == on ]] && wall=$won
+      checks=""
+      if [[ $side == on ]]; then
+        checks=$(jq -rn --slurpfile a "$TMP/off/report.json" --slurpfile b "$TMP/on/report.json" '
+          def w(r; l; q): [r[0].runs[0].cluster.waitBySize[] | select(.label == l)][0].waitSeconds[q];
+          (w($a; "32 or more"; "p95")) as $l0 | (w($b; "32 or more"; "p95")) as $l1 |
+          (w($a; "1"; "p50")) as $s0 | (w($b; "1"; "p50")) as $s1 |
+          ($a[0].runs[0].cluster.utilization) as $u0 | ($b[0].runs[0].cluster.utilization) as $u1 |
+          [ (if $l0 == 0 then "large p95 0 (nothing to halve)" elif $l1 <= $l0 / 2 then "large p95 halved: yes"
+             else "large p95 halved: NO" end),
+            (if (($u1 - $u0) | fabs) <= 0.02 then "util: yes" else "util: NO" end),
+            (if $s1 <= $s0 * 1.1 then "1-GPU p50: yes" else "1-GPU p50: NO" end) ] | join("; ")')
+      fi
+      printf '| %s (%s) | %s | %s / %s | %s / %s | %.2f%% | %s | %.0f | %s s | %s |\n' \
+        "$gpus" "$f" "$side" \
+        "$(hours "$(wait_of $side '32 or more' p50)")" "$(hours "$(wait_of $side '32 or more' p95)")" \
+        "$(wait_of $side 1 p50 | awk '{ printf "%d", $1 }')" "$(hours "$(wait_of $side 1 p95)")" \
+        "$(field $side '.utilization * 100')" "$(field $side .preemptions)" "$(field $side .gpuHoursLost)" \
+        "$wall" "$checks"
+    done
+  done
+  for f in ${MR_AT//,/ }; do
+    gpus=$(awk -v n="$full" -v f="$f" 'BEGIN { printf "%d", n * f + 0.5 }')
+    common=(--trace "$trace" --auto-queues --gpus "$gpus" --estimate-factor "$EF")
+    replay off "${common[@]}" >/dev/null
+    replay on "${common[@]}" --min-runtime "$MR" --reclaim-min-runtime "$MR" >/dev/null
+    echo
+    echo "Minimum runtime at $gpus GPUs ($f), no reservations:"
+    echo
+    echo "| minimum runtime (and before reclaim) | preemptions | youngest preempted run | lost GPU-h | utilisation |"
+    echo "|---|---|---|---|---|"
+    for side in off on; do
+      label=none
+      [[ $side == on ]] && label=$MR
+      printf '| %s | %s | %s s | %.0f | %.2f%% |\n' "$label" "$(field $side .preemptions)" \
+        "$(field $side .youngestPreemptedRunSeconds)" "$(field $side .gpuHoursLost)" "$(field $side '.utilization * 100')"
+    done
+  done
+done
