@@ -238,6 +238,7 @@ bool EngineImpl::RunRound(Time now, CycleResult* result, bool fresh_snapshot) {
           if (cq.spec->queueing_strategy == QueueingStrategy::kBestEffortFIFO) {
             SoftPark(en.wl, tree.Root(cq.node));
             changed = true;
+            if (entries.size() == 1) ParkBlockedRun(en.cq, result);
           }
           continue;
         }
@@ -510,6 +511,43 @@ void EngineImpl::NominateHead(WlId h, CqId c, Entry* en) {
   flavor_assigner->Nominate(*this, h, c, &en->assignment, &en->targets);
   w.protected_until = protect_min;
   w.delay_held = protect_delay;
+}
+
+// Blocked runs (EngineOptions::fast_rounds). A round whose only entry was
+// the head of a BestEffortFIFO queue, held back by a reservation and parked,
+// changed nothing else: no admission, eviction or cycle-only usage, the same
+// reservations. While Schedule goes on, the next round therefore starts from
+// the same state and has one entry again, the next head of the same queue
+// (parking activates no other queue). Each next head that such a round would
+// also hold back is decided here as that round would decide it: the same
+// nomination, reason and park, counted as a decision and a round. The first
+// head that would do anything else (be admitted, fail, preempt) is left to
+// the next round, which nominates it again. Rounds count against max_rounds
+// as Schedule counts them (it adds this round once it returns).
+void EngineImpl::ParkBlockedRun(CqId c, CycleResult* result) {
+  if (!opts.fast_rounds || !opts.multi_admission || opts.fair_sharing || opts.admission_fair_sharing ||
+      cluster)
+    return;
+  CqRt& cq = cqs[c];
+  const NodeId root = tree.Root(cq.node);
+  Entry& en = blocked_run_entry;
+  while (result->rounds + 1 < opts.max_rounds) {
+    if (cq.held || ActiveQueued(cq) == 0) return;
+    const WlId h = Head(c);
+    if (h == kNoWl) return;
+    Wl& w = wls[h];
+    if (w.waiting_preemption || cq.sticky == h) return;
+    NominateHead(h, c, &en);
+    if (protect_min > now) protect_wakeups.emplace(protect_min, root);
+    const Assignment& a = en.assignment;
+    if (a.mode != Mode::kFit || !FitsNow(*this, c, a.usage)) return;
+    const Reservation* r = DelayedReservation(h, c, a, now);
+    if (r == nullptr) return;
+    result->decisions++;
+    result->rounds++;
+    SetBlockedByReservation(w, cq, *r, RemainingEstimate(w, c), now, *this);
+    SoftPark(h, root);
+  }
 }
 
 // A fast round (EngineOptions::fast_rounds). The round before it changed

@@ -288,6 +288,12 @@ class EngineImpl {
   // Nominates `h`, the head of `c`, into `en` (a cycle's entry), noting the
   // protections its preemption search skipped.
   void NominateHead(WlId h, CqId c, Entry* en);
+  // After the only entry of a round, the head of BestEffortFIFO queue `c`,
+  // was held back by a reservation and parked: the next heads of `c` that
+  // the following rounds would each take alone and hold back the same way,
+  // decided here (engine_cycle.cc).
+  void ParkBlockedRun(CqId c, CycleResult* result);
+  Entry blocked_run_entry;  // ParkBlockedRun's nomination
   void RebuildUsage();
   void Materialize(WlId id);
   // A workload parked in bulk without an examination (ReasonStale) gets the

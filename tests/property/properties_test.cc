@@ -447,6 +447,39 @@ RC_GTEST_PROP(FastRoundsProperty, EqualsFullRoundsOnDeepQueues, ()) {
   RC_CLASSIFY(quiet, "3+ rounds in a call");
 }
 
+// (i) with reservations (docs/semantics.md §11): deep queues whose
+// ClusterQueues reserve (at once or after a few seconds), with runtime
+// estimates from a queue default or a workload's own maximum runtime, and
+// some workloads without one. Fast rounds are off while a queue reserves,
+// but a round whose only entry was held back by a reservation decides the
+// next heads its queue would offer alone (ParkBlockedRun): the same
+// admissions, evictions, rounds, decisions and reasons, messages included.
+RC_GTEST_PROP(FastRoundsProperty, EqualsFullRoundsWithReservations, ()) {
+  const auto seed = *rc::gen::arbitrary<uint64_t>();
+  EngineOptions opts;
+  opts.bulk_park = false;  // off with reservations anyway; compares the messages too
+  opts.max_rounds = *rc::gen::element(4, 16, 1000);
+  Scenario s = GenerateDeepQueueScenario(seed);
+  Rng r(seed ^ 0x5e5e);
+  for (auto& q : s.config.cluster_queues) {
+    if (r.Chance(70)) {
+      q.reserve_priority = 0;
+    } else {
+      q.reserve_after = r.Uniform(0, 3) * 1000;
+    }
+    if (r.Chance(70)) q.default_runtime_estimate = r.Uniform(1, 20) * 1000;
+  }
+  for (auto& b : s.batches) {
+    for (auto& ev : b.events) {
+      if (ev.kind == Event::Kind::kSubmit && r.Chance(40)) ev.spec.max_runtime = r.Uniform(1, 30) * 1000;
+    }
+  }
+  bool quiet = false;
+  std::string err = CompareFastRounds(seed, s, opts, &quiet);
+  if (!err.empty()) RC_FAIL("blocked runs differ from full rounds: " + err + "\n" + Header(seed, s));
+  RC_CLASSIFY(quiet, "3+ rounds in a call");
+}
+
 TEST(GeneratorTest, SameSeedSameScenario) {
   for (uint64_t seed : {1u, 2u, 99u}) {
     EXPECT_EQ(Describe(GenerateScenario(seed)), Describe(GenerateScenario(seed)));
