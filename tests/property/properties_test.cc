@@ -450,7 +450,8 @@ RC_GTEST_PROP(FastRoundsProperty, EqualsFullRoundsOnDeepQueues, ()) {
 // (i) with reservations (docs/semantics.md §11): deep queues whose
 // ClusterQueues reserve (at once or after a few seconds), with runtime
 // estimates from a queue default or a workload's own maximum runtime, and
-// some workloads without one. Fast rounds are off while a queue reserves,
+// some workloads without one; some queues also protect running work or
+// delay preemption. Fast rounds are off while a queue reserves,
 // but a round whose only entry was held back by a reservation decides the
 // next heads its queue would offer alone (ParkBlockedRun): the same
 // admissions, evictions, rounds, decisions and reasons, messages included.
@@ -468,6 +469,10 @@ RC_GTEST_PROP(FastRoundsProperty, EqualsFullRoundsWithReservations, ()) {
       q.reserve_after = r.Uniform(0, 3) * 1000;
     }
     if (r.Chance(70)) q.default_runtime_estimate = r.Uniform(1, 20) * 1000;
+    // Runtime protections as well, now and then (their wake-ups are noted
+    // by every nomination, blocked runs included).
+    if (r.Chance(20)) q.min_runtime = r.Uniform(1, 8) * 1000;
+    if (r.Chance(20)) q.preemption_delay = r.Uniform(1, 4) * 1000;
   }
   for (auto& b : s.batches) {
     for (auto& ev : b.events) {
