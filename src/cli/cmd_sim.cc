@@ -52,6 +52,7 @@ struct SimArgs {
   bool fair_sharing = false;
   double estimate_factor = 0;
   std::string reserve_after;
+  std::string backfill_window;
   std::string min_runtime;
   std::string reclaim_min_runtime;
   int64_t limit = 0;
@@ -205,6 +206,7 @@ int RunSim(const SimArgs& a) {
   ro.estimate_factor = a.estimate_factor;
   for (auto [text, field, dst] :
        {std::tuple{a.reserve_after, "--reserve-after", &ro.reserve_after},
+        std::tuple{a.backfill_window, "--backfill-window", &ro.backfill_window},
         std::tuple{a.min_runtime, "--min-runtime", &ro.min_runtime},
         std::tuple{a.reclaim_min_runtime, "--reclaim-min-runtime", &ro.reclaim_min_runtime}}) {
     if (text.empty()) continue;
@@ -212,6 +214,12 @@ int RunSim(const SimArgs& a) {
     if (!d.ok()) return fail(std::string(field) + ": " + d.status().message());
     *dst = *d;
   }
+  if (ro.backfill_window && !ro.reserve_after)
+    return fail(
+        "--backfill-window: only with --reserve-after (a window bounds how far ahead a reservation may "
+        "start)");
+  if (ro.backfill_window && *ro.backfill_window <= 0)
+    return fail("--backfill-window: expected a duration above 0s, got " + a.backfill_window);
   ro.wall_clock_ns = WallNs;
   ProgressLine progress(!a.quiet && isatty(STDERR_FILENO) != 0);
   std::map<std::string, std::string> explicit_map;
@@ -388,6 +396,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   cmd->add_option(
       "--reserve-after", a->reserve_after,
       "Turn on reservations with backfill in every ClusterQueue: a head short of quota this long reserves");
+  cmd->add_option(
+      "--backfill-window", a->backfill_window,
+      "With --reserve-after: no reservation that would start further ahead than this (Slurm's bf_window)");
   cmd->add_option("--min-runtime", a->min_runtime,
                   "Set every ClusterQueue's minimum runtime before preemption");
   cmd->add_option("--reclaim-min-runtime", a->reclaim_min_runtime,

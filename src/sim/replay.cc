@@ -140,6 +140,7 @@ class Simulator {
     core::Config config = config_;
     for (auto& q : config.cluster_queues) {
       if (options_.reserve_after) q.reserve_after = options_.reserve_after;
+      if (options_.backfill_window) q.backfill_window = options_.backfill_window;
       if (options_.min_runtime) q.min_runtime = options_.min_runtime;
       if (options_.reclaim_min_runtime) q.reclaim_min_runtime = options_.reclaim_min_runtime;
     }

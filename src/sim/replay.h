@@ -75,6 +75,9 @@ struct ReplayOptions {
   // `min_runtime` sets every queue's minRuntimeSeconds.
   double estimate_factor = 0;
   std::optional<core::Time> reserve_after;
+  // With `reserve_after`: every queue's backfillWindowSeconds (no
+  // reservation whose start lies further ahead).
+  std::optional<core::Time> backfill_window;
   std::optional<core::Time> min_runtime;
   std::optional<core::Time> reclaim_min_runtime;  // every queue's reclaimMinRuntimeSeconds
 };

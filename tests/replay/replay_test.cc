@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -437,6 +438,33 @@ TEST(ReplayTest, ReclaimWaitsForTheMinimumRuntime) {
   EXPECT_EQ(r->cluster.preemptions, 2);
   EXPECT_EQ(r->cluster.youngest_preempted_run, 45 * kMin);
   EXPECT_DOUBLE_EQ(r->tenants[1].wait.max, 15 * 60.0);
+}
+
+// Reservations in every queue (reserve_after), with and without a backfill
+// window: a 2-GPU job reserves the quota a 60-minute job frees; a 90-minute
+// 1-GPU job would end after that start, so it waits for the big one, unless
+// a 30-minute window leaves a start 59 minutes ahead unreserved and it
+// backfills at once (then the big job waits for both).
+TEST(ReplayTest, BackfillWindowLetsWorkPassAFarReservation) {
+  std::vector<TraceJob> jobs = {Job("a", 0, 60 * kMin, 1), Job("a", kMin, 30 * kMin, 2),
+                                Job("a", 2 * kMin, 90 * kMin, 1)};
+  auto run = [&](std::optional<core::Time> window) {
+    ReplayOptions o = Instant();
+    o.estimate_factor = 1;
+    o.reserve_after = 0;
+    o.backfill_window = window;
+    Result<ReplayResult> r = Replay(Cluster({{"a", 2}}), {{"a", "a", "default", 2000}}, jobs, 2000, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::map<std::string, double> max_wait;
+    for (const SizeClassReport& c : r->cluster.sizes) max_wait[c.label] = c.wait.max;
+    return max_wait;
+  };
+  std::map<std::string, double> reserved = run(std::nullopt);
+  EXPECT_DOUBLE_EQ(reserved["1"], 88 * 60.0);                // after the big job, 60m..90m
+  EXPECT_DOUBLE_EQ(reserved["over 1, under 8"], 59 * 60.0);  // at the reserved start
+  std::map<std::string, double> windowed = run(30 * kMin);
+  EXPECT_DOUBLE_EQ(windowed["1"], 0.0);
+  EXPECT_DOUBLE_EQ(windowed["over 1, under 8"], 91 * 60.0);  // once the backfilled job ends
 }
 
 TEST(ReplayTest, WithoutReclaimTheOwnerWaits) {
