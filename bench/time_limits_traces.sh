@@ -44,7 +44,7 @@ while (($#)); do
     --min-runtime) MR=$2; shift 2 ;;
     --min-runtime-at) MR_AT=$2; shift 2 ;;
     --traces) WHICH=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "time_limits_traces: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
