@@ -294,6 +294,11 @@ int RunSim(const SimArgs& a) {
   meta.problems = trace.problems;
   meta.interval = ro.interval;
   meta.grace = ro.grace;
+  meta.estimate_factor = ro.estimate_factor;
+  meta.reserve_after = ro.reserve_after;
+  meta.backfill_window = ro.backfill_window;
+  meta.min_runtime = ro.min_runtime;
+  meta.reclaim_min_runtime = ro.reclaim_min_runtime;
   std::string html_path = a.out + "/report.html";
   for (const auto& [path, text] : {std::pair{a.out + "/report.json", sim::ReportJson(meta, runs)},
                                    std::pair{html_path, sim::ReportHtml(meta, runs)}}) {

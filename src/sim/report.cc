@@ -144,13 +144,42 @@ json RunJson(const SimRun& run, bool with_series) {
 }
 
 json MetaJson(const SimMeta& meta) {
+  auto seconds = [](const std::optional<core::Time>& t) -> json {
+    return t ? json(static_cast<double>(*t) / 1000.0) : json(nullptr);
+  };
   return {{"title", meta.title},
           {"trace", meta.trace},
           {"rows", meta.rows},
           {"skipped", meta.skipped},
           {"problems", meta.problems},
           {"intervalSeconds", static_cast<double>(meta.interval) / 1000.0},
-          {"graceSeconds", static_cast<double>(meta.grace) / 1000.0}};
+          {"graceSeconds", static_cast<double>(meta.grace) / 1000.0},
+          {"timeLimits",
+           {{"estimateFactor", meta.estimate_factor > 0 ? json(meta.estimate_factor) : json(nullptr)},
+            {"reserveAfterSeconds", seconds(meta.reserve_after)},
+            {"backfillWindowSeconds", seconds(meta.backfill_window)},
+            {"minRuntimeSeconds", seconds(meta.min_runtime)},
+            {"reclaimMinRuntimeSeconds", seconds(meta.reclaim_min_runtime)}}}};
+}
+
+// One sentence on the time limits the replay set, for the report's header.
+std::string TimeLimitsText(const SimMeta& meta) {
+  std::vector<std::string> parts;
+  if (meta.estimate_factor > 0)
+    parts.push_back(fmt::format("every job's maximum runtime (its runtime estimate) is {:g} × its duration",
+                                meta.estimate_factor));
+  if (meta.reserve_after) {
+    std::string r = "reservations after " + FormatDuration(*meta.reserve_after);
+    if (meta.backfill_window) r += " (backfill window " + FormatDuration(*meta.backfill_window) + ")";
+    parts.push_back(r);
+  }
+  if (meta.min_runtime) parts.push_back("minimum runtime " + FormatDuration(*meta.min_runtime));
+  if (meta.reclaim_min_runtime)
+    parts.push_back("minimum runtime before reclaim " + FormatDuration(*meta.reclaim_min_runtime));
+  if (parts.empty()) return "Time limits: off.";
+  std::string t = "Time limits: ";
+  for (size_t i = 0; i < parts.size(); ++i) t += (i == 0 ? "" : "; ") + parts[i];
+  return t + ".";
 }
 
 std::string Pct(double v) { return v < 0 ? "n/a" : fmt::format("{:.1f}%", 100.0 * v); }
@@ -373,9 +402,9 @@ std::string ReportHtml(const SimMeta& meta, const std::vector<SimRun>& runs) {
   h += "</head><body>\n<h1>" + HtmlEscape(meta.title) + "</h1>\n";
   h += fmt::format(
       "<p class=\"note\">Trace: {} ({} rows, {} malformed rows skipped). Scheduling interval {}, eviction "
-      "grace {}.</p>\n",
+      "grace {}. {}</p>\n",
       HtmlEscape(meta.trace), meta.rows, meta.skipped, FormatDuration(meta.interval),
-      FormatDuration(meta.grace));
+      FormatDuration(meta.grace), HtmlEscape(TimeLimitsText(meta)));
   if (!meta.problems.empty()) {
     h += "<details><summary>Malformed rows</summary><pre>";
     for (const std::string& p : meta.problems) h += HtmlEscape(p) + "\n";

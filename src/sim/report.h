@@ -16,6 +16,7 @@
 // are given.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,13 @@ struct SimMeta {
   std::vector<std::string> problems;
   core::Time interval = 0;
   core::Time grace = 0;
+  // The time limits the replay set on every ClusterQueue and job
+  // (ReplayOptions; docs/semantics.md §11); unset = off.
+  double estimate_factor = 0;
+  std::optional<core::Time> reserve_after;
+  std::optional<core::Time> backfill_window;
+  std::optional<core::Time> min_runtime;
+  std::optional<core::Time> reclaim_min_runtime;
   std::string extra_html;  // inserted before the runs (e.g. a verdict table); trusted markup
 };
 

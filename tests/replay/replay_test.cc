@@ -357,6 +357,24 @@ TEST(ReplayTest, WaitsBySizeClass) {
   EXPECT_EQ(w[2]["waitSeconds"]["max"], 3600.0);
   EXPECT_TRUE(w[2]["maxGpus"].is_number());
   EXPECT_NE(ReportHtml(meta, runs).find("<th>job size (GPUs)</th>"), std::string::npos);
+  // Without time limits the report says so; with them it names each.
+  EXPECT_TRUE(j["meta"]["timeLimits"]["reserveAfterSeconds"].is_null());
+  EXPECT_NE(ReportHtml(meta, runs).find("Time limits: off."), std::string::npos);
+  meta.estimate_factor = 1.5;
+  meta.reserve_after = 30 * kMin;
+  meta.backfill_window = 4 * 60 * kMin;
+  meta.reclaim_min_runtime = 10 * kMin;
+  nlohmann::json limits = nlohmann::json::parse(ReportJson(meta, runs))["meta"]["timeLimits"];
+  EXPECT_EQ(limits["estimateFactor"], 1.5);
+  EXPECT_EQ(limits["reserveAfterSeconds"], 1800.0);
+  EXPECT_EQ(limits["backfillWindowSeconds"], 14400.0);
+  EXPECT_TRUE(limits["minRuntimeSeconds"].is_null());
+  EXPECT_EQ(limits["reclaimMinRuntimeSeconds"], 600.0);
+  EXPECT_NE(ReportHtml(meta, runs)
+                .find("Time limits: every job's maximum runtime (its runtime estimate) is 1.5 × "
+                      "its duration; reservations after 30m (backfill window 4h); minimum runtime "
+                      "before reclaim 10m."),
+            std::string::npos);
 }
 
 // Time limits in the replay (docs/semantics.md §11): the engine's own
