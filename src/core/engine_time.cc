@@ -240,15 +240,7 @@ const EngineImpl::Reservation* EngineImpl::DelayedReservation(WlId wl, CqId cq, 
             r.held_by_queue.emplace_back(node, wls[h].usage);
             continue;
           }
-          for (const auto& add : wls[h].usage) {
-            auto f = std::find_if(it->second.begin(), it->second.end(),
-                                  [&](const auto& x) { return x.first == add.first; });
-            if (f == it->second.end()) {
-              it->second.push_back(add);
-            } else {
-              f->second += add.second;
-            }
-          }
+          for (const auto& [fr, amount] : wls[h].usage) AddTo(&it->second, fr, amount);
         }
         r.held_state_gen = state_gen;
         r.held_tree_gen = tree_gen[r.root];

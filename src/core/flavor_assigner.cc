@@ -204,16 +204,6 @@ NodeId BlockingNode(const QuotaTree& tree, NodeId n, FrId fr) {
   return BlockingNode(tree, node.parent, fr);
 }
 
-void AddTo(FrAmounts* acc, FrId fr, Amount a) {
-  for (auto& [f, v] : *acc) {
-    if (f == fr) {
-      v += a;
-      return;
-    }
-  }
-  acc->emplace_back(fr, a);
-}
-
 Amount Get(const FrAmounts& acc, FrId fr) {
   for (const auto& [f, v] : acc) {
     if (f == fr) return v;

@@ -44,6 +44,18 @@ inline constexpr Amount kNoLimit = -1;
 // A sparse vector of (fr, amount), sorted by fr. The usage of one workload.
 using FrAmounts = std::vector<std::pair<FrId, Amount>>;
 
+// Adds `a` of `fr` to `acc`; a new entry is appended (sort afterwards where
+// the order matters).
+inline void AddTo(FrAmounts* acc, FrId fr, Amount a) {
+  for (auto& [f, v] : *acc) {
+    if (f == fr) {
+      v += a;
+      return;
+    }
+  }
+  acc->emplace_back(fr, a);
+}
+
 class QuotaTree {
  public:
   struct Node {
