@@ -10,8 +10,13 @@
 # the issue's three checks (p95 of large jobs at most half; utilisation
 # within 2 points; 1-GPU p50 at most 10% worse). Then, at the sizes given
 # with --min-runtime-at, the minimum runtime (`--min-runtime M
-# --reclaim-min-runtime M`, no reservations): preemptions, the youngest run
-# a preemption ended, lost GPU-hours.
+# --reclaim-min-runtime M`, no reservations), alone and with each
+# preemption delay of --preemption-delays (`--preemption-delay D`; a job
+# must have been pending D before it may evict): preemptions, the youngest
+# run a preemption ended, lost GPU-hours, the large jobs' p95 wait, the
+# reclaims' mean and longest latency (over every tenant's reclaims), and the
+# target's two checks against the row without protections (no preemption of
+# a run younger than M; lost GPU-hours fall).
 #
 # Sizes are fractions of the trace's own default size (`artel sim
 # --auto-queues` without --gpus: the 99th percentile over time of the
@@ -19,7 +24,7 @@
 #
 # Usage: bench/time_limits_traces.sh [--fractions 1,0.9,0.8,0.75,0.7]
 #          [--estimate-factor 1.5] [--reserve-after 30m] [--min-runtime 10m]
-#          [--min-runtime-at 0.8] [--traces philly,itp]
+#          [--min-runtime-at 0.8] [--preemption-delays 10m,1h] [--traces philly,itp]
 # Environment: ARTEL (default build/bin/artel; a Release build: replays with
 # reservations at the heavier loads take minutes), ARTEL_TRACES (default
 # ../shared/traces). The traces are not in the repository (their excerpt
@@ -35,6 +40,7 @@ EF=1.5
 RA=30m
 MR=10m
 MR_AT=0.8
+DELAYS=10m,1h
 WHICH=philly,itp
 while (($#)); do
   case $1 in
@@ -43,8 +49,9 @@ while (($#)); do
     --reserve-after) RA=$2; shift 2 ;;
     --min-runtime) MR=$2; shift 2 ;;
     --min-runtime-at) MR_AT=$2; shift 2 ;;
+    --preemption-delays) DELAYS=$2; shift 2 ;;
     --traces) WHICH=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "time_limits_traces: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -124,17 +131,40 @@ for name in ${WHICH//,/ }; do
     gpus=$(awk -v n="$full" -v f="$f" 'BEGIN { printf "%d", n * f + 0.5 }')
     common=(--trace "$trace" --auto-queues --gpus "$gpus" --estimate-factor "$EF")
     replay off "${common[@]}" >/dev/null
-    replay on "${common[@]}" --min-runtime "$MR" --reclaim-min-runtime "$MR" >/dev/null
+    replay mr "${common[@]}" --min-runtime "$MR" --reclaim-min-runtime "$MR" >/dev/null
+    sides=(off mr)
+    for d in ${DELAYS//,/ }; do
+      replay "mr-$d" "${common[@]}" --min-runtime "$MR" --reclaim-min-runtime "$MR" --preemption-delay "$d" >/dev/null
+      replay "pd-$d" "${common[@]}" --preemption-delay "$d" >/dev/null
+      sides+=("mr-$d" "pd-$d")
+    done
+    mr_s=$(jq -rn --arg d "$MR" '$d' | awk '/h$/ { print $0 * 3600; next } /m$/ { print $0 * 60; next } { print $0 + 0 }')
     echo
-    echo "Minimum runtime at $gpus GPUs ($f), no reservations:"
+    echo "Minimum runtime and preemption delay at $gpus GPUs ($f), no reservations:"
     echo
-    echo "| minimum runtime (and before reclaim) | preemptions | youngest preempted run | lost GPU-h | utilisation |"
-    echo "|---|---|---|---|---|"
-    for side in off on; do
-      label=none
-      [[ $side == on ]] && label=$MR
-      printf '| %s | %s | %s s | %.0f | %.2f%% |\n' "$label" "$(field $side .preemptions)" \
-        "$(field $side .youngestPreemptedRunSeconds)" "$(field $side .gpuHoursLost)" "$(field $side '.utilization * 100')"
+    echo "| minimum runtime (and before reclaim) | preemption delay | preemptions | youngest preempted run | lost GPU-h | ≥32 GPUs p95 (h) | reclaim latency mean / max (min) | utilisation | checks |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for side in "${sides[@]}"; do
+      label=none delay=none
+      [[ $side == mr* ]] && label=$MR
+      [[ $side == *-* ]] && delay=${side#*-}
+      checks=""
+      if [[ $side != off ]]; then
+        checks=$(jq -rn --slurpfile a "$TMP/off/report.json" --slurpfile b "$TMP/$side/report.json" --argjson m "$mr_s" \
+          --argjson protected "$([[ $side == mr* ]] && echo true || echo false)" '
+          ($a[0].runs[0].cluster.gpuHoursLost) as $l0 | ($b[0].runs[0].cluster.gpuHoursLost) as $l1 |
+          ($b[0].runs[0].cluster.youngestPreemptedRunSeconds) as $y |
+          [ (if $protected | not then empty elif $y == null or $y >= $m then "none younger: yes" else "none younger: NO" end),
+            (if $l1 < $l0 then "lost falls: yes (\((100 * ($l1 - $l0) / $l0) | round)%)"
+             else "lost falls: NO (+\((100 * ($l1 - $l0) / $l0) | round)%)" end) ] | join("; ")')
+      fi
+      reclaim=$(jq -r '[.runs[0].tenants[] | select(.reclaims > 0)] |
+        if length == 0 then "-" else
+          "\(((map(.reclaimLatencyMeanSeconds * .reclaims) | add) / (map(.reclaims) | add) / 60) | . * 10 | round / 10) / \((map(.reclaimLatencyMaxSeconds) | max) / 60 | . * 10 | round / 10)"
+        end' "$TMP/$side/report.json")
+      printf '| %s | %s | %s | %s s | %.0f | %s | %s | %.2f%% | %s |\n' "$label" "$delay" "$(field "$side" .preemptions)" \
+        "$(field "$side" .youngestPreemptedRunSeconds)" "$(field "$side" .gpuHoursLost)" \
+        "$(hours "$(wait_of "$side" '32 or more' p95)")" "$reclaim" "$(field "$side" '.utilization * 100')" "$checks"
     done
   done
 done

@@ -55,6 +55,7 @@ struct SimArgs {
   std::string backfill_window;
   std::string min_runtime;
   std::string reclaim_min_runtime;
+  std::string preemption_delay;
   int64_t limit = 0;
   bool limit_given = false;
   std::string time_unit = "s";
@@ -208,7 +209,8 @@ int RunSim(const SimArgs& a) {
        {std::tuple{a.reserve_after, "--reserve-after", &ro.reserve_after},
         std::tuple{a.backfill_window, "--backfill-window", &ro.backfill_window},
         std::tuple{a.min_runtime, "--min-runtime", &ro.min_runtime},
-        std::tuple{a.reclaim_min_runtime, "--reclaim-min-runtime", &ro.reclaim_min_runtime}}) {
+        std::tuple{a.reclaim_min_runtime, "--reclaim-min-runtime", &ro.reclaim_min_runtime},
+        std::tuple{a.preemption_delay, "--preemption-delay", &ro.preemption_delay}}) {
     if (text.empty()) continue;
     Result<core::Time> d = sim::ParseDuration(text);
     if (!d.ok()) return fail(std::string(field) + ": " + d.status().message());
@@ -299,6 +301,7 @@ int RunSim(const SimArgs& a) {
   meta.backfill_window = ro.backfill_window;
   meta.min_runtime = ro.min_runtime;
   meta.reclaim_min_runtime = ro.reclaim_min_runtime;
+  meta.preemption_delay = ro.preemption_delay;
   std::string html_path = a.out + "/report.html";
   for (const auto& [path, text] : {std::pair{a.out + "/report.json", sim::ReportJson(meta, runs)},
                                    std::pair{html_path, sim::ReportHtml(meta, runs)}}) {
@@ -408,6 +411,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "Set every ClusterQueue's minimum runtime before preemption");
   cmd->add_option("--reclaim-min-runtime", a->reclaim_min_runtime,
                   "Set every ClusterQueue's minimum runtime before its quota is reclaimed");
+  cmd->add_option(
+      "--preemption-delay", a->preemption_delay,
+      "Set every ClusterQueue's preemption delay: how long a workload is pending before it may evict");
   CLI::Option* limit =
       cmd->add_option("--limit", a->limit, "Use only the N earliest jobs of the trace (by submission time)");
   cmd->add_option("--out", a->out, "Output directory")->required();

@@ -143,6 +143,7 @@ class Simulator {
       if (options_.backfill_window) q.backfill_window = options_.backfill_window;
       if (options_.min_runtime) q.min_runtime = options_.min_runtime;
       if (options_.reclaim_min_runtime) q.reclaim_min_runtime = options_.reclaim_min_runtime;
+      if (options_.preemption_delay) q.preemption_delay = options_.preemption_delay;
     }
     if (Status s = engine_.Configure(config); !s.ok()) return s;
     start_ns_ = Now();

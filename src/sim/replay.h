@@ -72,7 +72,8 @@ struct ReplayOptions {
   // factor (>= 1: a user's overestimated time limit, never cutting the job
   // short), which is also its runtime estimate. `reserve_after` turns on
   // reservations in every ClusterQueue of the config (reserveAfterSeconds);
-  // `min_runtime` sets every queue's minRuntimeSeconds.
+  // `min_runtime` sets every queue's minRuntimeSeconds, `preemption_delay`
+  // its preemptionDelaySeconds.
   double estimate_factor = 0;
   std::optional<core::Time> reserve_after;
   // With `reserve_after`: every queue's backfillWindowSeconds (no
@@ -80,6 +81,7 @@ struct ReplayOptions {
   std::optional<core::Time> backfill_window;
   std::optional<core::Time> min_runtime;
   std::optional<core::Time> reclaim_min_runtime;  // every queue's reclaimMinRuntimeSeconds
+  std::optional<core::Time> preemption_delay;
 };
 
 struct Percentiles {

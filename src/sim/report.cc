@@ -159,7 +159,8 @@ json MetaJson(const SimMeta& meta) {
             {"reserveAfterSeconds", seconds(meta.reserve_after)},
             {"backfillWindowSeconds", seconds(meta.backfill_window)},
             {"minRuntimeSeconds", seconds(meta.min_runtime)},
-            {"reclaimMinRuntimeSeconds", seconds(meta.reclaim_min_runtime)}}}};
+            {"reclaimMinRuntimeSeconds", seconds(meta.reclaim_min_runtime)},
+            {"preemptionDelaySeconds", seconds(meta.preemption_delay)}}}};
 }
 
 // One sentence on the time limits the replay set, for the report's header.
@@ -176,6 +177,7 @@ std::string TimeLimitsText(const SimMeta& meta) {
   if (meta.min_runtime) parts.push_back("minimum runtime " + FormatDuration(*meta.min_runtime));
   if (meta.reclaim_min_runtime)
     parts.push_back("minimum runtime before reclaim " + FormatDuration(*meta.reclaim_min_runtime));
+  if (meta.preemption_delay) parts.push_back("preemption delay " + FormatDuration(*meta.preemption_delay));
   if (parts.empty()) return "Time limits: off.";
   std::string t = "Time limits: ";
   for (size_t i = 0; i < parts.size(); ++i) t += (i == 0 ? "" : "; ") + parts[i];

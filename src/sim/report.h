@@ -52,6 +52,7 @@ struct SimMeta {
   std::optional<core::Time> backfill_window;
   std::optional<core::Time> min_runtime;
   std::optional<core::Time> reclaim_min_runtime;
+  std::optional<core::Time> preemption_delay;
   std::string extra_html;  // inserted before the runs (e.g. a verdict table); trusted markup
 };
 

@@ -364,16 +364,18 @@ TEST(ReplayTest, WaitsBySizeClass) {
   meta.reserve_after = 30 * kMin;
   meta.backfill_window = 4 * 60 * kMin;
   meta.reclaim_min_runtime = 10 * kMin;
+  meta.preemption_delay = 5 * kMin;
   nlohmann::json limits = nlohmann::json::parse(ReportJson(meta, runs))["meta"]["timeLimits"];
   EXPECT_EQ(limits["estimateFactor"], 1.5);
   EXPECT_EQ(limits["reserveAfterSeconds"], 1800.0);
   EXPECT_EQ(limits["backfillWindowSeconds"], 14400.0);
   EXPECT_TRUE(limits["minRuntimeSeconds"].is_null());
   EXPECT_EQ(limits["reclaimMinRuntimeSeconds"], 600.0);
+  EXPECT_EQ(limits["preemptionDelaySeconds"], 300.0);
   EXPECT_NE(ReportHtml(meta, runs)
                 .find("Time limits: every job's maximum runtime (its runtime estimate) is 1.5 × "
                       "its duration; reservations after 30m (backfill window 4h); minimum runtime "
-                      "before reclaim 10m."),
+                      "before reclaim 10m; preemption delay 5m."),
             std::string::npos);
 }
 
@@ -456,6 +458,28 @@ TEST(ReplayTest, ReclaimWaitsForTheMinimumRuntime) {
   EXPECT_EQ(r->cluster.preemptions, 2);
   EXPECT_EQ(r->cluster.youngest_preempted_run, 45 * kMin);
   EXPECT_DOUBLE_EQ(r->tenants[1].wait.max, 15 * 60.0);
+}
+
+// The same reclaim with a 20-minute preemption delay in every queue (the
+// replay's option, docs/semantics.md §11): B's jobs, queued at 30 minutes,
+// may evict only from 50 minutes on, so they wait 20 minutes and A's runs
+// are 50 minutes old when they are preempted. Without the delay B preempts
+// at once.
+TEST(ReplayTest, PreemptionDelayHoldsTheReclaim) {
+  std::vector<TraceJob> jobs;
+  for (int k = 0; k < 4; ++k) jobs.push_back(Job("a", 0, 60 * kMin, 1));
+  for (int k = 0; k < 2; ++k) jobs.push_back(Job("b", 30 * kMin, 30 * kMin, 1));
+  std::vector<TenantBinding> bindings = {{"a", "a", "default", 2000}, {"b", "b", "default", 2000}};
+  for (bool delayed : {false, true}) {
+    SCOPED_TRACE(delayed ? "delay 20m" : "no delay");
+    ReplayOptions o = Instant();
+    if (delayed) o.preemption_delay = 20 * kMin;
+    Result<ReplayResult> r = Replay(Cluster({{"a", 2}, {"b", 2}}), bindings, jobs, 4000, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->cluster.preemptions, 2);
+    EXPECT_EQ(r->cluster.youngest_preempted_run, delayed ? 50 * kMin : 30 * kMin);
+    EXPECT_DOUBLE_EQ(r->tenants[1].wait.max, delayed ? 20 * 60.0 : 0.0);
+  }
 }
 
 // Reservations in every queue (reserve_after), with and without a backfill
