@@ -942,6 +942,8 @@ void Controller::QueueStatusesLocked(core::Engine& engine, int64_t now) {
     wr.name = c.name;
     wr.status = std::move(status);
     staged_.push_back(std::move(wr));
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.queue_statuses_staged++;
   }
 }
 
@@ -1031,6 +1033,11 @@ bool Controller::Urgent(Write::Type t) {
   return t == Write::Type::kAdmit || t == Write::Type::kEvict || t == Write::Type::kRequeue;
 }
 
+std::deque<std::string>& Controller::LaneLocked(Write::Type t) {
+  if (Urgent(t)) return urgent_keys_;
+  return t == Write::Type::kQueueStatus ? queue_keys_ : ready_keys_;
+}
+
 // Stage: hands one write to the writers (any thread but the writers).
 void Controller::Stage(Write w) {
   std::optional<QueuedEvent> event;
@@ -1041,7 +1048,8 @@ void Controller::Stage(Write w) {
     if (event) {
       dropped = !QueueEventLocked(std::move(*event));
     } else {
-      bool urgent = Urgent(w.type);
+      const Write::Type type = w.type;
+      bool urgent = Urgent(type);
       std::string key = w.key;
       auto it = desired_.find(key);
       if (it != desired_.end()) {
@@ -1057,7 +1065,7 @@ void Controller::Stage(Write w) {
         if (urgent && !inflight_.count(key)) urgent_keys_.push_back(key);  // moved ahead
       } else {
         desired_.emplace(key, std::move(w));
-        if (!inflight_.count(key)) (urgent ? urgent_keys_ : ready_keys_).push_back(key);
+        if (!inflight_.count(key)) LaneLocked(type).push_back(key);
       }
     }
   }
@@ -1076,19 +1084,20 @@ void Controller::WriterMain(int index) {
   Client client(config_);
   std::unique_lock<std::mutex> l(out_mu_);
   for (;;) {
-    // Admissions, evictions and requeues on any writer, first. Pending explanations, queue
-    // statuses and Events on at most background_writers writers at once, so that they cannot
-    // take the API server's capacity from admissions; those writers take a status write and an
-    // Event in turn while both are waiting.
+    // Admissions, evictions and requeues on any writer, first. Queue statuses, pending
+    // explanations and Events on at most background_writers writers at once, so that they cannot
+    // take the API server's capacity from admissions; those writers take a status write (a
+    // queue's before an explanation) and an Event in turn while both are waiting.
     out_cv_.wait(l, [&] {
       return stopping_ || !urgent_keys_.empty() ||
              (background_busy_ < options_.background_writers &&
-              (!ready_keys_.empty() || !event_queue_.empty()));
+              (!queue_keys_.empty() || !ready_keys_.empty() || !event_queue_.empty()));
     });
     if (stopping_) return;
     const bool urgent = !urgent_keys_.empty();
-    const bool event = !urgent && !event_queue_.empty() && (ready_keys_.empty() || event_turn_);
-    if (!urgent && !ready_keys_.empty() && !event_queue_.empty()) event_turn_ = !event_turn_;
+    const bool statuses = !queue_keys_.empty() || !ready_keys_.empty();
+    const bool event = !urgent && !event_queue_.empty() && (!statuses || event_turn_);
+    if (!urgent && statuses && !event_queue_.empty()) event_turn_ = !event_turn_;
     if (!urgent) ++background_busy_;
     if (event) {
       QueuedEvent ev = std::move(event_queue_.front());
@@ -1099,7 +1108,7 @@ void Controller::WriterMain(int index) {
       --background_busy_;
       continue;
     }
-    std::deque<std::string>& lane = urgent ? urgent_keys_ : ready_keys_;
+    std::deque<std::string>& lane = urgent ? urgent_keys_ : !queue_keys_.empty() ? queue_keys_ : ready_keys_;
     std::string key = std::move(lane.front());
     lane.pop_front();
     auto it = inflight_.count(key) ? desired_.end() : desired_.find(key);
@@ -1116,7 +1125,7 @@ void Controller::WriterMain(int index) {
     if (!urgent) --background_busy_;
     inflight_.erase(key);
     if (auto next = desired_.find(key); next != desired_.end()) {
-      (Urgent(next->second.type) ? urgent_keys_ : ready_keys_).push_back(key);
+      LaneLocked(next->second.type).push_back(key);
       out_cv_.notify_one();
     }
   }
@@ -1191,6 +1200,8 @@ void Controller::DoWrite(Client& client, Write w) {
   if (w.type == Write::Type::kPriority || w.type == Write::Type::kQueueStatus) {
     const bool prio = w.type == Write::Type::kPriority;
     for (int attempt = 0; attempt < 5; ++attempt) {
+      if (options_.before_status_write)
+        options_.before_status_write(w.ns, w.name, prio ? "priority" : "queue");
       auto r = prio ? client.MergePatch(w.resource, w.ns, w.name, Json{{"spec", {{"priority", w.priority}}}})
                     : client.MergePatch(w.resource, w.resource.namespaced ? w.ns : "", w.name,
                                         Json{{"status", w.status}}, true);

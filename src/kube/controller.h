@@ -79,8 +79,10 @@ struct ControllerOptions {
   std::string kueue_version;  // "" = discover (v1beta2 preferred, else v1beta1)
   std::string instance;       // reportingInstance of Events (default: hostname)
   bool events = true;         // write core v1 Events on Workloads
-  // Test hook: called on a writer thread just before each Workload status
-  // write (ns, name, write type: "admit", "pending", "evict", "requeue").
+  // Test hook: called on a writer thread just before each status write (ns,
+  // name, write type: "admit", "pending", "evict", "requeue" for a Workload's
+  // status; "queue" for a ClusterQueue's (ns "") or LocalQueue's; "priority"
+  // for a Workload's spec.priority).
   std::function<void(const std::string&, const std::string&, const std::string&)> before_status_write;
 };
 
@@ -112,6 +114,7 @@ struct ControllerStats {
   // Pending explanations handed to the writers (a later one replaces one not
   // yet written).
   uint64_t pending_explanations = 0;
+  uint64_t queue_statuses_staged = 0;  // ClusterQueue/LocalQueue statuses handed to the writers
 };
 
 // The controller is also what arteld's HTTP API serves in Kubernetes mode
@@ -360,10 +363,16 @@ class Controller : public server::Service, public loop::Backend {
   // A key may be in both (moved ahead); a writer skips a key in flight or
   // without a desired write.
   std::deque<std::string> urgent_keys_;
+  // ClusterQueue and LocalQueue statuses: taken by the background writers
+  // before ready_keys_ (pending explanations), so that a queue's counts do not
+  // wait behind thousands of explanations. At most one write per queue and
+  // queue_status_interval_ms is staged, so they cannot starve the others.
+  std::deque<std::string> queue_keys_;
   static bool Urgent(Write::Type t);
+  std::deque<std::string>& LaneLocked(Write::Type t);  // the deque a key with a write of type t waits in
   std::set<std::string> inflight_;
-  int background_busy_ = 0;              // writers now writing a key of ready_keys_ or posting an Event
-  bool event_turn_ = false;              // the next background writer posts an Event (when both wait)
+  int background_busy_ = 0;  // writers now writing a key of queue_keys_ or ready_keys_, or posting an Event
+  bool event_turn_ = false;  // the next background writer posts an Event (when both wait)
   std::deque<QueuedEvent> event_queue_;  // Events: a new one is dropped when full (QueueEventLocked)
   bool QueueEventLocked(QueuedEvent event);
   bool stopping_ = false;

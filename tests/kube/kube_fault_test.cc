@@ -358,6 +358,72 @@ TEST_F(KubeFaults, kube_AdmissionsAreNotHeldBehindPendingExplanations) {
   for (int i = 1; i < 6; ++i) EXPECT_FALSE(Reserved(env_.Workload("load", "wait-" + std::to_string(i))));
 }
 
+// Queue statuses are not held behind pending explanations: the background
+// writers take them first. One background writer is held by the hook on the
+// ClusterQueue's status write that follows wait-0's creation; meanwhile
+// wait-1..4 get explanations, and the ClusterQueue's next status (5 pending)
+// waits for the one in flight. Once the hook lets go, that status is
+// written before any of the four explanations. Before queue statuses had a
+// lane of their own, they waited in the explanations' FIFO and came after
+// them (in the Kueue harness, the ClusterQueue counts lagged the last
+// finish by 20 s: docs/performance.md, "The harness's floor").
+TEST_F(KubeFaults, kube_QueueStatusIsNotHeldBehindPendingExplanations) {
+  ASSERT_EQ(env_.Apply(kPool), "");
+  server::Logger log(server::Logger::Format::kLogfmt, server::LogLevel::kWarn);
+  WriteGate gate;
+  std::atomic<bool> armed{false};
+  std::mutex order_mu;
+  std::vector<std::string> order;  // writes after the held one: "queue:NAME" or "pending:NAME"
+  bool held_once = false;
+  gate.hold = [&](const std::string& name, const std::string& type) {
+    std::lock_guard<std::mutex> l(order_mu);
+    if (held_once) order.push_back(type + ":" + name);
+    if (!armed || held_once || type != "queue" || name != "pool") return false;
+    held_once = true;
+    return true;
+  };
+  kube::ControllerOptions opts;
+  opts.writers = 4;
+  opts.background_writers = 1;
+  auto ctl = GatedController(env_, opts, &gate, &log);
+  ASSERT_NE(ctl, nullptr);
+  OpenOnExit open_on_exit{gate};
+  ASSERT_TRUE(ctl->Start(30000).ok());
+  ASSERT_TRUE(FillPool(env_));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json s = env_.Get("clusterqueues.kueue.x-k8s.io", "", "pool")["status"];
+        return s.value("reservingWorkloads", 0) == 4 && s.value("pendingWorkloads", -1) == 0;
+      },
+      kWait));
+  armed = true;
+  ASSERT_EQ(env_.Create("load", "wait-0", "q", 1), "");
+  ASSERT_TRUE(WaitFor([&] { return gate.Held() == 1; }, kWait))
+      << "the ClusterQueue's status was not written";
+  const uint64_t explained = ctl->stats().pending_explanations;
+  const uint64_t staged = ctl->stats().queue_statuses_staged;
+  for (int i = 1; i < 5; ++i) ASSERT_EQ(env_.Create("load", "wait-" + std::to_string(i), "q", 1), "");
+  // The four explanations and both queues' next statuses are handed over.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return ctl->stats().pending_explanations >= explained + 4 &&
+               ctl->stats().queue_statuses_staged >= staged + 2;
+      },
+      kWait));
+  gate.Open();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json s = env_.Get("clusterqueues.kueue.x-k8s.io", "", "pool")["status"];
+        return s.value("pendingWorkloads", 0) == 5;
+      },
+      kWait));
+  std::lock_guard<std::mutex> l(order_mu);
+  auto pool = std::find(order.begin(), order.end(), "queue:pool");
+  ASSERT_NE(pool, order.end()) << "no second ClusterQueue status write";
+  for (auto it = order.begin(); it != pool; ++it)
+    EXPECT_NE(it->rfind("pending:wait-", 0), 0u) << "explanation written before the queue's status: " << *it;
+}
+
 // A pending explanation replaced by an admission before it was written is
 // never written, and neither is its Pending Event. One background writer,
 // held by the hook on another Workload's explanation, keeps wl-y's
