@@ -19,7 +19,8 @@ sides=("$@")
 # (every ClusterQueue of a cohort can borrow the others' quota); and the last
 # Workload's creation plus its runtime. Reads the generator's schema
 # (cohorts > queuesSets > workloadsSets > workloads), one key per line.
-bound=$(awk '
+bound_of() {  # generator config -> "demand_s create_s"
+  awk '
   function flush_wl() { if (wreq != "") { wsum += wreq * wrt; wmaxrt = (wrt > wmaxrt ? wrt : wmaxrt) } wreq = ""; wrt = 0 }
   function flush_ws() { flush_wl(); if (wscount != "") { qdemand += wscount * wsum; last = wscount * wsint + wmaxrt; lastmax = (last > lastmax ? last : lastmax) } wscount = ""; wsum = 0; wsint = 0; wmaxrt = 0 }
   function flush_qs() { flush_ws(); if (qcount != "") { cdemand += qcount * qdemand; cquota += qcount * qnom } qcount = ""; qdemand = 0; qnom = 0 }
@@ -41,12 +42,74 @@ bound=$(awk '
   k == "creationIntervalMs" { wsint = v; next }
   k == "runtimeMs" { wrt = v; next }
   k == "request" { wreq = v; next }
-  END { flush_c(); printf "%.0f %.0f\n", best / 1000, lastmax / 1000 }' "$config")
-read -r demand_s create_s <<<"$bound"
+  END { flush_c(); printf "%.0f %.0f\n", best / 1000, lastmax / 1000 }' "$1"
+}
+# Runtime per workload class (ms), from the same schema.
+runtimes_of() {
+  awk '{ sub(/#.*/, "") } { line = $0; sub(/^[ -]*/, "", line); split(line, kv, /:[[:space:]]*/) }
+       kv[1] == "className" { c = kv[2] } kv[1] == "runtimeMs" { print c, kv[2] }' "$1"
+}
+# Per workload class: "class count intervalMs" of its workloads set.
+sets_of() {
+  awk '{ sub(/#.*/, "") } { line = $0; sub(/^[ -]*/, "", line); split(line, kv, /:[[:space:]]*/) }
+       kv[1] == "count" { n = kv[2] } kv[1] == "creationIntervalMs" { iv = kv[2] }
+       kv[1] == "className" { c = kv[2] } kv[1] == "runtimeMs" { print c, n, iv }' "$1"
+}
+# The seconds from the last Workload's finish to the recorder's end, which
+# comes when the ClusterQueues' statuses show nothing pending or reserving:
+# how late the controller's queue statuses were at the end. A Workload's
+# finish is its creation plus its ms to finish; the runner does not record
+# creation times, so the creation of the k-th of n Workloads of a set is
+# taken as the generator's start plus k/n of the time to that set's "End
+# generation" line in runner.log (the generator creates each set's Workloads
+# one by one at its interval, slower when the API server is busy).
+status_tail() {  # side dir
+  local d=$2
+  awk -v gs="$(get "$1" gen_start)" -v re="$(get "$1" rec_end)" '
+    function epoch(t,   y, m, dd, a, yy, mm, days, sec) {  # RFC 3339, UTC
+      y = substr(t, 1, 4) + 0; m = substr(t, 6, 2) + 0; dd = substr(t, 9, 2) + 0
+      a = (m <= 2); yy = y - a; mm = m + 12 * a - 3
+      days = 365 * yy + int(yy / 4) - int(yy / 100) + int(yy / 400) + int((153 * mm + 2) / 5) + dd
+      sec = substr(t, 12, 2) * 3600 + substr(t, 15, 2) * 60 + substr(t, 18)
+      sub(/Z$/, "", sec)
+      return days * 86400 + sec
+    }
+    function ms(s) { if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return -1 }
+    FNR == 1 { fi++ }
+    fi == 1 { cnt[$1] = $2; iv[$1] = $3; next }
+    fi == 2 {
+      if ($0 !~ /End generation/ || $0 !~ /generate workload group/) next
+      ns = $0; sub(/.*"namespace": "/, "", ns); sub(/".*/, "", ns)
+      dl = $0; sub(/.*"delay": "/, "", dl); sub(/".*/, "", dl)
+      split($0, f, "\t"); ends[ns "|" ms(dl)] = epoch(f[1]); next
+    }
+    FNR > 1 && $6 > 0 {
+      c = $2; split($4, p, "-"); k = $3 "|" iv[c]
+      if (!(k in ends) || cnt[c] <= 0) next
+      fin = g + (p[3] + 1) / cnt[c] * (ends[k] - g) + $6 / 1000
+      if (fin > last) last = fin
+    }
+    BEGIN { g = epoch(gs); r = epoch(re) }
+    END { if (last > 0 && gs != "" && re != "") printf "%.1f s\n", r - last; else print "-" }' \
+    FS=' ' <(sets_of "$cfg") FS='\t' "$d/runner.log" FS=, "$d/wlStates.csv" 2>/dev/null || echo "-"
+}
+read -r demand_s create_s <<<"$(bound_of "$config")"
 lb=$((demand_s > create_s ? demand_s : create_s))
 
 get() { awk -F= -v k="$2" '$1 == k { print $2 }' "$dir/$1/figures" 2>/dev/null; }
-secs() { date -u -d "$1" +%s.%N 2>/dev/null || echo ""; }
+secs() { [[ -n $1 ]] && date -u -d "$1" +%s.%N 2>/dev/null || echo ""; }
+
+# Generator start to the recorder's end, from the runner's log (else the
+# script's wall time).
+drain_secs() {
+  local gs re
+  gs=$(secs "$(get "$1" gen_start)") re=$(secs "$(get "$1" rec_end)")
+  if [[ -n $gs && -n $re ]]; then
+    awk -v a="$gs" -v b="$re" 'BEGIN { printf "%.1f", b - a }'
+  else
+    awk -v w="$(get "$1" wall_ms)" 'BEGIN { printf "%.1f", w / 1000 }'
+  fi
+}
 
 declare -A row
 labels=()
@@ -59,16 +122,21 @@ classes=()
 for s in "${sides[@]}"; do
   d=$dir/$s
   [[ -f $d/figures ]] || continue
-  gs=$(secs "$(get "$s" gen_start)") re=$(secs "$(get "$s" rec_end)")
-  if [[ -n $gs && -n $re ]]; then
-    drain=$(awk -v a="$gs" -v b="$re" 'BEGIN { printf "%.1f", b - a }')
-  else
-    drain=$(awk -v w="$(get "$s" wall_ms)" 'BEGIN { printf "%.1f", w / 1000 }')
-  fi
+  drain=$(drain_secs "$s")
   read -r total admitted < <(awk -F, 'NR > 1 { n++; if ($5 > 0 || $6 > 0) a++ } END { print n + 0, a + 0 }' "$d/wlStates.csv" 2>/dev/null || echo "0 0")
   add "Workloads admitted / recorded" "$s" "$admitted / $total"
   add "drain time (generator start to recorder end)" "$s" "${drain} s"
-  add "drain time / lower bound (${lb} s)" "$s" "$(awk -v a="$drain" -v b="$lb" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+  # A side with its own config (the floor sides: no quota bound) has its own bound.
+  cfg=$config slb=$lb
+  if [[ -f $d/generator.yaml ]]; then
+    cfg=$d/generator.yaml
+    read -r sd sc <<<"$(bound_of "$cfg")"
+    slb=$((sd > sc ? sd : sc))
+  fi
+  add "drain time / lower bound" "$s" "$(awk -v a="$drain" -v b="$slb" 'BEGIN { printf "%.2f (of %d s)", (b > 0 ? a / b : 0), b }')"
+  if [[ $s != *-floor && -f $dir/$s-floor/figures ]]; then
+    add "drain time / its floor side's" "$s" "$(awk -v a="$drain" -v b="$(drain_secs "$s-floor")" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+  fi
   add "admissions per second" "$s" "$(awk -v a="$admitted" -v t="$drain" 'BEGIN { printf "%.1f", (t > 0 ? a / t : 0) }')"
   # Per class: mean from the summary, p90 from the CSV.
   while read -r cls mean; do
@@ -87,11 +155,28 @@ for s in "${sides[@]}"; do
   done < <(awk '/^clusterQueueClasses:/ { w = 1; next } /^[^ ]/ { w = 0 } w && /^  [^ ]/ { if (c != "") print c, u, q, f, l; c = $1; sub(/:$/, "", c) }
                 w && /cpuUsed:/ { u = $2 } w && /nominalQuota:/ { q = $2 } w && /firstEventTime:/ { f = $2 } w && /lastEventTime:/ { l = $2 }
                 END { if (c != "") print c, u, q, f, l }' "$d/summary.yaml" 2>/dev/null | tr -d '"')
+  # Finish lag: ms to finish minus ms to (last) admission minus the
+  # class's runtime, over finished Workloads: how long the runner took to
+  # mark a Workload Finished once its runtime had passed (its quota is held
+  # meanwhile).
+  add "runner's finish lag p50 / p90 / max" "$s" "$(awk -F, 'FNR == NR { rt[$1] = $2; next }
+      FNR > 1 && $6 > 0 && ($2 in rt) { l = $6 - $5 - rt[$2]; print (l < 0 ? 0 : l) }' \
+      <(runtimes_of "$cfg" | tr ' ' ,) "$d/wlStates.csv" 2>/dev/null | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
+      i = int(NR * 0.5 + 0.999999); j = int(NR * 0.9 + 0.999999)
+      printf "%.1f / %.1f / %.1f s", v[i] / 1000, v[j] / 1000, v[NR] / 1000 }')"
+  add "recorder's end after the last finish (est.)" "$s" "$(status_tail "$s" "$d")"
   add "evictions (summary)" "$s" "$(awk '/totalEvictions:/ { n += $2 } END { print n + 0 }' "$d/summary.yaml" 2>/dev/null)"
   add "controller CPU seconds" "$s" "$(awk -v m="$(get "$s" ctl_cpu_ms)" 'BEGIN { printf "%.1f", m / 1000 }')"
   add "controller peak RSS (VmHWM)" "$s" "$(($(get "$s" ctl_hwm_kib) / 1024)) MiB"
   add "controller API requests per admission" "$s" "$(awk -v r="$(get "$s" ctl_requests)" -v a="$admitted" 'BEGIN { printf "%.2f", (a > 0 ? r / a : 0) }')"
   add "kube-apiserver CPU seconds" "$s" "$(awk -v m="$(get "$s" api_cpu_ms)" 'BEGIN { printf "%.1f", m / 1000 }')"
+  if [[ -n $(get "$s" etcd_cpu_ms) ]]; then
+    add "etcd CPU seconds" "$s" "$(awk -v m="$(get "$s" etcd_cpu_ms)" 'BEGIN { printf "%.1f", m / 1000 }')"
+    add "runner CPU seconds" "$s" "$(awk -v m="$(get "$s" runner_cpu_ms)" 'BEGIN { printf "%.1f", m / 1000 }')"
+    add "machine busy CPU seconds (cores used)" "$s" "$(awk -v m="$(get "$s" machine_busy_ms)" -v w="$(get "$s" wall_ms)" \
+      'BEGIN { printf "%.1f (%.2f)", m / 1000, (w > 0 ? m / w : 0) }')"
+  fi
   add "Kueue rangespec verdict (checker)" "$s" "$(get "$s" verdict)"
   add "runner exit status" "$s" "$(get "$s" runner_rc)"
 done
@@ -99,9 +184,15 @@ done
 echo
 echo "Kueue scalability runner, $(basename "$(dirname "$config")")/$(basename "$config"): lower bound on the drain time ${lb} s"
 echo "(demand over quota per cohort ${demand_s} s; last creation plus its runtime ${create_s} s)"
+[[ " ${sides[*]} " == *-floor* ]] &&
+  echo "(*-floor: the same Workloads with every nominal quota 100000, so no Workload waits for quota)"
 printf '%-48s' ""
 for s in "${sides[@]}"; do
-  case $s in kueue) printf '%22s' "minimalkueue" ;; artel) printf '%22s' "arteld" ;; *) printf '%22s' "$s" ;; esac
+  case $s in
+    kueue) printf '%22s' "minimalkueue" ;; artel) printf '%22s' "arteld" ;;
+    kueue-floor) printf '%22s' "minimalkueue, floor" ;; artel-floor) printf '%22s' "arteld, floor" ;;
+    *) printf '%22s' "$s" ;;
+  esac
 done
 echo
 for l in "${labels[@]}"; do

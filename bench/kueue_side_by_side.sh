@@ -3,7 +3,8 @@
 # the other, each on a fresh control plane (issue 13 §2; docs/performance.md,
 # "Side by side with real Kueue"). `make bench-kueue` runs it.
 #
-#   bench/kueue_side_by_side.sh [--config baseline|FILE] [--range FILE] [--sides kueue,artel]
+#   bench/kueue_side_by_side.sh [--config baseline|FILE] [--range FILE]
+#                               [--sides kueue,artel[,kueue-floor,artel-floor]]
 #                               [--timeout 30m] [--cohorts N] [--out DIR] [--keep]
 #
 # For each side: scripts/k8s-up.sh starts etcd + kube-apiserver with Kueue's
@@ -27,9 +28,20 @@
 # the recorder's end), mean (Kueue's summary) and p90 (from wlStates.csv)
 # time to admission per workload class, admissions per second, the
 # controller's and the API server's CPU seconds, the controller's peak RSS,
-# and the checker's verdict. Also the lower bound on the drain time that the
-# generated demand allows (per cohort: sum of request x runtime over its
+# etcd's and the runner's CPU seconds, the machine's busy CPU seconds (all
+# processes), and the checker's verdict. Also the lower bound on the drain
+# time that the generated demand allows (per cohort: sum of request x runtime over its
 # nominal quota; and the last creation plus its runtime).
+#
+# Floor sides (--sides ...,kueue-floor,artel-floor): the same controller on
+# the same Workloads, but with every ClusterQueue's nominal quota raised to
+# 100000, so that no Workload waits for quota. Their drain time is what the
+# control plane and the runner allow with that controller when the quota
+# bounds nothing: the floor under the drain time of the side of the same
+# name on this machine. The report also gives each side's finish lag: how
+# long after its runtime ended the runner marked a Workload Finished (its
+# controller finishes Workloads one at a time), during which the Workload
+# still holds its quota.
 #
 # --cohorts N runs the config with N cohorts in its (first) cohort set
 # instead of its own count: the same shape per cohort, so the same lower
@@ -67,7 +79,7 @@ while (($#)); do
     --timeout) timeout=$2; shift ;;
     --out) out=$2; shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,65p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "kueue_side_by_side: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -111,6 +123,12 @@ if [[ -n $cohorts ]]; then
     die "--cohorts: no cohort count found in $config"
   config=$out/generator.yaml
 fi
+# The floor sides' config: every nominal quota 100000.
+if [[ $sides == *-floor* ]]; then
+  awk '/^[[:space:]]*nominalQuota:[[:space:]]*[0-9]+[[:space:]]*$/ { sub(/nominalQuota:.*/, "nominalQuota: 100000") } { print }' \
+    "$config" >"$out/floor-generator.yaml"
+  grep -q "nominalQuota: 100000" "$out/floor-generator.yaml" || die "floor sides: no nominalQuota in $config"
+fi
 echo "kueue_side_by_side: config $config; results in $out; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cluster="" ctl_pid="" runner_pid=""
@@ -140,6 +158,8 @@ trap stop_side EXIT
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 HZ=$(getconf CLK_TCK)
+# Busy CPU ticks of the whole machine (all but idle and iowait), from /proc/stat.
+busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 # Requests the API server has dispatched for the controller's FlowSchema.
 ctl_requests() {
   "$BIN/kubectl" --kubeconfig "$1" get --raw /metrics 2>/dev/null |
@@ -158,15 +178,18 @@ wait_log() {
   done
 }
 
-run_side() {  # kueue|artel
-  local side=$1 sdir=$out/$1
+run_side() {  # kueue|artel|kueue-floor|artel-floor
+  local side=$1 sdir=$out/$1 ctl=${1%-floor} cfg=$config
+  [[ $side == *-floor ]] && cfg=$out/floor-generator.yaml
   mkdir -p "$sdir"
+  cp "$cfg" "$sdir/generator.yaml"
   cluster=$(mktemp -d "${TMPDIR:-/tmp}/artel-kueue-cluster-XXXXXX")
   echo "kueue_side_by_side: [$side] starting the control plane in $cluster"
   ARTEL_K8S_BIN=$BIN "$root/scripts/k8s-up.sh" start "$cluster" --owner-pid $$ >"$sdir/k8s-up.log" 2>&1 ||
     { cat "$sdir/k8s-up.log" >&2; die "[$side] control plane did not start"; }
-  local kc=$cluster/kubeconfig ctl_kc api_pid ready
+  local kc=$cluster/kubeconfig ctl_kc api_pid etcd_pid ready
   api_pid=$(awk '$1 == "kube-apiserver" { print $2 }' "$cluster/pids")
+  etcd_pid=$(awk '$1 == "etcd" { print $2 }' "$cluster/pids")
   # The controller runs as a user of its own (cluster-admin, not in
   # system:masters) with a FlowSchema of its own, so that the API server
   # counts its requests apart (apiserver_request_total has no user label).
@@ -196,7 +219,7 @@ spec:
     resourceRules: [{verbs: ["*"], apiGroups: ["*"], resources: ["*"], clusterScope: true, namespaces: ["*"]}]
     nonResourceRules: [{verbs: ["*"], nonResourceURLs: ["*"]}]
 EOF
-  case $side in
+  case $ctl in
     kueue)
       # Info level (its default is errors only) for the readiness line;
       # Kueue's own run logs at level 2.
@@ -214,14 +237,14 @@ EOF
   wait_log "$sdir/controller.log" "$ready" 120 "$ctl_pid" ||
     { tail -20 "$sdir/controller.log" >&2; die "[$side] the controller did not start (log: $sdir/controller.log)"; }
 
-  local c0 a0 t0 t1 c1 a1 peak r0 r1 rc=0
+  local c0 a0 e0 m0 t0 t1 c1 a1 e1 m1 n1 peak r0 r1 rc=0
   r0=$(ctl_requests "$kc")
-  c0=$(ticks "$ctl_pid") a0=$(ticks "$api_pid") t0=$(now_ms)
+  c0=$(ticks "$ctl_pid") a0=$(ticks "$api_pid") e0=$(ticks "$etcd_pid") m0=$(busy_ticks) t0=$(now_ms)
   echo "kueue_side_by_side: [$side] runner started (controller pid $ctl_pid; log $sdir/runner.log)"
   # The runner's own --timeout ends it with an error and no summary; so the
   # script enforces the timeout itself with SIGTERM, on which the runner
   # writes the summary of what it recorded (the report then says INCOMPLETE).
-  KUBECONFIG=$kc "$KBIN/kueue-runner" --o "$sdir" --generatorConfig "$config" --qps=1000 --burst=2000 \
+  KUBECONFIG=$kc "$KBIN/kueue-runner" --o "$sdir" --generatorConfig "$cfg" --qps=1000 --burst=2000 \
     --timeout "$((timeout_s + 3600))s" >"$sdir/runner.log" 2>&1 </dev/null &
   runner_pid=$!
   # The recorder's end is the end of the measured window: the runner then
@@ -236,9 +259,10 @@ EOF
     fi
     sleep 0.2
   done
-  t1=$(now_ms) c1=$(ticks "$ctl_pid") a1=$(ticks "$api_pid") peak=$(hwm "$ctl_pid")
+  t1=$(now_ms) c1=$(ticks "$ctl_pid") a1=$(ticks "$api_pid") e1=$(ticks "$etcd_pid") m1=$(busy_ticks)
+  n1=$(ticks "$runner_pid") peak=$(hwm "$ctl_pid")
   r1=$(ctl_requests "$kc")
-  if [[ $side == artel ]]; then
+  if [[ $ctl == artel ]]; then
     # arteld's own counters at the recorder's end (status writes, Events
     # posted and dropped, pending explanations): what its requests went to.
     local url
@@ -262,13 +286,16 @@ EOF
     echo "wall_ms=$((t1 - t0))"
     echo "ctl_cpu_ms=$cpu_ms"
     echo "api_cpu_ms=$(((a1 - a0) * 1000 / HZ))"
+    echo "etcd_cpu_ms=$(((e1 - e0) * 1000 / HZ))"
+    echo "runner_cpu_ms=$((n1 * 1000 / HZ))"
+    echo "machine_busy_ms=$(((m1 - m0) * 1000 / HZ))"
     echo "ctl_hwm_kib=$peak"
     echo "ctl_requests=$((r1 - r0))"
   } >"$sdir/figures"
   # The generator's start to the recorder's end, from the runner's own log.
   awk '/Generator started/ && !g { g = $1 } /Recorder done|Recorder run/ && !r { r = $1 }
        END { print "gen_start=" g; print "rec_end=" r }' "$sdir/runner.log" >>"$sdir/figures"
-  if [[ -n $range && -f $sdir/summary.yaml ]]; then
+  if [[ -n $range && -f $sdir/summary.yaml && $side != *-floor ]]; then
     if "$KBIN/kueue-checker" -test.v --summary="$sdir/summary.yaml" --cmdStats="$sdir/stats.yaml" \
       --range="$range" >"$sdir/checker.log" 2>&1; then
       echo "verdict=PASS" >>"$sdir/figures"
@@ -283,7 +310,8 @@ EOF
 
 IFS=, read -r -a side_list <<<"$sides"
 for s in "${side_list[@]}"; do
-  case $s in kueue | artel) run_side "$s" ;; *) die "unknown side '$s' (kueue, artel)" ;; esac
+  case $s in kueue | artel | kueue-floor | artel-floor) run_side "$s" ;;
+    *) die "unknown side '$s' (kueue, artel, kueue-floor, artel-floor)" ;; esac
 done
 trap - EXIT
 "$root/bench/kueue_report.sh" "$config" "$out" "${side_list[@]}" | tee "$out/report.txt"

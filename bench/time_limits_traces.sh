@@ -138,7 +138,11 @@ for name in ${WHICH//,/ }; do
       replay "pd-$d" "${common[@]}" --preemption-delay "$d" >/dev/null
       sides+=("mr-$d" "pd-$d")
     done
-    mr_s=$(jq -rn --arg d "$MR" '$d' | awk '/h$/ { print $0 * 3600; next } /m$/ { print $0 * 60; next } { print $0 + 0 }')
+    # The minimum runtime in seconds (forms like 90s, 10m, 1h30m).
+    mr_s=$(awk -v d="$MR" 'BEGIN { t = 0; u["h"] = 3600; u["m"] = 60; u["s"] = 1
+      while (match(d, /^[0-9.]+[hms]?/)) { p = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
+        k = substr(p, length(p)); t += (k in u) ? substr(p, 1, length(p) - 1) * u[k] : p }
+      print t }')
     echo
     echo "Minimum runtime and preemption delay at $gpus GPUs ($f), no reservations:"
     echo
