@@ -321,6 +321,19 @@ bool FillPool(KubeEnv& env) {
       kWait);
 }
 
+// A started controller with one background writer (and 4 writers) whose
+// status writes go through `gate`, on a pool its four run-* Workloads fill;
+// null when any of that fails. The gate must hold nothing until then.
+std::unique_ptr<kube::Controller> OneBackgroundWriterOnAFullPool(KubeEnv& env, WriteGate* gate,
+                                                                 server::Logger* log) {
+  kube::ControllerOptions opts;
+  opts.writers = 4;
+  opts.background_writers = 1;
+  auto ctl = GatedController(env, opts, gate, log);
+  if (ctl == nullptr || !ctl->Start(30000).ok() || !FillPool(env)) return nullptr;
+  return ctl;
+}
+
 // Pending explanations cannot hold back admissions: they (and Events) are
 // written by at most `background_writers` writers at once, and an admission
 // takes any other writer; Events beyond `max_queued_events` are dropped. The
@@ -382,14 +395,9 @@ TEST_F(KubeFaults, kube_QueueStatusIsNotHeldBehindPendingExplanations) {
     held_once = true;
     return true;
   };
-  kube::ControllerOptions opts;
-  opts.writers = 4;
-  opts.background_writers = 1;
-  auto ctl = GatedController(env_, opts, &gate, &log);
+  auto ctl = OneBackgroundWriterOnAFullPool(env_, &gate, &log);
   ASSERT_NE(ctl, nullptr);
   OpenOnExit open_on_exit{gate};
-  ASSERT_TRUE(ctl->Start(30000).ok());
-  ASSERT_TRUE(FillPool(env_));
   ASSERT_TRUE(WaitFor(
       [&] {
         Json s = env_.Get("clusterqueues.kueue.x-k8s.io", "", "pool")["status"];
@@ -437,14 +445,9 @@ TEST_F(KubeFaults, kube_ExplanationReplacedBeforeItsWriteHasNoEvent) {
   gate.hold = [](const std::string& name, const std::string& type) {
     return type == "pending" && name == "hold";
   };
-  kube::ControllerOptions opts;
-  opts.writers = 4;
-  opts.background_writers = 1;
-  auto ctl = GatedController(env_, opts, &gate, &log);
+  auto ctl = OneBackgroundWriterOnAFullPool(env_, &gate, &log);
   ASSERT_NE(ctl, nullptr);
   OpenOnExit open_on_exit{gate};
-  ASSERT_TRUE(ctl->Start(30000).ok());
-  ASSERT_TRUE(FillPool(env_));
   ASSERT_EQ(env_.Create("load", "hold", "q", 1), "");
   ASSERT_TRUE(WaitFor([&] { return gate.Held() == 1; }, kWait));
   const uint64_t before = ctl->stats().pending_explanations;
