@@ -44,16 +44,12 @@ bound_of() {  # generator config -> "demand_s create_s"
   k == "request" { wreq = v; next }
   END { flush_c(); printf "%.0f %.0f\n", best / 1000, lastmax / 1000 }' "$1"
 }
-# Runtime per workload class (ms), from the same schema.
-runtimes_of() {
-  awk '{ sub(/#.*/, "") } { line = $0; sub(/^[ -]*/, "", line); split(line, kv, /:[[:space:]]*/) }
-       kv[1] == "className" { c = kv[2] } kv[1] == "runtimeMs" { print c, kv[2] }' "$1"
-}
-# Per workload class: "class count intervalMs" of its workloads set.
-sets_of() {
+# Per workload class, from the same schema: "class runtimeMs count
+# intervalMs" (the last two of its workloads set).
+classes_of() {
   awk '{ sub(/#.*/, "") } { line = $0; sub(/^[ -]*/, "", line); split(line, kv, /:[[:space:]]*/) }
        kv[1] == "count" { n = kv[2] } kv[1] == "creationIntervalMs" { iv = kv[2] }
-       kv[1] == "className" { c = kv[2] } kv[1] == "runtimeMs" { print c, n, iv }' "$1"
+       kv[1] == "className" { c = kv[2] } kv[1] == "runtimeMs" { print c, kv[2], n, iv }' "$1"
 }
 # The seconds from the last Workload's finish to the recorder's end, which
 # comes when the ClusterQueues' statuses show nothing pending or reserving:
@@ -76,7 +72,7 @@ status_tail() {  # side dir
     }
     function ms(s) { if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return -1 }
     FNR == 1 { fi++ }
-    fi == 1 { cnt[$1] = $2; iv[$1] = $3; next }
+    fi == 1 { cnt[$1] = $3; iv[$1] = $4; next }
     fi == 2 {
       if ($0 !~ /End generation/ || $0 !~ /generate workload group/) next
       ns = $0; sub(/.*"namespace": "/, "", ns); sub(/".*/, "", ns)
@@ -91,7 +87,7 @@ status_tail() {  # side dir
     }
     BEGIN { g = epoch(gs); r = epoch(re) }
     END { if (last > 0 && gs != "" && re != "") printf "%.1f s\n", r - last; else print "-" }' \
-    FS=' ' <(sets_of "$cfg") FS='\t' "$d/runner.log" FS=, "$d/wlStates.csv" 2>/dev/null || echo "-"
+    FS=' ' <(classes_of "$cfg") FS='\t' "$d/runner.log" FS=, "$d/wlStates.csv" 2>/dev/null || echo "-"
 }
 read -r demand_s create_s <<<"$(bound_of "$config")"
 lb=$((demand_s > create_s ? demand_s : create_s))
@@ -161,7 +157,7 @@ for s in "${sides[@]}"; do
   # meanwhile).
   add "runner's finish lag p50 / p90 / max" "$s" "$(awk -F, 'FNR == NR { rt[$1] = $2; next }
       FNR > 1 && $6 > 0 && ($2 in rt) { l = $6 - $5 - rt[$2]; print (l < 0 ? 0 : l) }' \
-      <(runtimes_of "$cfg" | tr ' ' ,) "$d/wlStates.csv" 2>/dev/null | sort -n |
+      <(classes_of "$cfg" | tr ' ' ,) "$d/wlStates.csv" 2>/dev/null | sort -n |
     awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
       i = int(NR * 0.5 + 0.999999); j = int(NR * 0.9 + 0.999999)
       printf "%.1f / %.1f / %.1f s", v[i] / 1000, v[j] / 1000, v[NR] / 1000 }')"
