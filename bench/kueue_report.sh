@@ -21,7 +21,8 @@ sides=("$@")
 # (cohorts > queuesSets > workloadsSets > workloads), one key per line.
 bound_of() {  # generator config -> "demand_s create_s"
   awk '
-  function flush_wl() { if (wreq != "") { wsum += wreq * wrt; wmaxrt = (wrt > wmaxrt ? wrt : wmaxrt) } wreq = ""; wrt = 0 }
+  function qty(x) { gsub(/"/, "", x); return x ~ /m$/ ? x / 1000 : x + 0 }  # "500m", "20", 20
+  function flush_wl() { if (wreq != "") { wsum += wreq * wpods * wrt; wmaxrt = (wrt > wmaxrt ? wrt : wmaxrt) } wreq = ""; wrt = 0; wpods = 1 }
   function flush_ws() { flush_wl(); if (wscount != "") { qdemand += wscount * wsum; last = wscount * wsint + wmaxrt; lastmax = (last > lastmax ? last : lastmax) } wscount = ""; wsum = 0; wsint = 0; wmaxrt = 0 }
   function flush_qs() { flush_ws(); if (qcount != "") { cdemand += qcount * qdemand; cquota += qcount * qnom } qcount = ""; qdemand = 0; qnom = 0 }
   function flush_c() { flush_qs(); if (cquota > 0) { b = cdemand / cquota; best = (b > best ? b : best) } cdemand = 0; cquota = 0 }
@@ -38,10 +39,11 @@ bound_of() {  # generator config -> "demand_s create_s"
   k == "count" && ind <= 4 { next }
   k == "count" && ind <= 6 { qcount = v; next }
   k == "count" { flush_ws(); wscount = v; next }
-  k == "nominalQuota" { qnom = v; next }
+  k == "nominalQuota" { qnom = qty(v); next }
   k == "creationIntervalMs" { wsint = v; next }
   k == "runtimeMs" { wrt = v; next }
-  k == "request" { wreq = v; next }
+  k == "request" { wreq = qty(v); next }
+  k == "podCount" { wpods = v; next }
   END { flush_c(); printf "%.0f %.0f\n", best / 1000, lastmax / 1000 }' "$1"
 }
 # Per workload class, from the same schema: "class runtimeMs count
@@ -80,9 +82,10 @@ status_tail() {  # side dir
       split($0, f, "\t"); ends[ns "|" ms(dl)] = epoch(f[1]); next
     }
     FNR > 1 && $6 > 0 {
-      c = $2; split($4, p, "-"); k = $3 "|" iv[c]
+      # The name is CLASS-SET-K-I (a class name may have dashes of its own).
+      c = $2; np = split($4, p, "-"); k = $3 "|" iv[c]
       if (!(k in ends) || cnt[c] <= 0) next
-      fin = g + (p[3] + 1) / cnt[c] * (ends[k] - g) + $6 / 1000
+      fin = g + (p[np - 1] + 1) / cnt[c] * (ends[k] - g) + $6 / 1000
       if (fin > last) last = fin
     }
     BEGIN { g = epoch(gs); r = epoch(re) }
