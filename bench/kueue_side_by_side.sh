@@ -3,7 +3,7 @@
 # the other, each on a fresh control plane (issue 13 §2; docs/performance.md,
 # "Side by side with real Kueue"). `make bench-kueue` runs it.
 #
-#   bench/kueue_side_by_side.sh [--config baseline|FILE] [--range FILE]
+#   bench/kueue_side_by_side.sh [--config baseline|tas|FILE] [--range FILE]
 #                               [--sides kueue,artel[,kueue-floor,artel-floor]]
 #                               [--timeout 30m] [--cohorts N] [--out DIR] [--keep]
 #
@@ -223,7 +223,12 @@ EOF
     kueue)
       # Info level (its default is errors only) for the readiness line;
       # Kueue's own run logs at level 2.
-      "$KBIN/kueue-minimalkueue" --kubeconfig "$ctl_kc" --zap-log-level=info \
+      # A config with a topology (Kueue's `tas`) needs minimalkueue's TAS
+      # controllers and indexers, off by default (Kueue's own
+      # run-tas-performance-scheduler target passes --enableTAS=true).
+      local tas=()
+      grep -q '^topology:' "$cfg" && tas=(--enableTAS=true)
+      "$KBIN/kueue-minimalkueue" --kubeconfig "$ctl_kc" --zap-log-level=info "${tas[@]}" \
         >"$sdir/controller.log" 2>&1 </dev/null &
       ready="clusterqueue-reconciler.*Starting workers"
       ;;
@@ -264,10 +269,13 @@ EOF
   r1=$(ctl_requests "$kc")
   if [[ $ctl == artel ]]; then
     # arteld's own counters at the recorder's end (status writes, Events
-    # posted and dropped, pending explanations): what its requests went to.
+    # posted and dropped, pending explanations): what its requests went to;
+    # and its scheduling passes and the seconds they took.
     local url
     url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$sdir/controller.log" | head -1)
-    [[ -n $url ]] && curl -fsS "$url/metrics" 2>/dev/null | grep '^artel_kube_' >"$sdir/controller-metrics.txt" || true
+    [[ -n $url ]] && curl -fsS "$url/metrics" 2>/dev/null |
+      grep -E '^artel_kube_|^artel_scheduler_cycles_total|^artel_scheduler_cycle_duration_seconds_(sum|count)' \
+        >"$sdir/controller-metrics.txt" || true
   fi
   kill -0 "$ctl_pid" 2>/dev/null || echo "kueue_side_by_side: [$side] the controller exited during the run (log: $sdir/controller.log)" >&2
   wait "$runner_pid" || rc=$?

@@ -682,7 +682,21 @@ Result<core::WorkloadSpec> WorkloadFromObject(const Json& workload, const core::
   }
   std::vector<core::WorkloadSpec> specs;
   std::string source = "Workload " + MetaNamespace(workload) + "/" + MetaName(workload);
-  Status s = manifest::ParseWorkloads(workload.dump(-1, ' ', false, Json::error_handler_t::replace), source,
+  // The reader takes the object's text; it reads no status and no managed
+  // fields, which are most of an admitted Workload's bytes, so they are
+  // left out of the text it scans.
+  Json trimmed = Json::object();
+  for (const auto& [k, v] : workload.items()) {
+    if (k == "status") continue;
+    if (k == "metadata" && v.is_object()) {
+      Json& meta = trimmed[k] = Json::object();
+      for (const auto& [mk, mv] : v.items())
+        if (mk != "managedFields") meta[mk] = mv;
+      continue;
+    }
+    trimmed[k] = v;
+  }
+  Status s = manifest::ParseWorkloads(trimmed.dump(-1, ' ', false, Json::error_handler_t::replace), source,
                                       &specs, manifest::PodSpecMode::kKubernetes);
   if (!s.ok()) {
     s.WithPos(SourcePos{});  // positions in a re-serialised object mean nothing to its author

@@ -748,6 +748,51 @@ TEST(WorkloadFromObjectTest, V1beta2AsServed) {
   EXPECT_TRUE(engine.Submit(*w, 0).ok());
 }
 
+// The reader scans the object without its status and managed fields (most
+// of an admitted Workload's bytes): what it returns is the same with and
+// without them, however large or odd they are.
+TEST(WorkloadFromObjectTest, StatusAndManagedFieldsChangeNothing) {
+  BuiltConfig b = BuildConfig(FromYaml(kSmall));
+  Json bare = Obj(kWorkloadV1beta2);
+  bare.erase("status");
+  Json full = Obj(kWorkloadV1beta2);
+  Json mf = Json::array();
+  for (int i = 0; i < 50; ++i)
+    mf.push_back({{"manager", "m" + std::to_string(i)},
+                  {"operation", "Update"},
+                  {"subresource", "status"},
+                  {"fieldsType", "FieldsV1"},
+                  {"fieldsV1", {{"f:status", {{"f:conditions", {{"k:{\"type\":\"QuotaReserved\"}", Json::object()}}}}}}}});
+  full["metadata"]["managedFields"] = mf;
+  full["status"]["admission"] = {{"clusterQueue", "cq-a"}, {"podSetAssignments", Json::array({{{"name", "driver"}}})}};
+  full["status"]["unknownField"] = {{"spec", {{"queueName", "not-this-one"}}}};
+  Result<core::WorkloadSpec> x = WorkloadFromObject(bare, b.config);
+  Result<core::WorkloadSpec> y = WorkloadFromObject(full, b.config);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->ns, x->ns);
+  EXPECT_EQ(y->name, x->name);
+  EXPECT_EQ(y->queue, "lq-a");
+  EXPECT_EQ(y->labels, x->labels);
+  EXPECT_EQ(y->annotations, x->annotations);
+  EXPECT_EQ(y->priority, x->priority);
+  EXPECT_EQ(y->priority_class, x->priority_class);
+  EXPECT_EQ(y->termination_grace, x->termination_grace);
+  ASSERT_EQ(y->pod_sets.size(), x->pod_sets.size());
+  for (size_t i = 0; i < x->pod_sets.size(); ++i) {
+    EXPECT_EQ(y->pod_sets[i].name, x->pod_sets[i].name);
+    EXPECT_EQ(y->pod_sets[i].count, x->pod_sets[i].count);
+    EXPECT_EQ(y->pod_sets[i].min_count, x->pod_sets[i].min_count);
+    EXPECT_EQ(y->pod_sets[i].requests, x->pod_sets[i].requests);
+    EXPECT_EQ(y->pod_sets[i].node_selector, x->pod_sets[i].node_selector);
+    EXPECT_EQ(y->pod_sets[i].annotations, x->pod_sets[i].annotations);
+    EXPECT_EQ(y->pod_sets[i].tolerations.size(), x->pod_sets[i].tolerations.size());
+  }
+  // A spec error is still found, with the status present.
+  full["spec"]["podSets"][0]["count"] = "three";
+  EXPECT_FALSE(WorkloadFromObject(full, b.config).ok());
+}
+
 TEST(WorkloadFromObjectTest, V1beta1Spelling) {
   Json wl = Obj(R"(
 apiVersion: kueue.x-k8s.io/v1beta1
