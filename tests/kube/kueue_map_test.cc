@@ -758,13 +758,16 @@ TEST(WorkloadFromObjectTest, StatusAndManagedFieldsChangeNothing) {
   Json full = Obj(kWorkloadV1beta2);
   Json mf = Json::array();
   for (int i = 0; i < 50; ++i)
-    mf.push_back({{"manager", "m" + std::to_string(i)},
-                  {"operation", "Update"},
-                  {"subresource", "status"},
-                  {"fieldsType", "FieldsV1"},
-                  {"fieldsV1", {{"f:status", {{"f:conditions", {{"k:{\"type\":\"QuotaReserved\"}", Json::object()}}}}}}}});
+    mf.push_back(
+        {{"manager", "m" + std::to_string(i)},
+         {"operation", "Update"},
+         {"subresource", "status"},
+         {"fieldsType", "FieldsV1"},
+         {"fieldsV1",
+          {{"f:status", {{"f:conditions", {{"k:{\"type\":\"QuotaReserved\"}", Json::object()}}}}}}}});
   full["metadata"]["managedFields"] = mf;
-  full["status"]["admission"] = {{"clusterQueue", "cq-a"}, {"podSetAssignments", Json::array({{{"name", "driver"}}})}};
+  full["status"]["admission"] = {{"clusterQueue", "cq-a"},
+                                 {"podSetAssignments", Json::array({{{"name", "driver"}}})}};
   full["status"]["unknownField"] = {{"spec", {{"queueName", "not-this-one"}}}};
   Result<core::WorkloadSpec> x = WorkloadFromObject(bare, b.config);
   Result<core::WorkloadSpec> y = WorkloadFromObject(full, b.config);
